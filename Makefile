@@ -1,0 +1,47 @@
+# Thin wrapper over CMake. `make demo` and `make test` do all the set-up.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian 12 packages the build, the tests and the benchmarks need.
+DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
+  libroaring-dev libabsl-dev libxxhash-dev libtomlplusplus-dev \
+  libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
+  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev \
+  postgresql hashdeep hyperfine strace python3 python3-pytest \
+  ruby ruby-minitest ruby-rspec binutils
+
+.PHONY: all deps configure build test demo bench clean
+
+all: build
+
+# Installs only what is missing; silent when everything is there.
+deps:
+	@missing=$$(for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+demo: build
+	@./docs/demo.sh $(BUILD)
+
+bench: build
+	@./bench/run_all.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)
