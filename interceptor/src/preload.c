@@ -1,0 +1,669 @@
+/* libste_preload.so — records what every process of a test run depends on.
+ *
+ * Loaded with LD_PRELOAD into every process of a run (`ste run`), so it
+ * lives by these rules:
+ *   - links libc (and libdl) only: no libstdc++, no abseil, no protobuf;
+ *     plain C11, no exceptions, no RTTI;
+ *   - no heap on the hot path (malloc may be the program's own, or be in
+ *     a state we must not touch); buffers are on the stack or static;
+ *   - no locks on the common path: records are appended with one atomic
+ *     fetch-add; the only lock guards file growth on filesystems without
+ *     fallocate and is never waited on forever;
+ *   - errno is preserved: every hook returns the real call's result and
+ *     errno, whatever bookkeeping happened after it;
+ *   - async-signal-safe where the hooked call is (open, stat, access,
+ *     readlink, execve, chdir...): only atomics and raw syscalls inside;
+ *   - the library's own I/O uses raw syscalls (sys.c), so it never
+ *     re-enters its hooks;
+ *   - it exports only the hooks and the runner API (libste_preload.map).
+ *
+ * Environment (set by `ste run`, restored into every child by exec.c):
+ *   STE_LOG_DIR  directory for the per-process logs; unset: record nothing
+ *   STE_SCOPE    the scope this process tree starts in (default "//r")
+ *   LD_PRELOAD   contains this library
+ *
+ * What is recorded, and how: ste/log_format.h and docs/HACKING.md. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "ste/scope.h"
+
+char ste_log_dir[4096];
+char ste_self_path[4096];
+_Atomic uint32_t ste_dlopen_calls;
+
+enum { kUninitialised = 0, kInitialising = 1, kEnabled = 2, kDisabled = 3 };
+static _Atomic int state;
+static _Atomic long init_tid;
+
+void* ste_real(_Atomic(void*)* slot, const char* name) {
+  void* fn = atomic_load_explicit(slot, memory_order_acquire);
+  if (!fn) {
+    fn = dlsym(RTLD_NEXT, name);
+    atomic_store_explicit(slot, fn, memory_order_release);
+  }
+  return fn;
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static size_t make_absolute(const char* in, char* out, size_t cap) {
+  size_t n = ste_strlen(in);
+  size_t base = 0;
+  if (in[0] != '/') {
+    long r = ste_sys_getcwd(out, cap);
+    if (r <= 0 || out[0] != '/') return 0;
+    base = ste_strlen(out);
+    out[base++] = '/';
+  }
+  if (base + n + 1 > cap) return 0;
+  memcpy(out + base, in, n + 1);
+  return ste_path_normalise(out, base + n);
+}
+
+static int loaded_object(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  (void)data;
+  const char* name = info->dlpi_name;
+  if (!name || name[0] != '/') return 0; /* main program, vdso */
+  char abs[STE_PATH_CAP];
+  size_t n = ste_strlen(name);
+  if (n + 1 > sizeof abs) return 0;
+  memcpy(abs, name, n + 1);
+  n = ste_path_normalise(abs, n);
+  if (strcmp(abs, ste_self_path) == 0) return 0;
+  ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, abs, n);
+  return 0;
+}
+
+void ste_note_loaded_objects(void) {
+  if (atomic_load(&state) != kEnabled) return;
+  int saved = errno;
+  atomic_store(&ste_dlopen_calls, 0u);
+  dl_iterate_phdr(loaded_object, 0);
+  errno = saved;
+}
+
+void ste_after_fork_child(void) {
+  if (atomic_load(&state) != kEnabled) return;
+  int saved = errno;
+  ste_dedup_reset_after_fork();
+  if (ste_log_open(STE_LOG_FLAG_FORKED) != 0) {
+    ste_warn("cannot create a log for a forked child; it is not recorded",
+             ste_log_dir);
+    atomic_store(&state, kDisabled);
+  } else {
+    ste_scope_emit_all();
+  }
+  errno = saved;
+}
+
+static int initialise(void) {
+  const char* dir = getenv("STE_LOG_DIR");
+  ste_scope_init(getenv("STE_SCOPE"));
+  if (!dir || !dir[0]) return 0;
+  if (!make_absolute(dir, ste_log_dir, sizeof ste_log_dir)) return 0;
+  Dl_info info;
+  if (dladdr((void*)&ste_scope_push, &info) && info.dli_fname) {
+    make_absolute(info.dli_fname, ste_self_path, sizeof ste_self_path);
+  }
+  ste_cwd_refresh();
+  if (ste_log_open(STE_LOG_FLAG_EXECED) != 0) {
+    ste_warn("cannot create a log; this process is not recorded", ste_log_dir);
+    return 0;
+  }
+  ste_scope_emit_all();
+  ste_scope_bind_environ();
+  pthread_atfork(0, 0, ste_after_fork_child);
+  return 1;
+}
+
+int ste_enabled(void) {
+  int s = atomic_load_explicit(&state, memory_order_acquire);
+  if (s == kEnabled) return 1;
+  if (s == kDisabled) return 0;
+  int expected = kUninitialised;
+  long tid = syscall(SYS_gettid);
+  if (atomic_compare_exchange_strong(&state, &expected, kInitialising)) {
+    int saved = errno;
+    atomic_store(&init_tid, tid);
+    int on = initialise();
+    atomic_store(&state, on ? kEnabled : kDisabled);
+    if (on) {
+      /* The program and the libraries the dynamic linker loaded before
+       * we could see any open(). */
+      char exe[STE_PATH_CAP];
+      long n = ste_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
+      if (n > 0) {
+        exe[n] = '\0';
+        ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, exe, (size_t)n);
+      }
+      ste_note_loaded_objects();
+    }
+    errno = saved;
+    return on;
+  }
+  /* Another thread is initialising; this thread re-entering from inside
+   * initialise() passes through. */
+  if (atomic_load(&init_tid) == tid) return 0;
+  while (atomic_load(&state) == kInitialising) sched_yield();
+  return atomic_load(&state) == kEnabled;
+}
+
+__attribute__((constructor)) static void ste_constructor(void) {
+  ste_enabled();
+}
+
+__attribute__((destructor)) static void ste_destructor(void) {
+  ste_note_loaded_objects();
+}
+
+/* ---- open family ------------------------------------------------------- */
+
+STE_REAL_SLOT(open);
+STE_REAL_SLOT(open64);
+STE_REAL_SLOT(openat);
+STE_REAL_SLOT(openat64);
+STE_REAL_SLOT(creat);
+STE_REAL_SLOT(creat64);
+STE_REAL_SLOT(fopen);
+STE_REAL_SLOT(fopen64);
+STE_REAL_SLOT(freopen);
+STE_REAL_SLOT(freopen64);
+
+int __open_2(const char* path, int flags);
+int __open64_2(const char* path, int flags);
+int __openat_2(int dirfd, const char* path, int flags);
+int __openat64_2(int dirfd, const char* path, int flags);
+STE_REAL_SLOT(__open_2);
+STE_REAL_SLOT(__open64_2);
+STE_REAL_SLOT(__openat_2);
+STE_REAL_SLOT(__openat64_2);
+
+static int takes_mode(int flags) {
+  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static void note_open(int dirfd, const char* path, int flags, int ret,
+                      int err) {
+  if ((flags & O_TMPFILE) == O_TMPFILE) return; /* an unnamed output */
+  int access_mode = flags & O_ACCMODE;
+  if (ret >= 0 && access_mode == O_WRONLY) {
+    ste_note(STE_KIND_WRITE, STE_OP_OPEN, dirfd, path);
+    return;
+  }
+  ste_note_lookup(STE_OP_OPEN, dirfd, path, ret >= 0, err);
+  /* A read-write open that may have created the file is an output too. */
+  if (ret >= 0 && access_mode == O_RDWR && (flags & O_CREAT)) {
+    ste_note(STE_KIND_WRITE, STE_OP_OPEN, dirfd, path);
+  }
+}
+
+#define OPEN_HOOK(name, real_call, dirfd_expr)             \
+  int name(const char* path, int flags, ...) {             \
+    int mode = 0;                                          \
+    if (takes_mode(flags)) {                               \
+      va_list ap;                                          \
+      va_start(ap, flags);                                 \
+      mode = va_arg(ap, int);                              \
+      va_end(ap);                                          \
+    }                                                      \
+    int ret = real_call;                                   \
+    int err = errno;                                       \
+    note_open(dirfd_expr, path, flags, ret, err);          \
+    errno = err;                                           \
+    return ret;                                            \
+  }
+
+#include <stdarg.h>
+
+OPEN_HOOK(open, STE_REAL(open)(path, flags, mode), AT_FDCWD)
+OPEN_HOOK(open64, STE_REAL(open64)(path, flags, mode), AT_FDCWD)
+
+#define OPENAT_HOOK(name)                                  \
+  int name(int dirfd, const char* path, int flags, ...) {  \
+    int mode = 0;                                          \
+    if (takes_mode(flags)) {                               \
+      va_list ap;                                          \
+      va_start(ap, flags);                                 \
+      mode = va_arg(ap, int);                              \
+      va_end(ap);                                          \
+    }                                                      \
+    int ret = STE_REAL(name)(dirfd, path, flags, mode);    \
+    int err = errno;                                       \
+    note_open(dirfd, path, flags, ret, err);               \
+    errno = err;                                           \
+    return ret;                                            \
+  }
+
+OPENAT_HOOK(openat)
+OPENAT_HOOK(openat64)
+
+#define CREAT_HOOK(name)                                       \
+  int name(const char* path, mode_t mode) {                    \
+    int ret = STE_REAL(name)(path, mode);                      \
+    int err = errno;                                           \
+    note_open(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, ret, err); \
+    errno = err;                                               \
+    return ret;                                                \
+  }
+
+CREAT_HOOK(creat)
+CREAT_HOOK(creat64)
+
+int __open_2(const char* path, int flags) {
+  int ret = STE_REAL(__open_2)(path, flags);
+  int err = errno;
+  note_open(AT_FDCWD, path, flags, ret, err);
+  errno = err;
+  return ret;
+}
+
+int __open64_2(const char* path, int flags) {
+  int ret = STE_REAL(__open64_2)(path, flags);
+  int err = errno;
+  note_open(AT_FDCWD, path, flags, ret, err);
+  errno = err;
+  return ret;
+}
+
+int __openat_2(int dirfd, const char* path, int flags) {
+  int ret = STE_REAL(__openat_2)(dirfd, path, flags);
+  int err = errno;
+  note_open(dirfd, path, flags, ret, err);
+  errno = err;
+  return ret;
+}
+
+int __openat64_2(int dirfd, const char* path, int flags) {
+  int ret = STE_REAL(__openat64_2)(dirfd, path, flags);
+  int err = errno;
+  note_open(dirfd, path, flags, ret, err);
+  errno = err;
+  return ret;
+}
+
+/* stdio does not call the public open(): fopen modes map to open flags. */
+static int fopen_flags(const char* mode) {
+  int plus = mode && strchr(mode, '+') != 0;
+  switch (mode ? mode[0] : 'r') {
+    case 'w':
+      return (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC;
+    case 'a':
+      return (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_APPEND;
+    default:
+      return plus ? O_RDWR : O_RDONLY;
+  }
+}
+
+static void note_fopen(const char* path, const char* mode, FILE* ret,
+                       int err) {
+  int flags = fopen_flags(mode);
+  /* "w+" truncates: the program reads back only what it wrote. */
+  if (mode && mode[0] == 'w') flags = (flags & ~O_ACCMODE) | O_WRONLY;
+  note_open(AT_FDCWD, path, flags, ret ? 0 : -1, err);
+}
+
+#define FOPEN_HOOK(name)                                     \
+  FILE* name(const char* path, const char* mode) {           \
+    FILE* ret = STE_REAL(name)(path, mode);                  \
+    int err = errno;                                         \
+    note_fopen(path, mode, ret, err);                        \
+    errno = err;                                             \
+    return ret;                                              \
+  }
+
+FOPEN_HOOK(fopen)
+FOPEN_HOOK(fopen64)
+
+#define FREOPEN_HOOK(name)                                         \
+  FILE* name(const char* path, const char* mode, FILE* stream) {   \
+    FILE* ret = STE_REAL(name)(path, mode, stream);                \
+    int err = errno;                                               \
+    note_fopen(path, mode, ret, err); /* NULL path: skipped */                    \
+    errno = err;                                                   \
+    return ret;                                                    \
+  }
+
+FREOPEN_HOOK(freopen)
+FREOPEN_HOOK(freopen64)
+
+/* ---- stat / access / readlink family ---------------------------------- */
+
+#define LOOKUP(op, dirfd, path, call)                   \
+  do {                                                  \
+    int ret = (call);                                   \
+    int err = errno;                                    \
+    ste_note_lookup(op, dirfd, path, ret == 0, err);    \
+    errno = err;                                        \
+    return ret;                                         \
+  } while (0)
+
+STE_REAL_SLOT(stat);
+STE_REAL_SLOT(stat64);
+STE_REAL_SLOT(lstat);
+STE_REAL_SLOT(lstat64);
+STE_REAL_SLOT(fstatat);
+STE_REAL_SLOT(fstatat64);
+STE_REAL_SLOT(statx);
+STE_REAL_SLOT(access);
+STE_REAL_SLOT(faccessat);
+STE_REAL_SLOT(euidaccess);
+STE_REAL_SLOT(eaccess);
+
+int stat(const char* path, struct stat* st) {
+  LOOKUP(STE_OP_STAT, AT_FDCWD, path, STE_REAL(stat)(path, st));
+}
+int stat64(const char* path, struct stat64* st) {
+  LOOKUP(STE_OP_STAT, AT_FDCWD, path, STE_REAL(stat64)(path, st));
+}
+int lstat(const char* path, struct stat* st) {
+  LOOKUP(STE_OP_STAT, AT_FDCWD, path, STE_REAL(lstat)(path, st));
+}
+int lstat64(const char* path, struct stat64* st) {
+  LOOKUP(STE_OP_STAT, AT_FDCWD, path, STE_REAL(lstat64)(path, st));
+}
+
+/* fstatat(fd, "", st, AT_EMPTY_PATH) is an fstat: nothing to record. */
+int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
+  int ret = STE_REAL(fstatat)(dirfd, path, st, flags);
+  int err = errno;
+  ste_note_lookup(STE_OP_STAT, dirfd, path, ret == 0, err); /* "" skipped */
+  errno = err;
+  return ret;
+}
+int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) {
+  int ret = STE_REAL(fstatat64)(dirfd, path, st, flags);
+  int err = errno;
+  ste_note_lookup(STE_OP_STAT, dirfd, path, ret == 0, err); /* "" skipped */
+  errno = err;
+  return ret;
+}
+int statx(int dirfd, const char* path, int flags, unsigned int mask,
+          struct statx* stx) {
+  int ret = STE_REAL(statx)(dirfd, path, flags, mask, stx);
+  int err = errno;
+  ste_note_lookup(STE_OP_STAT, dirfd, path, ret == 0, err); /* "" skipped */
+  errno = err;
+  return ret;
+}
+
+/* glibc < 2.33 compiled callers into these; still exported for them. */
+int __xstat(int ver, const char* path, struct stat* st);
+int __xstat64(int ver, const char* path, struct stat64* st);
+int __lxstat(int ver, const char* path, struct stat* st);
+int __lxstat64(int ver, const char* path, struct stat64* st);
+int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, int fl);
+int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st,
+                 int fl);
+STE_REAL_SLOT(__xstat);
+STE_REAL_SLOT(__xstat64);
+STE_REAL_SLOT(__lxstat);
+STE_REAL_SLOT(__lxstat64);
+STE_REAL_SLOT(__fxstatat);
+STE_REAL_SLOT(__fxstatat64);
+
+int __xstat(int ver, const char* path, struct stat* st) {
+  LOOKUP(STE_OP_STAT, AT_FDCWD, path, STE_REAL(__xstat)(ver, path, st));
+}
+int __xstat64(int ver, const char* path, struct stat64* st) {
+  LOOKUP(STE_OP_STAT, AT_FDCWD, path, STE_REAL(__xstat64)(ver, path, st));
+}
+int __lxstat(int ver, const char* path, struct stat* st) {
+  LOOKUP(STE_OP_STAT, AT_FDCWD, path, STE_REAL(__lxstat)(ver, path, st));
+}
+int __lxstat64(int ver, const char* path, struct stat64* st) {
+  LOOKUP(STE_OP_STAT, AT_FDCWD, path, STE_REAL(__lxstat64)(ver, path, st));
+}
+int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, int fl) {
+  LOOKUP(STE_OP_STAT, dirfd, path,
+         STE_REAL(__fxstatat)(ver, dirfd, path, st, fl));
+}
+int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st,
+                 int fl) {
+  LOOKUP(STE_OP_STAT, dirfd, path,
+         STE_REAL(__fxstatat64)(ver, dirfd, path, st, fl));
+}
+
+int access(const char* path, int mode) {
+  LOOKUP(STE_OP_ACCESS, AT_FDCWD, path, STE_REAL(access)(path, mode));
+}
+int faccessat(int dirfd, const char* path, int mode, int flags) {
+  LOOKUP(STE_OP_ACCESS, dirfd, path,
+         STE_REAL(faccessat)(dirfd, path, mode, flags));
+}
+int euidaccess(const char* path, int mode) {
+  LOOKUP(STE_OP_ACCESS, AT_FDCWD, path, STE_REAL(euidaccess)(path, mode));
+}
+int eaccess(const char* path, int mode) {
+  LOOKUP(STE_OP_ACCESS, AT_FDCWD, path, STE_REAL(eaccess)(path, mode));
+}
+
+STE_REAL_SLOT(readlink);
+STE_REAL_SLOT(readlinkat);
+STE_REAL_SLOT(realpath);
+
+/* EINVAL (not a symlink) still says the file exists: content. */
+ssize_t readlink(const char* path, char* buf, size_t size) {
+  ssize_t ret = STE_REAL(readlink)(path, buf, size);
+  int err = errno;
+  ste_note_lookup(STE_OP_READLINK, AT_FDCWD, path, ret >= 0, err);
+  errno = err;
+  return ret;
+}
+ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) {
+  ssize_t ret = STE_REAL(readlinkat)(dirfd, path, buf, size);
+  int err = errno;
+  ste_note_lookup(STE_OP_READLINK, dirfd, path, ret >= 0, err);
+  errno = err;
+  return ret;
+}
+
+/* glibc's realpath walks the path with internal calls we never see: the
+ * path asked for and the one it resolved to are both recorded. */
+char* realpath(const char* path, char* resolved) {
+  char* ret = STE_REAL(realpath)(path, resolved);
+  int err = errno;
+  ste_note_lookup(STE_OP_REALPATH, AT_FDCWD, path, ret != 0, err);
+  if (ret) ste_note(STE_KIND_CONTENT, STE_OP_REALPATH, AT_FDCWD, ret);
+  errno = err;
+  return ret;
+}
+
+/* ---- directory enumeration -------------------------------------------- */
+
+STE_REAL_SLOT(opendir);
+STE_REAL_SLOT(fdopendir);
+STE_REAL_SLOT(scandir);
+STE_REAL_SLOT(scandir64);
+STE_REAL_SLOT(scandirat);
+
+static void note_listing(int dirfd, const char* path, int ok, int err) {
+  if (ok) {
+    ste_note(STE_KIND_LISTING, STE_OP_OPENDIR, dirfd, path);
+  } else {
+    ste_note_lookup(STE_OP_OPENDIR, dirfd, path, 0, err);
+  }
+}
+
+DIR* opendir(const char* path) {
+  DIR* ret = STE_REAL(opendir)(path);
+  int err = errno;
+  note_listing(AT_FDCWD, path, ret != 0, err);
+  errno = err;
+  return ret;
+}
+
+DIR* fdopendir(int fd) {
+  DIR* ret = STE_REAL(fdopendir)(fd);
+  int err = errno;
+  if (ret && ste_enabled()) {
+    char path[STE_PATH_CAP];
+    size_t n = ste_path_of_fd(fd, path, sizeof path);
+    if (n) {
+      ste_note_abs(STE_KIND_LISTING, STE_OP_OPENDIR, path,
+                   ste_path_normalise(path, n));
+    } else {
+      ste_note_abs(STE_KIND_UNFOLLOWED, STE_OP_OPENDIR, "<fdopendir>", 11);
+    }
+  }
+  errno = err;
+  return ret;
+}
+
+int scandir(const char* path, struct dirent*** list,
+            int (*filter)(const struct dirent*),
+            int (*compar)(const struct dirent**, const struct dirent**)) {
+  int ret = STE_REAL(scandir)(path, list, filter, compar);
+  int err = errno;
+  note_listing(AT_FDCWD, path, ret >= 0, err);
+  errno = err;
+  return ret;
+}
+
+int scandir64(const char* path, struct dirent64*** list,
+              int (*filter)(const struct dirent64*),
+              int (*compar)(const struct dirent64**,
+                            const struct dirent64**)) {
+  int ret = STE_REAL(scandir64)(path, list, filter, compar);
+  int err = errno;
+  note_listing(AT_FDCWD, path, ret >= 0, err);
+  errno = err;
+  return ret;
+}
+
+int scandirat(int dirfd, const char* path, struct dirent*** list,
+              int (*filter)(const struct dirent*),
+              int (*compar)(const struct dirent**, const struct dirent**)) {
+  int ret = STE_REAL(scandirat)(dirfd, path, list, filter, compar);
+  int err = errno;
+  note_listing(dirfd, path, ret >= 0, err);
+  errno = err;
+  return ret;
+}
+
+/* ---- cwd ---------------------------------------------------------------- */
+
+STE_REAL_SLOT(chdir);
+STE_REAL_SLOT(fchdir);
+
+int chdir(const char* path) {
+  int ret = STE_REAL(chdir)(path);
+  int err = errno;
+  ste_note_lookup(STE_OP_STAT, AT_FDCWD, path, ret == 0, err);
+  if (ret == 0) ste_cwd_refresh();
+  errno = err;
+  return ret;
+}
+
+int fchdir(int fd) {
+  int ret = STE_REAL(fchdir)(fd);
+  if (ret == 0) ste_cwd_refresh();
+  return ret;
+}
+
+/* ---- dlopen --------------------------------------------------------------
+ *
+ * dlopen searches the *caller's* RUNPATH and $ORIGIN, found from its return
+ * address. A C wrapper would make this library the caller and change which
+ * file gets loaded, so on x86-64 and AArch64 dlopen is a tiny assembly stub
+ * that calls ste_dlopen_before() and then *jumps* to the real dlopen with
+ * the caller's return address intact. What the dynamic linker loaded is
+ * recorded on this process's next hook call (and at exit), by walking the
+ * loaded objects: the library and everything it pulled in. */
+STE_REAL_SLOT(dlopen);
+
+STE_HIDDEN __attribute__((used)) void* ste_dlopen_before(const char* file,
+                                                         int mode) {
+  (void)mode;
+  int saved = errno;
+  if (file && strchr(file, '/') && ste_enabled()) {
+    struct stat st;
+    char abs[STE_PATH_CAP];
+    size_t n = ste_path_resolve(AT_FDCWD, file, abs, sizeof abs);
+    if (n) {
+      int found = ste_sys_stat(abs, &st) == 0;
+      ste_note_abs(found ? STE_KIND_CONTENT : STE_KIND_ABSENT, STE_OP_DLOPEN,
+                   abs, n);
+    }
+  }
+  atomic_store(&ste_dlopen_calls, 1u);
+  void* real = ste_real(&ste_real_slot_dlopen, "dlopen");
+  errno = saved;
+  return real;
+}
+
+#if defined(__x86_64__)
+__asm__(
+    ".text\n"
+    ".globl dlopen\n"
+    ".type dlopen, @function\n"
+    "dlopen:\n"
+    "  .cfi_startproc\n"
+    "  endbr64\n"
+    "  push %rdi\n"
+    "  .cfi_adjust_cfa_offset 8\n"
+    "  push %rsi\n"
+    "  .cfi_adjust_cfa_offset 8\n"
+    "  sub $8, %rsp\n"
+    "  .cfi_adjust_cfa_offset 8\n"
+    "  call ste_dlopen_before\n"
+    "  add $8, %rsp\n"
+    "  .cfi_adjust_cfa_offset -8\n"
+    "  pop %rsi\n"
+    "  .cfi_adjust_cfa_offset -8\n"
+    "  pop %rdi\n"
+    "  .cfi_adjust_cfa_offset -8\n"
+    "  jmp *%rax\n"
+    "  .cfi_endproc\n"
+    ".size dlopen, .-dlopen\n");
+#elif defined(__aarch64__)
+__asm__(
+    ".text\n"
+    ".globl dlopen\n"
+    ".type dlopen, %function\n"
+    "dlopen:\n"
+    "  stp x29, x30, [sp, -32]!\n"
+    "  mov x29, sp\n"
+    "  stp x0, x1, [sp, 16]\n"
+    "  bl ste_dlopen_before\n"
+    "  mov x16, x0\n"
+    "  ldp x0, x1, [sp, 16]\n"
+    "  ldp x29, x30, [sp], 32\n"
+    "  br x16\n"
+    ".size dlopen, .-dlopen\n");
+#else
+/* Elsewhere a plain wrapper: correct for absolute paths, but a dlopen by
+ * bare name searches this library's (empty) RUNPATH, not the caller's. */
+void* dlopen(const char* file, int mode) {
+  void* (*real)(const char*, int) =
+      (void* (*)(const char*, int))ste_dlopen_before(file, mode);
+  return real(file, mode);
+}
+#endif
+
+/* ---- fork ---------------------------------------------------------------
+ * fork() runs the pthread_atfork child handler registered at start-up.
+ * _Fork() (glibc 2.34+) runs no handlers, so it is wrapped. vfork children
+ * share our memory and log until they exec, which starts a new log. */
+pid_t _Fork(void);
+STE_REAL_SLOT(_Fork);
+
+pid_t _Fork(void) {
+  pid_t ret = STE_REAL(_Fork)();
+  if (ret == 0) ste_after_fork_child();
+  return ret;
+}
