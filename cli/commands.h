@@ -1,0 +1,20 @@
+// The `ste` subcommands. Each takes the arguments after its name and
+// returns the process exit code: 0 success, 1 failure (the message is
+// already printed), 2 bad usage. `ste run` returns the command's code.
+#ifndef STE_CLI_COMMANDS_H_
+#define STE_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace ste::cli {
+
+int RunCommand(const std::vector<std::string>& args);
+int LogCommand(const std::vector<std::string>& args);
+
+// Prints "ste <command>: <message>" to stderr and returns 2.
+int UsageError(const std::string& command, const std::string& message);
+
+}  // namespace ste::cli
+
+#endif  // STE_CLI_COMMANDS_H_

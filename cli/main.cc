@@ -1,0 +1,47 @@
+// ste — selective test execution. This file only dispatches; each
+// subcommand lives in its own file and calls the libraries.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "Usage: ste <command> [flags] [args]\n"
+    "\n"
+    "ste runs only the tests a change can affect, by recording what every\n"
+    "test actually opened.\n"
+    "\n"
+    "Commands:\n"
+    "  run       run a command under the interceptor, recording what it uses\n"
+    "  log dump  print the records of a run's logs\n"
+    "\n"
+    "Run 'ste <command> --help' for the flags of a command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::puts("ste 0.1.0");
+    return 0;
+  }
+  if (command == "run") return ste::cli::RunCommand(args);
+  if (command == "log") return ste::cli::LogCommand(args);
+  std::fprintf(stderr, "ste: unknown command '%s' (see 'ste --help')\n",
+               command.c_str());
+  return 2;
+}

@@ -1,0 +1,113 @@
+// `ste run [--scope S] [--log-dir D] -- CMD ARGS...`
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "commands.h"
+#include "flags.h"
+#include "ste/traced_run.h"
+
+namespace ste::cli {
+namespace {
+
+const std::vector<FlagSpec> kRunFlags = {
+    {"scope", 0, true, "SCOPE",
+     "scope of the process tree (default //r; a test: //r/<path>)"},
+    {"log-dir", 0, true, "DIR",
+     "write the per-process logs here (created if missing; default: a new "
+     "temporary directory, printed on stderr)"},
+};
+
+constexpr char kRunHelp[] =
+    "Usage: ste run [--scope SCOPE] [--log-dir DIR] [--] CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD with libste_preload.so, which records in DIR, for every\n"
+    "process CMD starts, each file it reads, looks for, lists, writes or\n"
+    "executes. Read the records with 'ste log dump DIR'.\n"
+    "\n"
+    "Exit status: CMD's exit status (128+N if a signal N killed it); 2 for\n"
+    "bad usage; 127 if CMD cannot be started.\n"
+    "\n";
+
+int MakeDirs(const std::string& dir) {
+  std::string partial;
+  for (size_t i = 0; i <= dir.size(); i++) {
+    if (i == dir.size() || (dir[i] == '/' && i > 0)) {
+      partial = dir.substr(0, i);
+      if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return -1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int UsageError(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "ste %s: %s (see 'ste %s --help')\n", command.c_str(),
+               message.c_str(), command.c_str());
+  return 2;
+}
+
+int RunCommand(const std::vector<std::string>& args) {
+  auto flags = ParseFlags(args, kRunFlags, /*stop_at_positional=*/true);
+  if (!flags.ok()) return UsageError("run", std::string(flags.status().message()));
+  if (flags->Has("help")) {
+    std::printf("%s%s", kRunHelp, FlagsHelp(kRunFlags).c_str());
+    return 0;
+  }
+  if (flags->rest.empty()) return UsageError("run", "no command given");
+
+  TracedRunOptions options;
+  options.argv = flags->rest;
+  options.scope = flags->Get("scope", "//r");
+  if (!IsValidScope(options.scope)) {
+    return UsageError("run", absl::StrCat("bad scope '", options.scope,
+                                          "': expected //r or //r/<name>..."));
+  }
+  auto preload = FindPreloadLibrary();
+  if (!preload.ok()) {
+    std::fprintf(stderr, "ste run: %s\n",
+                 std::string(preload.status().message()).c_str());
+    return 1;
+  }
+  options.preload_library = *preload;
+
+  std::string dir = flags->Get("log-dir");
+  if (dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/ste-run-XXXXXX");
+    if (mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "ste run: cannot create a log directory: %s\n",
+                   std::strerror(errno));
+      return 1;
+    }
+    dir = pattern;
+    std::fprintf(stderr, "ste: logs in %s\n", dir.c_str());
+  } else if (MakeDirs(dir) != 0) {
+    std::fprintf(stderr, "ste run: cannot create %s: %s\n", dir.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  if (dir[0] != '/') {
+    char* abs = realpath(dir.c_str(), nullptr);
+    if (abs != nullptr) {
+      dir = abs;
+      std::free(abs);
+    }
+  }
+  options.log_dir = dir;
+
+  auto exit = RunTraced(options);
+  if (!exit.ok()) {
+    std::fprintf(stderr, "ste run: %s\n",
+                 std::string(exit.status().message()).c_str());
+    return exit.status().code() == absl::StatusCode::kNotFound ? 127 : 1;
+  }
+  return exit->exit_code;
+}
+
+}  // namespace ste::cli

@@ -1,0 +1,48 @@
+// Running a command under the interceptor: what `ste run` does, as a
+// library call so that `ste record` (and the worker) run tests the same
+// way without shelling out to `ste`.
+#ifndef STE_TRACED_RUN_H_
+#define STE_TRACED_RUN_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace ste {
+
+struct TracedRunOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::string scope = "//r";      // STE_SCOPE of the process tree
+  std::string log_dir;            // STE_LOG_DIR; must exist
+  std::string preload_library;    // absolute path of libste_preload.so
+  std::string working_directory;  // empty: inherit
+  // Extra "NAME=value" entries; they win over the inherited environment.
+  std::vector<std::string> extra_env;
+};
+
+// How a traced command ended.
+struct TracedExit {
+  int exit_code = 0;    // exit status, or 128 + signal when killed
+  int signal = 0;       // the signal that killed it, or 0
+  double seconds = 0;   // wall time
+};
+
+// Spawns options.argv with the interceptor preloaded (appended to any
+// LD_PRELOAD already set, never replacing it) and waits for it.
+// Errors: an empty argv, a scope not under "//r", a missing log dir or
+// preload library, a program that cannot be started (NotFound).
+absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options);
+
+// Finds libste_preload.so for the running `ste` binary: $STE_PRELOAD if
+// set, else beside the executable (the build tree), else
+// ../lib/ste/libste_preload.so relative to it (an install).
+absl::StatusOr<std::string> FindPreloadLibrary();
+
+// True if `scope` is "//r" or "//r/<names>" with no empty name and no
+// trailing '/'.
+bool IsValidScope(std::string_view scope);
+
+}  // namespace ste
+
+#endif  // STE_TRACED_RUN_H_

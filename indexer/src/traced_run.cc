@@ -1,0 +1,154 @@
+#include "ste/traced_run.h"
+
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+extern char** environ;
+
+namespace ste {
+
+bool IsValidScope(std::string_view scope_view) {
+  absl::string_view scope(scope_view.data(), scope_view.size());
+  if (scope == "//r") return true;
+  if (!absl::StartsWith(scope, "//r/") || absl::EndsWith(scope, "/")) {
+    return false;
+  }
+  return scope.find("//", 2) == absl::string_view::npos &&
+         scope.find('\0') == absl::string_view::npos;
+}
+
+absl::StatusOr<std::string> FindPreloadLibrary() {
+  struct stat st;
+  if (const char* env = std::getenv("STE_PRELOAD"); env && *env) {
+    if (stat(env, &st) != 0) {
+      return absl::NotFoundError(
+          absl::StrCat("STE_PRELOAD=", env, ": ", std::strerror(errno)));
+    }
+    char real[PATH_MAX];
+    if (realpath(env, real) == nullptr) return std::string(env);
+    return std::string(real);
+  }
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return absl::NotFoundError("cannot read /proc/self/exe");
+  exe[n] = '\0';
+  std::string dir(exe, std::string(exe).rfind('/'));
+  for (const std::string& candidate :
+       {absl::StrCat(dir, "/libste_preload.so"),
+        absl::StrCat(dir, "/../lib/ste/libste_preload.so")}) {
+    if (stat(candidate.c_str(), &st) == 0) return candidate;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "libste_preload.so not found beside ", exe,
+      " nor in ../lib/ste/; set STE_PRELOAD to its path"));
+}
+
+absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) {
+  if (options.argv.empty()) {
+    return absl::InvalidArgumentError("no command to run");
+  }
+  if (!IsValidScope(options.scope)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad scope '", options.scope, "': expected //r or //r/<name>..."));
+  }
+  struct stat st;
+  if (stat(options.log_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::NotFoundError(
+        absl::StrCat("log directory '", options.log_dir, "' does not exist"));
+  }
+  if (stat(options.preload_library.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat(
+        "preload library '", options.preload_library, "' does not exist"));
+  }
+
+  // The child's environment: ours, minus the ste variables, plus them.
+  std::vector<std::string> env;
+  std::string preload;
+  for (char** e = environ; *e != nullptr; ++e) {
+    absl::string_view entry = *e;
+    if (absl::StartsWith(entry, "LD_PRELOAD=")) {
+      preload = std::string(entry.substr(11));
+      continue;
+    }
+    if (absl::StartsWith(entry, "STE_LOG_DIR=") ||
+        absl::StartsWith(entry, "STE_SCOPE=")) {
+      continue;
+    }
+    bool overridden = false;
+    for (const std::string& extra : options.extra_env) {
+      absl::string_view name(extra.data(), extra.find('=') + 1);
+      if (absl::StartsWith(entry, name)) overridden = true;
+    }
+    if (!overridden) env.emplace_back(entry);
+  }
+  bool present = false;
+  for (absl::string_view token :
+       absl::StrSplit(preload, absl::ByAnyChar(" :"), absl::SkipEmpty())) {
+    if (token == options.preload_library) present = true;
+  }
+  if (!present) {
+    preload = preload.empty() ? options.preload_library
+                              : absl::StrCat(preload, " ",
+                                             options.preload_library);
+  }
+  env.push_back(absl::StrCat("LD_PRELOAD=", preload));
+  env.push_back(absl::StrCat("STE_LOG_DIR=", options.log_dir));
+  env.push_back(absl::StrCat("STE_SCOPE=", options.scope));
+  for (const std::string& extra : options.extra_env) env.push_back(extra);
+
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = options.argv;
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!options.working_directory.empty()) {
+    posix_spawn_file_actions_addchdir_np(&actions,
+                                         options.working_directory.c_str());
+  }
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(),
+                        envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    return absl::NotFoundError(absl::StrCat("cannot run '", options.argv[0],
+                                            "': ", std::strerror(rc)));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      return absl::InternalError(
+          absl::StrCat("waitpid: ", std::strerror(errno)));
+    }
+  }
+  TracedExit result;
+  result.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.exit_code = 128 + result.signal;
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+}  // namespace ste
