@@ -107,6 +107,12 @@ int RunCommand(const std::vector<std::string>& args) {
                  std::string(exit.status().message()).c_str());
     return exit.status().code() == absl::StatusCode::kNotFound ? 127 : 1;
   }
+  if (exit->root_unfollowed) {
+    std::fprintf(stderr,
+                 "ste run: warning: %s left no log (a static or setuid "
+                 "program?); recorded as unfollowed\n",
+                 options.argv[0].c_str());
+  }
   return exit->exit_code;
 }
 

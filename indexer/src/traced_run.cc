@@ -1,5 +1,6 @@
 #include "ste/traced_run.h"
 
+#include <dirent.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,10 +15,48 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "ste/log_format.h"
+#include "ste/log_writer.h"
 
 extern char** environ;
 
 namespace ste {
+namespace {
+
+// True if `dir` holds a log written by process `pid`.
+bool HasLogOf(const std::string& dir, pid_t pid) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  std::string prefix = absl::StrCat("p", pid, "-");
+  bool found = false;
+  while (struct dirent* e = readdir(d)) {
+    absl::string_view name = e->d_name;
+    if (absl::StartsWith(name, prefix) && absl::EndsWith(name, STE_LOG_SUFFIX)) {
+      found = true;
+      break;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+// The file execvp would run for `program`, or `program` itself.
+std::string ResolveProgram(const std::string& program) {
+  if (program.find('/') == std::string::npos) {
+    const char* path = std::getenv("PATH");
+    for (absl::string_view dir :
+         absl::StrSplit(path ? path : "/bin:/usr/bin", ':')) {
+      std::string candidate =
+          absl::StrCat(dir.empty() ? "." : dir, "/", program);
+      if (access(candidate.c_str(), X_OK) == 0) return ResolveProgram(candidate);
+    }
+    return program;
+  }
+  char real[PATH_MAX];
+  return realpath(program.c_str(), real) ? std::string(real) : program;
+}
+
+}  // namespace
 
 bool IsValidScope(std::string_view scope_view) {
   absl::string_view scope(scope_view.data(), scope_view.size());
@@ -142,6 +181,14 @@ absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) {
   result.seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
+  if (!HasLogOf(options.log_dir, pid)) {
+    result.root_unfollowed = true;
+    absl::Status written = WriteLogFile(
+        options.log_dir, static_cast<uint32_t>(pid), static_cast<uint32_t>(getpid()),
+        {LogEntry{options.scope, RecordKind::kUnfollowed, STE_OP_EXEC,
+                  ResolveProgram(options.argv[0])}});
+    if (!written.ok()) return written;
+  }
   if (WIFSIGNALED(status)) {
     result.signal = WTERMSIG(status);
     result.exit_code = 128 + result.signal;

@@ -606,7 +606,7 @@ STE_HIDDEN __attribute__((used)) void* ste_dlopen_before(const char* file,
   return real;
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(STE_DLOPEN_PLAIN_WRAPPER)
 __asm__(
     ".text\n"
     ".globl dlopen\n"
@@ -630,7 +630,7 @@ __asm__(
     "  jmp *%rax\n"
     "  .cfi_endproc\n"
     ".size dlopen, .-dlopen\n");
-#elif defined(__aarch64__)
+#elif defined(__aarch64__) && !defined(STE_DLOPEN_PLAIN_WRAPPER)
 __asm__(
     ".text\n"
     ".globl dlopen\n"
@@ -646,7 +646,8 @@ __asm__(
     "  br x16\n"
     ".size dlopen, .-dlopen\n");
 #else
-/* Elsewhere a plain wrapper: correct for absolute paths, but a dlopen by
+/* Elsewhere (or with -DSTE_DLOPEN_PLAIN_WRAPPER, to show why the stub
+ * exists) a plain wrapper: correct for absolute paths, but a dlopen by
  * bare name searches this library's (empty) RUNPATH, not the caller's. */
 void* dlopen(const char* file, int mode) {
   void* (*real)(const char*, int) =

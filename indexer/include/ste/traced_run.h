@@ -26,6 +26,12 @@ struct TracedExit {
   int exit_code = 0;    // exit status, or 128 + signal when killed
   int signal = 0;       // the signal that killed it, or 0
   double seconds = 0;   // wall time
+  // The command's own process left no log: the interceptor could not
+  // enter it (a static or setuid program, or it could not create its
+  // log). RunTraced then writes an `unfollowed` record for it, in the
+  // run's scope, so that nothing downstream mistakes it for a process
+  // that touched nothing.
+  bool root_unfollowed = false;
 };
 
 // Spawns options.argv with the interceptor preloaded (appended to any

@@ -1,0 +1,590 @@
+// The interceptor torture suite: every scenario runs a tiny C program
+// (cases/) under the real `ste run`, then reads the logs back with the
+// real log reader and asserts on the records. Nothing is mocked.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ste/log_reader.h"
+
+extern char** environ;
+
+namespace ste {
+namespace {
+
+const std::string kSte = STE_BINARY;
+const std::string kPreload = STE_PRELOAD_LIBRARY;
+const std::string kCases = STE_CASES_DIR;
+
+std::string Case(const std::string& name) { return kCases + "/" + name; }
+
+std::string MakeTempDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/ste-test-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) std::abort();
+  char real[PATH_MAX];
+  return realpath(pattern.c_str(), real) ? std::string(real) : pattern;
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Spawned {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv (argv[0] a path) with our environment plus `extra_env`.
+Spawned Spawn(const std::vector<std::string>& argv,
+              const std::vector<std::string>& extra_env = {}) {
+  std::string dir = MakeTempDir();
+  std::string out_file = dir + "/stdout", err_file = dir + "/stderr";
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    bool overridden = false;
+    for (const std::string& x : extra_env) {
+      if (entry.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0) overridden = true;
+    }
+    if (!overridden) env.push_back(entry);
+  }
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp, args;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (std::string& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  Spawned result;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data()) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  result.out = ReadFile(out_file);
+  result.err = ReadFile(err_file);
+  return result;
+}
+
+struct Traced {
+  Spawned run;
+  std::string log_dir;
+  std::vector<ProcessLog> logs;
+  absl::Status read_status;
+
+  bool Has(const std::string& scope, RecordKind kind, const std::string& path) const {
+    for (const ProcessLog& log : logs) {
+      for (const LogRecord& r : log.records) {
+        if (r.scope == scope && r.kind == kind && r.path == path) return true;
+      }
+    }
+    return false;
+  }
+  bool HasAnyScope(RecordKind kind, const std::string& path) const {
+    for (const ProcessLog& log : logs) {
+      for (const LogRecord& r : log.records) {
+        if (r.kind == kind && r.path == path) return true;
+      }
+    }
+    return false;
+  }
+  std::set<std::string> Paths(RecordKind kind) const {
+    std::set<std::string> paths;
+    for (const ProcessLog& log : logs) {
+      for (const LogRecord& r : log.records) {
+        if (r.kind == kind) paths.insert(r.path);
+      }
+    }
+    return paths;
+  }
+  std::set<std::string> Scopes() const {
+    std::set<std::string> scopes;
+    for (const ProcessLog& log : logs) {
+      for (const LogRecord& r : log.records) scopes.insert(r.scope);
+    }
+    return scopes;
+  }
+  uint64_t Lost() const {
+    uint64_t lost = 0;
+    for (const ProcessLog& log : logs) lost += log.lost;
+    return lost;
+  }
+  std::string Describe() const {
+    std::string s = "exit " + std::to_string(run.exit_code) + "\nstderr: " + run.err +
+                    "\nread: " + read_status.ToString() + "\n";
+    size_t shown = 0;
+    for (const ProcessLog& log : logs) {
+      for (const LogRecord& r : log.records) {
+        if (++shown > 80) return s + "...\n";
+        s += std::to_string(log.pid) + " " + r.scope + " " +
+             std::string(RecordKindName(r.kind)) + " " + r.path + "\n";
+      }
+    }
+    return s;
+  }
+};
+
+Traced RunTraced(const std::vector<std::string>& command,
+                 const std::string& scope = "//r/t",
+                 const std::vector<std::string>& extra_env = {}) {
+  Traced t;
+  t.log_dir = MakeTempDir();
+  std::vector<std::string> argv = {kSte, "run", "--scope", scope, "--log-dir", t.log_dir, "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  t.run = Spawn(argv, extra_env);
+  t.read_status = ReadLogDir(t.log_dir, &t.logs);
+  return t;
+}
+
+// A workspace: f ("hello"), d/{a,b}, l -> f, sub/f.
+class Workspace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    WriteFile(dir_ + "/f", "hello\n");
+    mkdir((dir_ + "/d").c_str(), 0755);
+    WriteFile(dir_ + "/d/a", "a\n");
+    WriteFile(dir_ + "/d/b", "b\n");
+    ASSERT_EQ(symlink("f", (dir_ + "/l").c_str()), 0);
+    mkdir((dir_ + "/sub").c_str(), 0755);
+    WriteFile(dir_ + "/sub/f", "sub\n");
+  }
+  std::string P(const std::string& rel) const { return dir_ + "/" + rel; }
+  std::string dir_;
+};
+
+// ---- each hooked call, one by one ----------------------------------------
+
+struct Expect {
+  RecordKind kind;
+  const char* rel;
+};
+struct HookCase {
+  const char* call;
+  std::vector<Expect> expected;
+  std::vector<Expect> unexpected;
+};
+
+std::ostream& operator<<(std::ostream& os, const HookCase& c) { return os << c.call; }
+
+class HookCall : public Workspace, public ::testing::WithParamInterface<HookCase> {};
+
+TEST_P(HookCall, RecordsWhatTheCallDependsOn) {
+  const HookCase& c = GetParam();
+  Traced t = RunTraced({Case("hook_call"), c.call, dir_});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.Describe();
+  for (const Expect& e : c.expected) {
+    EXPECT_TRUE(t.Has("//r/t", e.kind, P(e.rel)))
+        << c.call << " should record " << RecordKindName(e.kind) << " " << e.rel << "\n"
+        << t.Describe();
+  }
+  for (const Expect& e : c.unexpected) {
+    EXPECT_FALSE(t.Has("//r/t", e.kind, P(e.rel)))
+        << c.call << " should not record " << RecordKindName(e.kind) << " " << e.rel;
+  }
+}
+
+constexpr RecordKind kC = RecordKind::kContent, kA = RecordKind::kAbsent,
+                     kL = RecordKind::kListing, kW = RecordKind::kWrite;
+
+std::string HookName(const ::testing::TestParamInfo<HookCase>& info) {
+  return info.param.call;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryHook, HookCall,
+    ::testing::Values(
+        HookCase{"open", {{kC, "f"}}, {}}, HookCase{"open64", {{kC, "f"}}, {}},
+        HookCase{"openat", {{kC, "f"}}, {}}, HookCase{"openat64", {{kC, "f"}}, {}},
+        HookCase{"__open_2", {{kC, "f"}}, {}}, HookCase{"__open64_2", {{kC, "f"}}, {}},
+        HookCase{"__openat_2", {{kC, "f"}}, {}}, HookCase{"__openat64_2", {{kC, "f"}}, {}},
+        HookCase{"creat", {{kW, "new"}}, {{kC, "new"}}},
+        HookCase{"creat64", {{kW, "new"}}, {{kC, "new"}}},
+        HookCase{"open_write", {{kW, "new"}}, {{kC, "new"}}},
+        HookCase{"open_rdwr_creat", {{kC, "f"}, {kW, "f"}}, {}},
+        HookCase{"open_missing", {{kA, "missing"}}, {}},
+        HookCase{"open_enotdir", {{kA, "f/x"}}, {}},
+        HookCase{"fopen", {{kC, "f"}}, {{kW, "f"}}}, HookCase{"fopen64", {{kC, "f"}}, {}},
+        HookCase{"fopen_w", {{kW, "new"}}, {{kC, "new"}}},
+        HookCase{"fopen_a_plus", {{kC, "f"}, {kW, "f"}}, {}},
+        HookCase{"fopen_missing", {{kA, "missing"}}, {}},
+        HookCase{"freopen", {{kC, "f"}}, {}}, HookCase{"freopen64", {{kC, "f"}}, {}},
+        HookCase{"stat", {{kC, "f"}}, {}}, HookCase{"stat64", {{kC, "f"}}, {}},
+        HookCase{"lstat", {{kC, "l"}}, {}}, HookCase{"lstat64", {{kC, "l"}}, {}},
+        HookCase{"fstatat", {{kC, "f"}}, {}}, HookCase{"fstatat64", {{kC, "f"}}, {}},
+        HookCase{"statx", {{kC, "f"}}, {}}, HookCase{"stat_missing", {{kA, "missing"}}, {}},
+        HookCase{"__xstat", {{kC, "f"}}, {}}, HookCase{"__lxstat", {{kC, "f"}}, {}},
+        HookCase{"__fxstatat", {{kC, "f"}}, {}},
+        HookCase{"access", {{kC, "f"}}, {}}, HookCase{"access_missing", {{kA, "missing"}}, {}},
+        HookCase{"faccessat", {{kC, "f"}}, {}}, HookCase{"euidaccess", {{kC, "f"}}, {}},
+        HookCase{"eaccess", {{kC, "f"}}, {}},
+        HookCase{"readlink", {{kC, "l"}}, {}}, HookCase{"readlinkat", {{kC, "l"}}, {}},
+        HookCase{"realpath", {{kC, "l"}, {kC, "f"}}, {}},
+        HookCase{"opendir", {{kL, "d"}}, {}}, HookCase{"opendir_missing", {{kA, "missing"}}, {}},
+        HookCase{"fdopendir", {{kL, "d"}}, {}}, HookCase{"scandir", {{kL, "d"}}, {}},
+        HookCase{"scandir64", {{kL, "d"}}, {}}, HookCase{"scandirat", {{kL, "d"}}, {}},
+        HookCase{"chdir", {{kC, "d"}}, {}}),
+    HookName);
+
+// ---- paths -----------------------------------------------------------------
+
+TEST_F(Workspace, RelativeAndDirfdPathsAfterChdir) {
+  Traced t = RunTraced({Case("paths_after_chdir"), dir_});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, P("sub/f"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kA, P("sub/at_missing"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kA, P("sub/rel_missing"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f"))) << t.Describe();
+  for (const std::string& p : t.Paths(kC)) {
+    EXPECT_EQ(p.find("/./"), std::string::npos) << p;
+    EXPECT_EQ(p.find("/../"), std::string::npos) << p;
+    EXPECT_EQ(p.find("//"), std::string::npos) << p;
+  }
+}
+
+TEST_F(Workspace, PathsWithSpacesNewlinesAndNonUtf8Bytes) {
+  WriteFile(P("with space"), "1");
+  WriteFile(P("new\nline"), "2");
+  WriteFile(P("bytes\xff\xfe"), "3");
+  Traced t = RunTraced({Case("odd_names"), dir_});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, P("with space")));
+  EXPECT_TRUE(t.Has("//r/t", kC, P("new\nline")));
+  EXPECT_TRUE(t.Has("//r/t", kC, P("bytes\xff\xfe")));
+}
+
+TEST_F(Workspace, DlopenByPathAndByBareNameKeepsTheCallersRunpath) {
+  std::string plugin = kCases + "/plugins/libste_case_plugin.so";
+  Traced by_path = RunTraced({Case("dlopen_case"), plugin});
+  ASSERT_EQ(by_path.run.exit_code, 0) << by_path.Describe();
+  EXPECT_TRUE(by_path.Has("//r/t", kC, plugin)) << by_path.Describe();
+
+  // Without ste a bare name resolves through the program's RUNPATH...
+  ASSERT_EQ(Spawn({Case("dlopen_case"), "libste_case_plugin.so"}).exit_code, 0);
+  // ...and it must still resolve with the interceptor in between.
+  Traced by_name = RunTraced({Case("dlopen_case"), "libste_case_plugin.so"});
+  ASSERT_EQ(by_name.run.exit_code, 0) << by_name.Describe();
+  EXPECT_TRUE(by_name.Has("//r/t", kC, plugin)) << by_name.Describe();
+}
+
+TEST_F(Workspace, ProgramAndItsSharedLibrariesAreRecorded) {
+  Traced t = RunTraced({Case("opener"), P("f")});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, Case("opener"))) << t.Describe();
+  bool libc = false;
+  for (const std::string& p : t.Paths(kC)) libc |= p.find("/libc.so.6") != std::string::npos;
+  EXPECT_TRUE(libc) << t.Describe();
+  // The interceptor itself is not a dependency of the test.
+  EXPECT_FALSE(t.HasAnyScope(kC, kPreload));
+}
+
+TEST_F(Workspace, ErrnoIsPreserved) {
+  Traced t = RunTraced({Case("errno_kept"), dir_});
+  EXPECT_EQ(t.run.exit_code, 0) << t.Describe();
+}
+
+// ---- processes ---------------------------------------------------------------
+
+TEST_F(Workspace, EightThreadsOpeningWhileAnotherForks) {
+  Traced t = RunTraced({Case("threads_fork"), dir_});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.read_status;
+  EXPECT_EQ(t.Lost(), 0u);
+  for (int th = 0; th < 8; th++) {
+    for (int k = 0; k < 300; k++) {
+      std::string p = P("t" + std::to_string(th) + "_" + std::to_string(k));
+      ASSERT_TRUE(t.Has("//r/t", kA, p)) << p;
+    }
+  }
+  std::set<uint32_t> child_pids;
+  for (int c = 0; c < 20; c++) {
+    std::string p = P("child" + std::to_string(c));
+    bool found = false;
+    for (const ProcessLog& log : t.logs) {
+      for (const LogRecord& r : log.records) {
+        if (r.path == p && r.kind == kA && r.scope == "//r/t") {
+          found = true;
+          child_pids.insert(log.pid);
+        }
+      }
+    }
+    EXPECT_TRUE(found) << p;
+  }
+  EXPECT_EQ(child_pids.size(), 20u) << "each child writes its own log";
+}
+
+TEST_F(Workspace, VforkThenExec) {
+  Traced t = RunTraced({Case("vfork_exec"), Case("opener"), P("f")});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f"))) << t.Describe();
+}
+
+TEST_F(Workspace, PosixSpawnpWithAnEmptyEnvironment) {
+  // By absolute path, and by bare name through PATH.
+  Traced t = RunTraced({Case("spawn_empty_env"), Case("opener"), P("f")});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f"))) << t.Describe();
+
+  std::string path = "PATH=" + kCases + ":" + std::getenv("PATH");
+  Traced by_name = RunTraced({Case("spawn_empty_env"), "opener", P("sub/f")}, "//r/t", {path});
+  ASSERT_EQ(by_name.run.exit_code, 0) << by_name.Describe();
+  EXPECT_TRUE(by_name.Has("//r/t", kC, P("sub/f"))) << by_name.Describe();
+  EXPECT_TRUE(by_name.Has("//r/t", kC, Case("opener"))) << by_name.Describe();
+}
+
+TEST_F(Workspace, ExecveWithACleanedEnvironment) {
+  Traced t = RunTraced({Case("execve_clean_env"), Case("opener"), P("f")});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f"))) << t.Describe();
+
+  Traced env_i = RunTraced({"/usr/bin/env", "-i", Case("opener"), P("sub/f")});
+  ASSERT_EQ(env_i.run.exit_code, 0) << env_i.Describe();
+  EXPECT_TRUE(env_i.Has("//r/t", kC, P("sub/f"))) << env_i.Describe();
+}
+
+TEST_F(Workspace, ShellPipelineIsAttributedToTheScope) {
+  Traced t = RunTraced(
+      {"/bin/sh", "-c",
+       "cat '" + P("f") + "' | grep -c hello > /dev/null; cat '" + P("d/a") +
+           "' | wc -l > /dev/null; ls '" + P("d") + "' > /dev/null"},
+      "//r/tests/pipeline.sh");
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/tests/pipeline.sh", kC, P("f"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/tests/pipeline.sh", kC, P("d/a"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/tests/pipeline.sh", kL, P("d"))) << t.Describe();
+  EXPECT_EQ(t.Scopes(), std::set<std::string>{"//r/tests/pipeline.sh"});
+  EXPECT_GE(t.logs.size(), 5u) << "sh, cat, grep, cat, wc, ls each log";
+}
+
+TEST_F(Workspace, FiveDeepExecChain) {
+  Traced t = RunTraced({Case("exec_chain"), "5", P("f")});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f"))) << t.Describe();
+  EXPECT_EQ(t.Scopes(), std::set<std::string>{"//r/t"});
+  ASSERT_EQ(t.logs.size(), 6u) << "one log per image";
+  for (const ProcessLog& log : t.logs) EXPECT_EQ(log.pid, t.logs[0].pid);
+}
+
+TEST_F(Workspace, ChildThatClosesEveryDescriptorThenGrowsItsLog) {
+  Traced t = RunTraced({Case("close_all_fds"), dir_, "5000"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.read_status;
+  EXPECT_EQ(t.Lost(), 0u);
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f")));
+  for (int i = 0; i < 5000; i++) {
+    ASSERT_TRUE(t.Has("//r/t", kA, P("closed_" + std::to_string(i)))) << i;
+  }
+}
+
+TEST_F(Workspace, SigkilledProcessLosesNothing) {
+  Traced t = RunTraced({Case("kill_self"), dir_});
+  EXPECT_EQ(t.run.exit_code, 128 + 9);
+  ASSERT_TRUE(t.read_status.ok()) << t.read_status;
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kA, P("before_kill"))) << t.Describe();
+}
+
+TEST_F(Workspace, UnderscoreExitWithoutFlush) {
+  Traced t = RunTraced({Case("exit_no_flush"), dir_});
+  EXPECT_EQ(t.run.exit_code, 3);
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f"))) << t.Describe();
+}
+
+TEST_F(Workspace, HundredThousandDistinctFilesInOneProcess) {
+  Traced t = RunTraced({Case("many_files"), dir_, "100000"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.read_status;
+  EXPECT_EQ(t.Lost(), 0u);
+  std::set<std::string> absent = t.Paths(kA);
+  char name[64];
+  for (int i = 0; i < 100000; i++) {
+    std::snprintf(name, sizeof name, "many/%07d", i);
+    ASSERT_TRUE(absent.count(P(name))) << name;
+  }
+}
+
+TEST_F(Workspace, StaticallyLinkedChildIsRecordedAsUnfollowed) {
+  std::string static_opener = Case("static_opener");
+  Traced t = RunTraced({"/bin/sh", "-c", "'" + static_opener + "' '" + P("f") + "'"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", RecordKind::kUnfollowed, static_opener)) << t.Describe();
+  EXPECT_FALSE(t.HasAnyScope(kC, P("f"))) << "a static child cannot be seen";
+
+  // Started directly by `ste run`: no interceptor ran at all.
+  Traced direct = RunTraced({static_opener, P("f")});
+  ASSERT_EQ(direct.run.exit_code, 0) << direct.Describe();
+  EXPECT_TRUE(direct.Has("//r/t", RecordKind::kUnfollowed, static_opener)) << direct.Describe();
+  EXPECT_NE(direct.run.err.find("unfollowed"), std::string::npos) << direct.run.err;
+}
+
+TEST_F(Workspace, SetuidChildIsRecordedAsUnfollowed) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a setuid binary owned by another user";
+  std::string copy = P("suid_opener");
+  ASSERT_EQ(Spawn({"/bin/cp", Case("opener"), copy}).exit_code, 0);
+  ASSERT_EQ(chown(copy.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chmod(copy.c_str(), 04755), 0);
+  Traced t = RunTraced({"/bin/sh", "-c", "'" + copy + "' /etc/hostname"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", RecordKind::kUnfollowed, copy)) << t.Describe();
+}
+
+TEST_F(Workspace, ScopesNestAndChildrenInheritTheScopeAtForkTime) {
+  for (const char* f : {"f1", "f2", "f3", "f4", "f5", "f6"}) WriteFile(P(f), f);
+  Traced t = RunTraced({Case("scopes"), dir_});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t/a", kC, P("f1"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t/a", kC, P("f2"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t/a/c", kC, P("f3"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t/a/b/deeper", kC, P("f4"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t/a/b/deeper", kC, P("f6"))) << "system() child, via environ";
+  EXPECT_TRUE(t.Has("//r/t", kC, P("f5"))) << t.Describe();
+  EXPECT_FALSE(t.Has("//r/t", kC, P("f1")));
+  EXPECT_FALSE(t.Has("//r/t/a", kC, P("f5")));
+}
+
+// ---- environment and packaging ------------------------------------------------
+
+TEST_F(Workspace, AnotherPreloadIsKeptAndOursAppended) {
+  std::string other = kCases + "/plugins/libste_case_plugin.so";
+  Traced t = RunTraced({"/bin/sh", "-c", "printf %s \"$LD_PRELOAD\" > '" + P("out") + "'"},
+                       "//r/t", {"LD_PRELOAD=" + other});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_EQ(ReadFile(P("out")), other + " " + kPreload);
+}
+
+TEST_F(Workspace, WithoutALogDirTheLibraryOnlyPassesThrough) {
+  Spawned s = Spawn({Case("errno_kept"), dir_}, {"LD_PRELOAD=" + kPreload, "STE_LOG_DIR="});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.err, "");
+}
+
+TEST(Packaging, PreloadNeedsOnlyLibcAndExportsOnlyHooksAndApi) {
+  Spawned needed = Spawn({"/usr/bin/readelf", "-d", kPreload});
+  ASSERT_EQ(needed.exit_code, 0) << needed.err;
+  std::istringstream lines(needed.out);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("(NEEDED)") == std::string::npos) continue;
+    count++;
+    bool allowed = line.find("[libc.so.6]") != std::string::npos ||
+                   line.find("[libdl.so.2]") != std::string::npos ||
+                   line.find("[ld-linux") != std::string::npos;
+    EXPECT_TRUE(allowed) << line;
+  }
+  EXPECT_GE(count, 1);
+
+  Spawned symbols = Spawn({"/usr/bin/nm", "-D", "--defined-only", kPreload});
+  ASSERT_EQ(symbols.exit_code, 0) << symbols.err;
+  const std::set<std::string> allowed = {
+      "ste_scope_push", "ste_scope_pop", "ste_scope_current", "open", "open64", "openat",
+      "openat64", "creat", "creat64", "__open_2", "__open64_2", "__openat_2", "__openat64_2",
+      "fopen", "fopen64", "freopen", "freopen64", "stat", "stat64", "lstat", "lstat64",
+      "fstatat", "fstatat64", "statx", "__xstat", "__xstat64", "__lxstat", "__lxstat64",
+      "__fxstatat", "__fxstatat64", "access", "faccessat", "euidaccess", "eaccess",
+      "readlink", "readlinkat", "realpath", "opendir", "fdopendir", "scandir", "scandir64",
+      "scandirat", "chdir", "fchdir", "dlopen", "_Fork", "execve", "execv", "execvp",
+      "execvpe", "execl", "execlp", "execle", "fexecve", "execveat", "posix_spawn",
+      "posix_spawnp", "system", "popen"};
+  std::istringstream syms(symbols.out);
+  std::set<std::string> exported;
+  while (std::getline(syms, line)) {
+    std::string name = line.substr(line.rfind(' ') + 1);
+    exported.insert(name);
+    EXPECT_TRUE(allowed.count(name)) << "unexpected export " << name;
+  }
+  EXPECT_TRUE(exported.count("ste_scope_push"));
+  EXPECT_TRUE(exported.count("open"));
+  EXPECT_TRUE(exported.count("posix_spawnp"));
+}
+
+// ---- the ste commands themselves ------------------------------------------------
+
+TEST_F(Workspace, RunPassesTheExitStatusThroughAndRejectsBadUsage) {
+  EXPECT_EQ(RunTraced({"/bin/sh", "-c", "exit 7"}).run.exit_code, 7);
+  EXPECT_EQ(Spawn({kSte, "run", "--bogus", "--", "/bin/true"}).exit_code, 2);
+  EXPECT_EQ(Spawn({kSte, "run", "--scope", "relative/x", "--", "/bin/true"}).exit_code, 2);
+  EXPECT_EQ(Spawn({kSte, "run"}).exit_code, 2);
+  EXPECT_EQ(Spawn({kSte, "run", "--", "/nonexistent/program"}).exit_code, 127);
+  Spawned help = Spawn({kSte, "run", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--log-dir"), std::string::npos);
+  Spawned default_dir = Spawn({kSte, "run", "--", "/bin/true"});
+  EXPECT_EQ(default_dir.exit_code, 0);
+  EXPECT_NE(default_dir.err.find("ste: logs in "), std::string::npos);
+}
+
+TEST_F(Workspace, LogDumpPrintsEveryRecordAsTextAndJson) {
+  Traced t = RunTraced({Case("odd_names"), dir_});
+  WriteFile(P("with space"), "1");
+  WriteFile(P("new\nline"), "2");
+  WriteFile(P("bytes\xff\xfe"), "3");
+  t = RunTraced({Case("odd_names"), dir_});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  size_t records = 0;
+  for (const ProcessLog& log : t.logs) records += log.records.size();
+
+  Spawned text = Spawn({kSte, "log", "dump", t.log_dir});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(static_cast<size_t>(std::count(text.out.begin(), text.out.end(), '\n')), records);
+  EXPECT_NE(text.out.find("\t//r/t\tcontent\topen\t" + P("new\\nline") + "\n"), std::string::npos)
+      << text.out;
+
+  Spawned json = Spawn({kSte, "log", "dump", "--json", t.log_dir});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(static_cast<size_t>(std::count(json.out.begin(), json.out.end(), '\n')), records);
+  for (const char* key : {"\"pid\":", "\"ppid\":", "\"scope\":\"//r/t\"", "\"kind\":\"content\"",
+                          "\"path\":"}) {
+    EXPECT_NE(json.out.find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(json.out.find("\"path_hex\":\""), std::string::npos) << "non-UTF-8 path kept in hex";
+
+  EXPECT_EQ(Spawn({kSte, "log", "dump", "--bogus", t.log_dir}).exit_code, 2);
+  EXPECT_EQ(Spawn({kSte, "log", "dump", "--help"}).exit_code, 0);
+}
+
+TEST_F(Workspace, LogDumpReportsATruncatedLogAndStillPrintsTheRest) {
+  Traced t = RunTraced({"/bin/sh", "-c", "cat '" + P("f") + "' > /dev/null"});
+  ASSERT_EQ(t.run.exit_code, 0);
+  ASSERT_GE(t.logs.size(), 2u);
+  const ProcessLog& victim = t.logs.back();
+  ASSERT_EQ(truncate(victim.file.c_str(), 200), 0);
+  Spawned dump = Spawn({kSte, "log", "dump", t.log_dir});
+  EXPECT_EQ(dump.exit_code, 1);
+  EXPECT_NE(dump.err.find(victim.file), std::string::npos) << dump.err;
+  EXPECT_NE(dump.err.find("offset"), std::string::npos) << dump.err;
+  // The shell's own log is whole and still printed.
+  EXPECT_NE(dump.out.find("/usr/bin/dash"), std::string::npos) << dump.out;
+}
+
+}  // namespace
+}  // namespace ste
