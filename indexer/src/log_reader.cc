@@ -113,6 +113,18 @@ absl::Status ParseLog(std::string_view bytes, const std::string& name,
                                    end, bytes.size())));
     end = bytes.size();
   }
+  // The writer reserves before it writes, so nothing but zeros lies past
+  // the cursor. Data there means a damaged cursor: say so, and read on to
+  // the last data (more records can only widen a selection).
+  uint64_t last = bytes.size();
+  while (last > end && bytes[last - 1] == '\0') last--;
+  if (last > end) {
+    note(FileError(name, end,
+                   absl::StrFormat("data after the end of records (up to "
+                                   "offset %d): damaged cursor",
+                                   last)));
+    end = std::min<uint64_t>(bytes.size(), (last + 7) & ~uint64_t{7});
+  }
   absl::flat_hash_map<uint32_t, std::string> scopes;
   uint64_t off = STE_LOG_HEADER_SIZE;
   while (off + STE_LOG_RECORD_HEADER_SIZE <= end) {
