@@ -1,0 +1,74 @@
+// ste.toml: the one configuration file, at the repository root.
+//
+//   [tests]      include = ["tests/**/test_*.py"]   globs of test files
+//                exclude = []
+//   [runner]     command = "python3 -m pytest -q {test}"   {test}: the
+//                          repo-relative test path, shell-quoted
+//                jobs = 2
+//   [inventory]  ignore = [".git/**", ".ste/**"]
+//                external = true   hash files outside the repo tests read
+//   [selection]  run_all = ["ste.toml", ".ci/**"]   a change here => all
+//                skip_all = ["docs/**", "*.md"]     only these => none
+//                mandatory = []                     always selected
+//   [store]      url = "sqlite:.ste/ste.db"          relative to the root
+//
+// Every key is optional except tests.include and runner.command. ".git/**"
+// and ".ste/**" are always ignored by the inventory, whatever `ignore`
+// says (git's own files and ste's store change on every build). Unknown
+// tables or keys, wrong types, bad globs and a command without {test} are
+// errors that name the key and its line.
+#ifndef STE_CONFIG_H_
+#define STE_CONFIG_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace ste {
+
+struct Config {
+  std::string root;         // absolute directory holding ste.toml
+  std::string config_path;  // absolute path of ste.toml
+  std::vector<std::string> test_include;
+  std::vector<std::string> test_exclude;
+  std::string runner_command;
+  int jobs = 2;
+  std::vector<std::string> inventory_ignore;  // incl. .git/** and .ste/**
+  bool inventory_external = true;
+  std::vector<std::string> run_all;
+  std::vector<std::string> skip_all;
+  std::vector<std::string> mandatory;
+  std::string store_url = "sqlite:.ste/ste.db";
+
+  // The runner command for one test: {test} replaced by the shell-quoted
+  // repo-relative path.
+  std::string CommandFor(std::string_view test_path) const;
+  // The SQLite file for a "sqlite:PATH" store (PATH relative to root).
+  std::string SqlitePath() const;
+};
+
+// Parses the text of a ste.toml. `name` is used in messages; `root` is
+// stored as Config::root. InvalidArgument on any problem, e.g.
+//   "ste.toml:4:1: unknown key 'runner.comand'".
+absl::StatusOr<Config> ParseConfig(std::string_view text,
+                                   const std::string& name,
+                                   const std::string& root);
+
+// Reads `path` (a ste.toml) and parses it with its directory as the root.
+absl::StatusOr<Config> LoadConfig(const std::string& path);
+
+// Looks for ste.toml in `start` and its parents. NotFound (with a hint on
+// how to write one) if there is none.
+absl::StatusOr<std::string> FindConfig(const std::string& start);
+
+// What a minimal ste.toml looks like, for hints and `ste --help`.
+extern const char kExampleConfig[];
+
+// POSIX shell single-quoting: abc -> abc, a b -> 'a b', it's -> 'it'\''s'.
+std::string ShellQuote(std::string_view s);
+
+}  // namespace ste
+
+#endif  // STE_CONFIG_H_

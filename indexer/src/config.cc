@@ -1,0 +1,295 @@
+#include "ste/config.h"
+
+// This is the only translation unit that includes toml++; it is built
+// without exceptions so that parse errors come back as values.
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ste/glob.h"
+
+namespace ste {
+
+const char kExampleConfig[] =
+    "[tests]\n"
+    "include = [\"tests/**/test_*.py\"]\n"
+    "\n"
+    "[runner]\n"
+    "command = \"python3 -m pytest -q {test}\"\n"
+    "jobs = 2\n";
+
+namespace {
+
+std::string Where(const std::string& name, const toml::source_region& src) {
+  return absl::StrFormat("%s:%d:%d", name, src.begin.line, src.begin.column);
+}
+
+absl::Status Error(const std::string& name, const toml::node& node,
+                   const std::string& what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(Where(name, node.source()), ": ", what));
+}
+
+class Reader {
+ public:
+  Reader(const std::string& name, const toml::table& root)
+      : name_(name), root_(root) {}
+
+  // Rejects tables and keys that are not in `allowed`.
+  absl::Status CheckKeys(
+      const std::vector<std::pair<std::string, std::set<std::string>>>& allowed) {
+    for (const auto& [table_name, node] : root_) {
+      std::string t(table_name.str());
+      const std::set<std::string>* keys = nullptr;
+      for (const auto& [name, set] : allowed) {
+        if (name == t) keys = &set;
+      }
+      if (keys == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Where(name_, table_name.source()), ": unknown table '", t, "'"));
+      }
+      const toml::table* table = node.as_table();
+      if (table == nullptr) {
+        return Error(name_, node, absl::StrCat("'", t, "' must be a table"));
+      }
+      for (const auto& [key, value] : *table) {
+        if (keys->count(std::string(key.str())) == 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(Where(name_, key.source()), ": unknown key '", t, ".",
+                           std::string(key.str()), "'"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const toml::node* Find(const char* table, const char* key) const {
+    const toml::table* t = root_[table].as_table();
+    return t ? t->get(key) : nullptr;
+  }
+
+  absl::Status String(const char* table, const char* key, bool required,
+                      std::string* out) const {
+    const toml::node* n = Find(table, key);
+    if (n == nullptr) {
+      if (!required) return absl::OkStatus();
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_, ": missing key '", table, ".", key, "'"));
+    }
+    if (!n->is_string()) {
+      return Error(name_, *n, absl::StrCat("'", table, ".", key, "' must be a string"));
+    }
+    *out = std::string(n->as_string()->get());
+    return absl::OkStatus();
+  }
+
+  absl::Status Globs(const char* table, const char* key, bool required,
+                     std::vector<std::string>* out) const {
+    const toml::node* n = Find(table, key);
+    if (n == nullptr) {
+      if (!required) return absl::OkStatus();
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_, ": missing key '", table, ".", key, "'"));
+    }
+    const toml::array* a = n->as_array();
+    if (a == nullptr) {
+      return Error(name_, *n,
+                   absl::StrCat("'", table, ".", key, "' must be an array of glob strings"));
+    }
+    out->clear();
+    for (const toml::node& item : *a) {
+      if (!item.is_string()) {
+        return Error(name_, item, absl::StrCat("'", table, ".", key,
+                                               "' must hold only strings"));
+      }
+      std::string glob(item.as_string()->get());
+      absl::Status valid = ValidateGlob(glob);
+      if (!valid.ok()) {
+        return Error(name_, item, absl::StrCat("'", table, ".", key, "': bad glob '",
+                                               glob, "': ", valid.message()));
+      }
+      out->push_back(std::move(glob));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Int(const char* table, const char* key, int min, int max,
+                   int* out) const {
+    const toml::node* n = Find(table, key);
+    if (n == nullptr) return absl::OkStatus();
+    if (!n->is_integer()) {
+      return Error(name_, *n, absl::StrCat("'", table, ".", key, "' must be an integer"));
+    }
+    int64_t v = n->as_integer()->get();
+    if (v < min || v > max) {
+      return Error(name_, *n, absl::StrFormat("'%s.%s' must be between %d and %d",
+                                              table, key, min, max));
+    }
+    *out = static_cast<int>(v);
+    return absl::OkStatus();
+  }
+
+  absl::Status Bool(const char* table, const char* key, bool* out) const {
+    const toml::node* n = Find(table, key);
+    if (n == nullptr) return absl::OkStatus();
+    if (!n->is_boolean()) {
+      return Error(name_, *n, absl::StrCat("'", table, ".", key, "' must be true or false"));
+    }
+    *out = n->as_boolean()->get();
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::string& name_;
+  const toml::table& root_;
+};
+
+}  // namespace
+
+std::string ShellQuote(std::string_view s) {
+  bool plain = !s.empty();
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' ||
+          c == '_' || c == '-' || c == '+' || c == ',' || c == ':' || c == '@')) {
+      plain = false;
+    }
+  }
+  if (plain) return std::string(s);
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string Config::CommandFor(std::string_view test_path) const {
+  std::string out;
+  const std::string quoted = ShellQuote(test_path);
+  size_t at = 0;
+  for (;;) {
+    size_t next = runner_command.find("{test}", at);
+    if (next == std::string::npos) break;
+    out.append(runner_command, at, next - at);
+    out += quoted;
+    at = next + 6;
+  }
+  out.append(runner_command, at, std::string::npos);
+  return out;
+}
+
+std::string Config::SqlitePath() const {
+  std::string path = store_url.substr(7);  // after "sqlite:"
+  return path[0] == '/' ? path : root + "/" + path;
+}
+
+absl::StatusOr<Config> ParseConfig(std::string_view text,
+                                   const std::string& name,
+                                   const std::string& root) {
+  toml::parse_result parsed = toml::parse(text, name);
+  if (!parsed) {
+    const toml::parse_error& err = parsed.error();
+    return absl::InvalidArgumentError(absl::StrCat(
+        Where(name, err.source()), ": ", std::string(err.description())));
+  }
+  const toml::table& table = parsed.table();
+  Reader r(name, table);
+  absl::Status s = r.CheckKeys({
+      {"tests", {"include", "exclude"}},
+      {"runner", {"command", "jobs"}},
+      {"inventory", {"ignore", "external"}},
+      {"selection", {"run_all", "skip_all", "mandatory"}},
+      {"store", {"url"}},
+  });
+  if (!s.ok()) return s;
+
+  Config c;
+  c.root = root;
+  c.inventory_ignore = {".git/**", ".ste/**"};
+  std::vector<std::string> ignore;
+  for (absl::Status step : {
+           r.Globs("tests", "include", true, &c.test_include),
+           r.Globs("tests", "exclude", false, &c.test_exclude),
+           r.String("runner", "command", true, &c.runner_command),
+           r.Int("runner", "jobs", 1, 1024, &c.jobs),
+           r.Globs("inventory", "ignore", false, &ignore),
+           r.Bool("inventory", "external", &c.inventory_external),
+           r.Globs("selection", "run_all", false, &c.run_all),
+           r.Globs("selection", "skip_all", false, &c.skip_all),
+           r.Globs("selection", "mandatory", false, &c.mandatory),
+           r.String("store", "url", false, &c.store_url),
+       }) {
+    if (!step.ok()) return step;
+  }
+  for (std::string& g : ignore) {
+    if (g != ".git/**" && g != ".ste/**") c.inventory_ignore.push_back(std::move(g));
+  }
+  if (c.test_include.empty()) {
+    return Error(name, *r.Find("tests", "include"),
+                 "'tests.include' must name at least one glob");
+  }
+  if (c.runner_command.find("{test}") == std::string::npos) {
+    return Error(name, *r.Find("runner", "command"),
+                 "'runner.command' must contain {test} (the test file's path)");
+  }
+  if (c.store_url.rfind("sqlite:", 0) != 0 || c.store_url.size() <= 7) {
+    const toml::node* n = r.Find("store", "url");
+    return Error(name, *n,
+                 "'store.url' must be sqlite:PATH (a server store is 'ste record "
+                 "--scheduler')");
+  }
+  return c;
+}
+
+absl::StatusOr<Config> LoadConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
+  std::stringstream text;
+  text << in.rdbuf();
+  char real[PATH_MAX];
+  if (realpath(path.c_str(), real) == nullptr) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot resolve"));
+  }
+  std::string abs = real;
+  std::string root = abs.substr(0, abs.rfind('/'));
+  if (root.empty()) root = "/";
+  absl::StatusOr<Config> c = ParseConfig(text.str(), path, root);
+  if (c.ok()) c->config_path = abs;
+  return c;
+}
+
+absl::StatusOr<std::string> FindConfig(const std::string& start) {
+  char real[PATH_MAX];
+  if (realpath(start.c_str(), real) == nullptr) {
+    return absl::NotFoundError(absl::StrCat(start, ": cannot resolve"));
+  }
+  std::string dir = real;
+  for (;;) {
+    std::string candidate = (dir == "/" ? "" : dir) + "/ste.toml";
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0) return candidate;
+    if (dir == "/") break;
+    dir = dir.substr(0, dir.rfind('/'));
+    if (dir.empty()) dir = "/";
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "no ste.toml in ", real,
+      " or its parents; write one at the repository root, e.g.:\n",
+      kExampleConfig));
+}
+
+}  // namespace ste

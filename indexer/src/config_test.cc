@@ -1,0 +1,97 @@
+#include "ste/config.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ste {
+namespace {
+
+constexpr char kFull[] = R"(
+[tests]
+include = ["tests/**/test_*.py"]
+exclude = ["tests/slow/**"]
+[runner]
+command = "python3 -m pytest -q {test}"
+jobs = 4
+[inventory]
+ignore = [".git/**", "build/**"]
+external = false
+[selection]
+run_all = ["ste.toml", ".ci/**"]
+skip_all = ["docs/**", "*.md"]
+mandatory = ["tests/test_smoke.py"]
+[store]
+url = "sqlite:.ste/ste.db"
+)";
+
+TEST(Config, ParsesEveryKey) {
+  auto c = ParseConfig(kFull, "ste.toml", "/repo");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->root, "/repo");
+  EXPECT_EQ(c->test_include, std::vector<std::string>{"tests/**/test_*.py"});
+  EXPECT_EQ(c->test_exclude, std::vector<std::string>{"tests/slow/**"});
+  EXPECT_EQ(c->jobs, 4);
+  EXPECT_FALSE(c->inventory_external);
+  EXPECT_EQ(c->inventory_ignore,
+            (std::vector<std::string>{".git/**", ".ste/**", "build/**"}));
+  EXPECT_EQ(c->mandatory, std::vector<std::string>{"tests/test_smoke.py"});
+  EXPECT_EQ(c->SqlitePath(), "/repo/.ste/ste.db");
+  EXPECT_EQ(c->CommandFor("tests/test_a.py"), "python3 -m pytest -q tests/test_a.py");
+  EXPECT_EQ(c->CommandFor("tests/it's here.py"),
+            "python3 -m pytest -q 'tests/it'\\''s here.py'");
+}
+
+TEST(Config, DefaultsAlwaysIgnoreGitAndSte) {
+  auto c = ParseConfig("[tests]\ninclude=[\"t/*.sh\"]\n[runner]\ncommand=\"sh {test}\"\n"
+                       "[inventory]\nignore=[]\n",
+                       "ste.toml", "/r");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->inventory_ignore, (std::vector<std::string>{".git/**", ".ste/**"}));
+  EXPECT_EQ(c->jobs, 2);
+  EXPECT_TRUE(c->inventory_external);
+}
+
+struct BadCase {
+  const char* text;
+  const char* message;  // expected substring, incl. the line
+};
+
+TEST(Config, ErrorsNameTheKeyAndTheLine) {
+  const BadCase cases[] = {
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncomand=\"x {test}\"\n",
+       "ste.toml:4:1: unknown key 'runner.comand'"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x\"\n",
+       "ste.toml:4:9: 'runner.command' must contain {test}"},
+      {"[tests]\ninclude=\"a\"\n[runner]\ncommand=\"x {test}\"\n",
+       "ste.toml:2:9: 'tests.include' must be an array"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\njobs=\"2\"\n",
+       "ste.toml:5:6: 'runner.jobs' must be an integer"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\njobs=0\n",
+       "ste.toml:5:6: 'runner.jobs' must be between 1 and 1024"},
+      {"[tests]\ninclude=[\"a[\"]\n[runner]\ncommand=\"x {test}\"\n",
+       "ste.toml:2:10: 'tests.include': bad glob 'a['"},
+      {"[tests]\ninclude=[\"a\"]\n[runnr]\n", "ste.toml:3:2: unknown table 'runnr'"},
+      {"[tests]\ninclude=[\"a\"]\n", "ste.toml: missing key 'runner.command'"},
+      {"[tests\n", "ste.toml:1:"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[store]\nurl=\"postgresql://x\"\n",
+       "ste.toml:6:5: 'store.url' must be sqlite:PATH"},
+  };
+  for (const BadCase& bad : cases) {
+    auto c = ParseConfig(bad.text, "ste.toml", "/r");
+    ASSERT_FALSE(c.ok()) << bad.text;
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(c.status().message()).find(bad.message), std::string::npos)
+        << "got: " << c.status().message() << "\nwant: " << bad.message;
+  }
+}
+
+TEST(Config, ShellQuote) {
+  EXPECT_EQ(ShellQuote("tests/a_b-1.py"), "tests/a_b-1.py");
+  EXPECT_EQ(ShellQuote("a b"), "'a b'");
+  EXPECT_EQ(ShellQuote("$(rm -rf /)"), "'$(rm -rf /)'");
+  EXPECT_EQ(ShellQuote(""), "''");
+}
+
+}  // namespace
+}  // namespace ste
