@@ -1,0 +1,124 @@
+// The baseline store: completed record builds, keyed by MRI.
+//
+// A baseline is one record build: the commit it recorded, its MRI
+// (monotonic revision id: if A is an ancestor of B then MRI(A) < MRI(B)),
+// its selection index and inventory (blobs), and every test's result.
+// `ste select` asks for the latest *completed* baseline with mri <= X.
+//
+// Life cycle:  Begin() -> "building"  -> PutBlob()/PutResults() ...
+//              -> Complete() -> "complete"   (or MarkFailed() -> "failed")
+// Only Complete() makes a baseline visible to LatestCompleted(); it is
+// atomic: a build interrupted at any point (killed, power lost) leaves the
+// store with the previous completed baseline still the one served, and
+// never serves a half-written one. Blobs are written durably (fsync) before
+// Complete() can succeed.
+//
+// Implementations: SQLite ("sqlite:PATH", the embedded default; blobs are
+// files beside the database, so a select can mmap the index). PostgreSQL
+// comes with the scheduler (issue 5) behind the same interface.
+//
+// Thread-safety: one BaselineStore object per thread; several processes may
+// open the same store (SQLite serialises writers; a busy store is retried
+// for a few seconds, then reported as Unavailable).
+#ifndef STE_BASELINE_STORE_H_
+#define STE_BASELINE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ste {
+
+enum class TestOutcome : uint8_t {
+  kPassed = 0,
+  kFailed = 1,  // ran and exited non-zero
+  kError = 2,   // could not be run, or its records could not be trusted
+};
+
+struct TestResult {
+  std::string test;         // repo-relative test path, e.g. tests/test_a.py
+  TestOutcome outcome = TestOutcome::kPassed;
+  int exit_code = 0;
+  double seconds = 0;       // wall time
+  bool opaque = false;      // something it ran could not be followed
+};
+
+enum class BaselineState : uint8_t { kBuilding = 0, kComplete = 1, kFailed = 2 };
+
+struct BaselineInfo {
+  int64_t id = 0;
+  std::string commit;       // git commit id, or "" outside git
+  int64_t mri = 0;
+  BaselineState state = BaselineState::kBuilding;
+  int64_t created_unix = 0; // seconds since the epoch
+  int64_t completed_unix = 0;
+  std::string failure;      // why, for kFailed
+};
+
+class BaselineStore {
+ public:
+  virtual ~BaselineStore() = default;
+
+  // Opens (creating if needed, with its schema) the store named by `url`:
+  // "sqlite:PATH" (PATH relative to `root` unless absolute). InvalidArgument
+  // for another scheme; DataLoss/FailedPrecondition for a database that is
+  // not ste's or has an unknown schema version.
+  static absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
+      const std::string& url, const std::string& root);
+
+  // Starts a baseline in state kBuilding; returns its id.
+  virtual absl::StatusOr<int64_t> Begin(const std::string& commit,
+                                        int64_t mri) = 0;
+
+  // Stores blob `name` ("index", "inventory") of a building baseline,
+  // durably. Replaces an earlier blob of the same name.
+  virtual absl::Status PutBlob(int64_t baseline, const std::string& name,
+                               const std::string& bytes) = 0;
+
+  // Adds (or replaces, by test) results of a building baseline.
+  virtual absl::Status PutResults(int64_t baseline,
+                                  const std::vector<TestResult>& results) = 0;
+
+  // Makes a building baseline complete, atomically. FailedPrecondition if
+  // it is not building or lacks the "index" or "inventory" blob.
+  virtual absl::Status Complete(int64_t baseline) = 0;
+
+  // Marks a building baseline failed (kept for the record, never served).
+  virtual absl::Status MarkFailed(int64_t baseline, const std::string& why) = 0;
+
+  // The latest complete baseline with mri <= max_mri (highest mri, then
+  // highest id), or nullopt if there is none. One indexed query.
+  virtual absl::StatusOr<std::optional<BaselineInfo>> LatestCompleted(
+      int64_t max_mri) = 0;
+
+  // A baseline by id (any state). NotFound if there is none.
+  virtual absl::StatusOr<BaselineInfo> Get(int64_t baseline) = 0;
+
+  // Every baseline, newest first.
+  virtual absl::StatusOr<std::vector<BaselineInfo>> List() = 0;
+
+  // The results of a baseline, sorted by test.
+  virtual absl::StatusOr<std::vector<TestResult>> Results(int64_t baseline) = 0;
+
+  // A local file holding blob `name` of a baseline, for mmap. The bytes
+  // are checked against the size and hash recorded with them (DataLoss on
+  // a mismatch: the caller then selects all). NotFound if absent.
+  virtual absl::StatusOr<std::string> BlobPath(int64_t baseline,
+                                               const std::string& name) = 0;
+
+  // The highest mri of any baseline + 1 (1 for an empty store): the MRI of
+  // a record build outside git when none is given.
+  virtual absl::StatusOr<int64_t> NextMri() = 0;
+};
+
+std::string_view TestOutcomeName(TestOutcome outcome);  // passed/failed/error
+std::string_view BaselineStateName(BaselineState state);
+
+}  // namespace ste
+
+#endif  // STE_BASELINE_STORE_H_
