@@ -11,6 +11,12 @@ namespace ste::cli {
 
 int RunCommand(const std::vector<std::string>& args);
 int LogCommand(const std::vector<std::string>& args);
+int RecordCommand(const std::vector<std::string>& args);
+int SelectCommand(const std::vector<std::string>& args);
+int WhyCommand(const std::vector<std::string>& args);
+int DepsCommand(const std::vector<std::string>& args);
+int IndexCommand(const std::vector<std::string>& args);
+int InventoryCommand(const std::vector<std::string>& args);
 
 // Prints "ste <command>: <message>" to stderr and returns 2.
 int UsageError(const std::string& command, const std::string& message);

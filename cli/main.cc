@@ -16,8 +16,16 @@ constexpr char kUsage[] =
     "test actually opened.\n"
     "\n"
     "Commands:\n"
-    "  run       run a command under the interceptor, recording what it uses\n"
-    "  log dump  print the records of a run's logs\n"
+    "  record      record a baseline: run every test under the interceptor\n"
+    "  select      print the tests the current changes can affect, and why\n"
+    "  why PATH    the tests that depend on a file\n"
+    "  deps TEST   what a test depends on\n"
+    "  inventory   hash the tree; compare two inventories\n"
+    "  index dump  every test of the baseline's index with its dependencies\n"
+    "  run         run a command under the interceptor, recording what it uses\n"
+    "  log dump    print the records of a run's logs\n"
+    "\n"
+    "Configuration: ste.toml at the repository root.\n"
     "\n"
     "Run 'ste <command> --help' for the flags of a command.\n";
 
@@ -41,6 +49,12 @@ int main(int argc, char** argv) {
   }
   if (command == "run") return ste::cli::RunCommand(args);
   if (command == "log") return ste::cli::LogCommand(args);
+  if (command == "record") return ste::cli::RecordCommand(args);
+  if (command == "select") return ste::cli::SelectCommand(args);
+  if (command == "why") return ste::cli::WhyCommand(args);
+  if (command == "deps") return ste::cli::DepsCommand(args);
+  if (command == "index") return ste::cli::IndexCommand(args);
+  if (command == "inventory") return ste::cli::InventoryCommand(args);
   std::fprintf(stderr, "ste: unknown command '%s' (see 'ste --help')\n",
                command.c_str());
   return 2;

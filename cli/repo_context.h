@@ -1,0 +1,49 @@
+// What the repository-level commands (record, select, why, deps, index,
+// inventory) share: finding and loading ste.toml, opening the store,
+// loading a baseline's index and inventory.
+#ifndef STE_CLI_REPO_CONTEXT_H_
+#define STE_CLI_REPO_CONTEXT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ste/baseline_store.h"
+#include "ste/config.h"
+#include "ste/inventory.h"
+#include "ste/selection_index.h"
+
+namespace ste::cli {
+
+// Finds ste.toml from the current directory (or `config_flag` if given)
+// and loads it. On error prints "ste <command>: <message>" and returns the
+// exit code (2) in *exit_code.
+std::optional<Config> LoadRepoConfig(const std::string& command,
+                                     const std::string& config_flag,
+                                     int* exit_code);
+
+struct LoadedBaseline {
+  BaselineInfo info;
+  std::unique_ptr<SelectionIndex> index;
+  Inventory inventory;
+};
+
+// The baseline to compare with: `base` is "auto" (the latest complete one
+// with mri <= the MRI of HEAD, or of any baseline outside git) or an id.
+// Any problem (none, unreadable, wrong version, checksum) is an error
+// whose message says why; callers selecting tests turn it into mode all.
+absl::StatusOr<LoadedBaseline> LoadBaseline(BaselineStore& store,
+                                            const Config& config,
+                                            const std::string& base);
+
+// The MRI to look up for the current checkout: MRI(HEAD) in git, else the
+// largest possible (any baseline will do: selection compares content).
+int64_t CurrentMri(const Config& config);
+
+// Formats seconds as "1.2s" / "3m04s".
+std::string Seconds(double s);
+
+}  // namespace ste::cli
+
+#endif  // STE_CLI_REPO_CONTEXT_H_

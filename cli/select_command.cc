@@ -1,0 +1,260 @@
+// `ste select [--base auto|ID] [--explain] [--format text|json|github]
+//             [--all] [--changed-files]`
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "commands.h"
+#include "flags.h"
+#include "repo_context.h"
+#include "ste/git.h"
+#include "ste/json.h"
+#include "ste/selection.h"
+
+namespace ste::cli {
+namespace {
+
+const std::vector<FlagSpec> kSelectFlags = {
+    {"base", 0, true, "auto|ID",
+     "baseline to compare with (default auto: the latest complete one with "
+     "mri <= MRI(HEAD))"},
+    {"explain", 0, false, "", "after each test, the changes that selected it"},
+    {"format", 0, true, "FMT", "text (default), json or github"},
+    {"all", 0, false, "", "select every test (mode all)"},
+    {"changed-files", 0, false, "", "print the changed paths instead of tests"},
+    {"tests-file", 0, true, "FILE",
+     "github format: where to write the test list (default .ste/selected-tests.txt)"},
+    {"config", 0, true, "FILE", "ste.toml to use"},
+};
+
+constexpr char kSelectHelp[] =
+    "Usage: ste select [--base auto|ID] [--explain] [--format text|json|github]\n"
+    "                  [--all] [--changed-files]\n"
+    "\n"
+    "Prints the tests the current tree's changes can affect, compared with a\n"
+    "recorded baseline. Guardrails, in order: no usable baseline -> all; a\n"
+    "force tag ([test all], [no filter]) in a commit message since the\n"
+    "baseline, or --all -> all; only selection.skip_all paths changed ->\n"
+    "none; a selection.run_all path changed -> all; else the affected tests,\n"
+    "plus new test files, tests that failed in the baseline, mandatory and\n"
+    "opaque tests. Any error while selecting widens to all, with the reason.\n"
+    "\n"
+    "Output. text: one test per line on stdout (mode all: every test; mode\n"
+    "none: nothing), the mode and reason on stderr; --explain adds\n"
+    "'  <- path (kind change)' lines. json: {\"mode\",\"reason\",\"baseline\",\n"
+    "\"changed\",\"tests\":[{\"test\",\"reasons\":[{\"path\",\"kind\",\"change\"}]}]}.\n"
+    "github: text on stdout, and mode=, reason=, tests_file= appended to\n"
+    "$GITHUB_OUTPUT and a Markdown summary to $GITHUB_STEP_SUMMARY when set.\n"
+    "\n"
+    "Exit status: 0 a selection was printed (whatever its mode: on an error\n"
+    "it is all, every test listed); 2 bad usage or configuration; 3 the tree\n"
+    "could not be read, so no test list could be made: run everything.\n"
+    "\n";
+
+std::string ChangeName(const InventoryChange& c) {
+  switch (c.change) {
+    case ChangeKind::kAdded: return "added";
+    case ChangeKind::kDeleted: return "deleted";
+    case ChangeKind::kModified: break;
+  }
+  if (c.old_type == FileType::kMissing) return "added";
+  if (c.type == FileType::kMissing) return "deleted";
+  return "modified";
+}
+
+std::string ReasonText(const SelectionReason& r) {
+  if (r.kind.empty()) return r.change;
+  std::string what = r.kind == "absent"    ? "was absent, now exists"
+                     : r.kind == "listing" ? "listing changed"
+                                           : absl::StrCat("content ", r.change);
+  return absl::StrCat(EscapeForText(r.path), " (", what, ")");
+}
+
+std::string Json(const Selection& s, const std::optional<BaselineInfo>& base) {
+  std::string out = "{\"mode\":";
+  AppendJsonString(std::string(SelectionModeName(s.mode)), &out);
+  out += ",\"reason\":";
+  AppendJsonString(s.reason, &out);
+  out += ",\"baseline\":";
+  if (base) {
+    absl::StrAppendFormat(&out, "{\"id\":%d,\"mri\":%d,\"commit\":", base->id, base->mri);
+    AppendJsonString(base->commit, &out);
+    out += "}";
+  } else {
+    out += "null";
+  }
+  out += ",\"changed\":[";
+  for (size_t i = 0; i < s.changed.size(); i++) {
+    if (i) out += ",";
+    out += "{";
+    AppendJsonPathField("path", s.changed[i].path, &out);
+    absl::StrAppend(&out, ",\"change\":\"", ChangeName(s.changed[i]), "\",\"type\":\"",
+                    std::string(FileTypeName(s.changed[i].type)), "\"}");
+  }
+  out += "],\"tests\":[";
+  for (size_t i = 0; i < s.tests.size(); i++) {
+    if (i) out += ",";
+    out += "{";
+    AppendJsonPathField("test", s.tests[i].test, &out);
+    out += ",\"reasons\":[";
+    for (size_t j = 0; j < s.tests[i].reasons.size(); j++) {
+      const SelectionReason& r = s.tests[i].reasons[j];
+      if (j) out += ",";
+      out += "{";
+      AppendJsonPathField("path", r.path, &out);
+      out += ",\"kind\":";
+      AppendJsonString(r.kind, &out);
+      out += ",\"change\":";
+      AppendJsonString(r.change, &out);
+      out += "}";
+    }
+    absl::StrAppend(&out, "],\"more_reasons\":", s.tests[i].more_reasons, "}");
+  }
+  out += "]}\n";
+  return out;
+}
+
+std::string Text(const Selection& s, bool explain) {
+  std::string out;
+  for (const SelectedTest& t : s.tests) {
+    absl::StrAppend(&out, EscapeForText(t.test), "\n");
+    if (!explain) continue;
+    for (const SelectionReason& r : t.reasons) absl::StrAppend(&out, "  <- ", ReasonText(r), "\n");
+    if (t.more_reasons) absl::StrAppend(&out, "  <- and ", t.more_reasons, " more\n");
+  }
+  return out;
+}
+
+void AppendToFile(const char* path, const std::string& text) {
+  std::ofstream(path, std::ios::app) << text;
+}
+
+}  // namespace
+
+int SelectCommand(const std::vector<std::string>& args) {
+  auto flags = ParseFlags(args, kSelectFlags);
+  if (!flags.ok()) return UsageError("select", std::string(flags.status().message()));
+  if (flags->Has("help")) {
+    std::printf("%s%s", kSelectHelp, FlagsHelp(kSelectFlags).c_str());
+    return 0;
+  }
+  if (!flags->positional.empty()) return UsageError("select", "takes no arguments");
+  const std::string format = flags->Get("format", "text");
+  if (format != "text" && format != "json" && format != "github") {
+    return UsageError("select", "--format is text, json or github");
+  }
+  int exit_code = 0;
+  std::optional<Config> config = LoadRepoConfig("select", flags->Get("config"), &exit_code);
+  if (!config) return exit_code;
+
+  SelectionInputs in;
+  in.config = &*config;
+  std::optional<LoadedBaseline> base;
+  Inventory head;
+  auto store = BaselineStore::Open(config->store_url, config->root);
+  if (!store.ok()) {
+    in.no_baseline = absl::StrCat("store unusable: ", store.status().message());
+  } else {
+    absl::StatusOr<LoadedBaseline> loaded = LoadBaseline(**store, *config, flags->Get("base"));
+    if (!loaded.ok()) {
+      in.no_baseline = std::string(loaded.status().message());
+    } else {
+      base = *std::move(loaded);
+      absl::StatusOr<std::vector<TestResult>> results = (*store)->Results(base->info.id);
+      if (!results.ok()) {
+        in.no_baseline = absl::StrCat("baseline results unreadable: ", results.status().message());
+      } else {
+        for (const TestResult& r : *results) {
+          if (r.outcome != TestOutcome::kPassed) in.failed_tests.push_back(r.test);
+        }
+      }
+    }
+  }
+  // The tree now: hashed with the baseline's inventory as the stat cache,
+  // with the external files the baseline's tests read.
+  absl::StatusOr<GlobSet> ignore = GlobSet::Compile(config->inventory_ignore);
+  ScanOptions scan;
+  scan.root = config->root;
+  if (ignore.ok()) scan.ignore = *ignore;
+  if (base && config->inventory_external) scan.external_paths = ExternalPaths(*base->index);
+  absl::StatusOr<Inventory> scanned = Inventory::Scan(scan, base ? &base->inventory : nullptr);
+  if (!scanned.ok()) {
+    // Without the tree there is no test list either: say so, run all.
+    std::fprintf(stderr, "ste select: mode all: cannot inventory the tree: %s\n",
+                 std::string(scanned.status().message()).c_str());
+    if (format == "json") {
+      Selection all;
+      all.reason = absl::StrCat("cannot inventory the tree: ", scanned.status().message());
+      std::fputs(Json(all, base ? std::optional<BaselineInfo>(base->info) : std::nullopt).c_str(),
+                 stdout);
+    }
+    return 3;
+  }
+  head = *std::move(scanned);
+  in.head_tests = DiscoverTests(*config, head);
+  if (base) {
+    in.index = base->index.get();
+    in.base = &base->inventory;
+    in.head = &head;
+  }
+  if (flags->Has("all")) in.force_all = "--all given";
+  if (in.force_all.empty() && IsGitRepo(config->root)) {
+    absl::StatusOr<std::string> messages =
+        GitMessagesSince(config->root, base ? base->info.commit : "");
+    for (const char* tag : {"[test all]", "[no filter]"}) {
+      if (messages.ok() && absl::StrContains(*messages, tag)) {
+        in.force_all = absl::StrCat("force tag ", tag, " in a commit message");
+      }
+    }
+  }
+  Selection s = Select(in);
+  std::optional<BaselineInfo> info;
+  if (base) info = base->info;
+
+  if (flags->Has("changed-files")) {
+    for (const InventoryChange& c : s.changed) {
+      std::printf("%s\n", EscapeForText(c.path).c_str());
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "ste select: mode %s: %s%s\n",
+               std::string(SelectionModeName(s.mode)).c_str(), s.reason.c_str(),
+               info ? absl::StrCat(" (baseline ", info->id, ", mri ", info->mri, ")").c_str()
+                    : "");
+  if (format == "json") {
+    std::fputs(Json(s, info).c_str(), stdout);
+    return 0;
+  }
+  std::string text = Text(s, flags->Has("explain"));
+  std::fputs(text.c_str(), stdout);
+  if (format == "github") {
+    std::string tests_file = flags->Get("tests-file", config->root + "/.ste/selected-tests.txt");
+    std::ofstream(tests_file) << Text(s, false);
+    if (const char* out = std::getenv("GITHUB_OUTPUT"); out && *out) {
+      AppendToFile(out, absl::StrCat("mode=", std::string(SelectionModeName(s.mode)),
+                                     "\nreason=", s.reason,
+                                     "\ntests_file=", tests_file, "\n"));
+    }
+    if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
+      std::string md = absl::StrCat("### ste select: ", std::string(SelectionModeName(s.mode)),
+                                    "\n\n",
+                                    s.reason, "\n\n| test | why |\n|---|---|\n");
+      for (const SelectedTest& t : s.tests) {
+        std::string why;
+        for (const SelectionReason& r : t.reasons) {
+          absl::StrAppend(&why, why.empty() ? "" : "; ", ReasonText(r));
+        }
+        absl::StrAppend(&md, "| `", EscapeForText(t.test), "` | ", why, " |\n");
+      }
+      AppendToFile(summary, md);
+    }
+  }
+  return 0;
+}
+
+}  // namespace ste::cli

@@ -1,0 +1,86 @@
+// Selection: which tests a change can affect, and why.
+//
+// Given the baseline's index and inventory and the tree's inventory now,
+// Select() applies the guardrails of ARCHITECTURE.md in order; the first
+// that decides the mode wins:
+//   1. no usable baseline                        -> all
+//   2. a force tag in a commit message, or --all -> all
+//   3. every changed path matches skip_all       -> none
+//   4. a changed path matches run_all            -> all
+//   5. subset = affected ∪ new tests ∪ tests that failed in the baseline
+//               ∪ mandatory ∪ opaque;  empty -> none, every test -> all
+// where affected = tests depending on (p, content) for p modified or
+// deleted, (p, absent) for p added, (d, listing) for a directory d whose
+// names changed. An external path that appears (was kMissing) counts as
+// added, one that disappears as deleted. Rules 3 and 4 apply only when
+// something changed.
+//
+// Fail safe: any error while reading the index (a corrupt bitmap, ...)
+// widens the answer to all, with the error as the reason. Never narrows.
+#ifndef STE_SELECTION_H_
+#define STE_SELECTION_H_
+
+#include <string>
+#include <vector>
+
+#include "ste/config.h"
+#include "ste/dependency.h"
+#include "ste/inventory.h"
+#include "ste/selection_index.h"
+
+namespace ste {
+
+enum class SelectionMode { kAll, kSubset, kNone };
+std::string_view SelectionModeName(SelectionMode mode);  // all/subset/none
+
+// Why one test was selected: a dependency that changed ("lib/a.py",
+// content, "modified"), or a rule (path empty, kind unset, change one of
+// "new test", "failed in baseline", "mandatory", "opaque: <why>").
+struct SelectionReason {
+  std::string path;
+  std::string kind;    // "content", "absent", "listing" or "" for a rule
+  std::string change;  // "modified", "added", "deleted", "changed" (a listing), or the rule
+};
+
+struct SelectedTest {
+  std::string test;  // repo-relative path
+  std::vector<SelectionReason> reasons;  // at most kMaxReasons
+  size_t more_reasons = 0;                // reasons left out
+};
+
+struct Selection {
+  SelectionMode mode = SelectionMode::kAll;
+  std::string reason;
+  std::vector<InventoryChange> changed;
+  std::vector<SelectedTest> tests;  // sorted by test
+};
+
+inline constexpr size_t kMaxReasons = 16;
+
+struct SelectionInputs {
+  const Config* config = nullptr;
+  // Why there is no usable baseline; non-empty => mode all.
+  std::string no_baseline;
+  // Non-empty => mode all (a force tag, --all).
+  std::string force_all;
+  const SelectionIndex* index = nullptr;     // required unless no_baseline
+  const Inventory* base = nullptr;           // required unless no_baseline
+  const Inventory* head = nullptr;           // required unless no_baseline
+  std::vector<std::string> head_tests;       // test files now, sorted
+  std::vector<std::string> failed_tests;     // failed in the baseline
+};
+
+Selection Select(const SelectionInputs& in);
+
+// The test files of a tree: regular files (or symlinks) of `inventory`
+// matching config.test_include and not config.test_exclude, sorted.
+std::vector<std::string> DiscoverTests(const Config& config,
+                                       const Inventory& inventory);
+
+// Absolute paths among an index's keys: the external files a head
+// inventory must include to be compared with the baseline's.
+std::vector<std::string> ExternalPaths(const SelectionIndex& index);
+
+}  // namespace ste
+
+#endif  // STE_SELECTION_H_

@@ -1,0 +1,96 @@
+// The unit of work of a record build: run one test under the interceptor
+// and turn its logs into the test's result and dependency set.
+//
+//   RunOneTest(config, "tests/test_a.py")  ->  TestRecord
+//        runs `sh -c "<runner.command with {test}>"` in the repo root,
+//        scope //r/tests/test_a.py, logs in a fresh directory (removed
+//        afterwards), then ReduceLogs().
+//
+// A record build (embedded or distributed) runs many of these and feeds
+// each TestRecord to the index builder; nothing here knows how records
+// travel.
+//
+// ReduceLogs maps every record to a dependency key:
+//   - paths inside the repo become repo-relative ("." for the root itself),
+//     paths outside stay absolute; records under the log directory and
+//     repo paths matching inventory.ignore are dropped;
+//   - `write` records are outputs, not dependencies: dropped, but
+//     remembered: a `content` record of a path the test wrote that does
+//     not exist when the test is over (a temporary file it created and
+//     deleted) is dropped too;
+//   - an `unfollowed` record, a log that cannot be read whole (corrupt,
+//     truncated, records lost) or a test whose logs are missing makes the
+//     test *opaque*: always selected, with the reason kept.
+// Records keep their scope: the test's own scope (or one beneath it, which
+// rolls up to the test), or an ancestor scope (a forking runner's shared
+// setup), which the index applies to every test beneath it.
+#ifndef STE_TEST_RECORDER_H_
+#define STE_TEST_RECORDER_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ste/config.h"
+#include "ste/dependency.h"
+#include "ste/glob.h"
+#include "ste/log_reader.h"
+
+namespace ste {
+
+struct ScopeDependencies {
+  std::string scope;          // "//r/tests/test_a.py", "//r", ...
+  std::vector<DepKey> deps;   // sorted, unique
+};
+
+struct TestDependencies {
+  std::vector<ScopeDependencies> scopes;  // sorted by scope
+  bool opaque = false;
+  std::vector<std::string> opaque_reasons;
+};
+
+struct PathPolicy {
+  std::string root;     // absolute, normalised repo root
+  GlobSet ignore;       // repo-relative paths to drop
+  std::string log_dir;  // absolute; records under it are dropped
+  // True if `abs` exists now (after the test). Default: lstat.
+  std::function<bool(const std::string& abs)> exists;
+};
+
+// The repo-relative form of an absolute path under root ("." for root),
+// or the path itself if it lies outside.
+std::string RepoRelative(const std::string& root, const std::string& abs);
+
+// Reduces the logs of one test's run. `read_status` is what ReadLogDir
+// returned (a non-OK status makes the test opaque).
+TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
+                            const absl::Status& read_status,
+                            const PathPolicy& policy);
+
+// The scope of a test file: "//r/" + its repo-relative path.
+std::string TestScope(const std::string& test);
+
+struct TestRecord {
+  std::string test;           // repo-relative path
+  int exit_code = 0;
+  double seconds = 0;
+  bool started = true;        // false: the runner could not be started
+  std::string error;          // why, when !started
+  TestDependencies deps;
+};
+
+struct RunOneTestOptions {
+  std::string preload_library;  // absolute path of libste_preload.so
+  std::string scratch_dir;      // where per-test log directories go
+  bool keep_logs = false;       // leave the log directory (debugging)
+};
+
+// Runs one test (see top). Never fails outright: a test that cannot be run
+// comes back with started=false and an error (its outcome is "error").
+TestRecord RunOneTest(const Config& config, const std::string& test,
+                      const RunOneTestOptions& options);
+
+}  // namespace ste
+
+#endif  // STE_TEST_RECORDER_H_

@@ -1,0 +1,105 @@
+#include "ste/git.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+extern char** environ;
+
+namespace ste {
+namespace {
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunGit(const std::string& dir,
+                                   const std::vector<std::string>& args) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  std::vector<std::string> argv_s = {"git", "-C", dir};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, "git", &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  close(err[1]);
+  if (rc != 0) {
+    close(out[0]);
+    close(err[0]);
+    return absl::NotFoundError(absl::StrCat("cannot run git: ", std::strerror(rc)));
+  }
+  // git's stderr is small; read stdout fully first, then stderr.
+  std::string stdout_text = ReadAll(out[0]);
+  std::string stderr_text = ReadAll(err[0]);
+  close(out[0]);
+  close(err[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("git ", args.empty() ? "" : args[0], ": ",
+                     absl::StripAsciiWhitespace(stderr_text)));
+  }
+  return stdout_text;
+}
+
+bool IsGitRepo(const std::string& dir) {
+  return RunGit(dir, {"rev-parse", "--git-dir"}).ok();
+}
+
+absl::StatusOr<std::string> GitHead(const std::string& dir) {
+  absl::StatusOr<std::string> out = RunGit(dir, {"rev-parse", "HEAD"});
+  if (!out.ok()) return out.status();
+  return std::string(absl::StripAsciiWhitespace(*out));
+}
+
+absl::StatusOr<int64_t> GitMri(const std::string& dir, const std::string& rev) {
+  absl::StatusOr<std::string> out = RunGit(dir, {"rev-list", "--count", rev});
+  if (!out.ok()) return out.status();
+  int64_t n;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*out), &n)) {
+    return absl::InternalError(absl::StrCat("git rev-list --count: ", *out));
+  }
+  return n;
+}
+
+absl::StatusOr<std::string> GitMessagesSince(const std::string& dir,
+                                             const std::string& base) {
+  if (!base.empty() &&
+      RunGit(dir, {"merge-base", "--is-ancestor", base, "HEAD"}).ok()) {
+    return RunGit(dir, {"log", "--format=%B", base + "..HEAD"});
+  }
+  return RunGit(dir, {"log", "-1", "--format=%B", "HEAD"});
+}
+
+}  // namespace ste

@@ -1,0 +1,179 @@
+#include "ste/selection.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "ste/glob.h"
+
+namespace ste {
+namespace {
+
+std::string TestOfScope(std::string_view scope) {
+  return std::string(scope.substr(4));  // "//r/" + path
+}
+
+Selection All(std::string reason, const std::vector<std::string>& tests,
+              std::vector<InventoryChange> changed) {
+  Selection s;
+  s.mode = SelectionMode::kAll;
+  s.reason = std::move(reason);
+  s.changed = std::move(changed);
+  for (const std::string& t : tests) s.tests.push_back(SelectedTest{t, {}, 0});
+  return s;
+}
+
+bool Added(const InventoryChange& c) {
+  return c.change == ChangeKind::kAdded ||
+         (c.change == ChangeKind::kModified && c.old_type == FileType::kMissing);
+}
+bool Deleted(const InventoryChange& c) {
+  return c.change == ChangeKind::kDeleted ||
+         (c.change == ChangeKind::kModified && c.type == FileType::kMissing);
+}
+
+}  // namespace
+
+std::string_view SelectionModeName(SelectionMode mode) {
+  switch (mode) {
+    case SelectionMode::kAll: return "all";
+    case SelectionMode::kSubset: return "subset";
+    case SelectionMode::kNone: return "none";
+  }
+  return "all";
+}
+
+std::vector<std::string> DiscoverTests(const Config& config,
+                                       const Inventory& inventory) {
+  auto include = GlobSet::Compile(config.test_include);
+  auto exclude = GlobSet::Compile(config.test_exclude);
+  std::vector<std::string> tests;
+  if (!include.ok() || !exclude.ok()) return tests;
+  for (const InventoryEntry& e : inventory.entries()) {
+    if (e.path.empty() || e.path[0] == '/' || e.path == kRootPath) continue;
+    if (e.type != FileType::kRegular && e.type != FileType::kSymlink) continue;
+    if (include->Matches(e.path) && !exclude->Matches(e.path)) tests.push_back(e.path);
+  }
+  return tests;
+}
+
+std::vector<std::string> ExternalPaths(const SelectionIndex& index) {
+  std::set<std::string> paths;
+  for (size_t i = 0; i < index.key_count(); i++) {
+    std::string_view p = index.key_path(i);
+    if (!p.empty() && p[0] == '/') paths.insert(std::string(p));
+  }
+  return {paths.begin(), paths.end()};
+}
+
+Selection Select(const SelectionInputs& in) {
+  const Config& config = *in.config;
+  if (!in.no_baseline.empty()) {
+    return All(absl::StrCat("no usable baseline: ", in.no_baseline), in.head_tests, {});
+  }
+  std::vector<InventoryChange> changed = Inventory::Diff(*in.base, *in.head).changes;
+  if (!in.force_all.empty()) return All(in.force_all, in.head_tests, changed);
+
+  auto skip_all = GlobSet::Compile(config.skip_all);
+  auto run_all = GlobSet::Compile(config.run_all);
+  auto mandatory = GlobSet::Compile(config.mandatory);
+  if (!skip_all.ok() || !run_all.ok() || !mandatory.ok()) {
+    return All("bad selection globs in ste.toml", in.head_tests, changed);
+  }
+  // Directories whose names changed show up beside the entries that came
+  // or went; the rules look at the entries themselves.
+  if (!changed.empty()) {
+    bool only_skippable = true;
+    for (const InventoryChange& c : changed) {
+      if (c.type == FileType::kDirectory && c.change == ChangeKind::kModified) continue;
+      if (c.path[0] == '/' || !skip_all->Matches(c.path)) only_skippable = false;
+    }
+    if (only_skippable) {
+      Selection s;
+      s.mode = SelectionMode::kNone;
+      s.reason = "every changed path matches selection.skip_all";
+      s.changed = std::move(changed);
+      return s;
+    }
+    for (const InventoryChange& c : changed) {
+      if (c.path[0] == '/') continue;
+      int i = run_all->FirstMatch(c.path);
+      if (i >= 0) {
+        return All(absl::StrCat(c.path, " changed and matches selection.run_all '",
+                                config.run_all[i], "'"),
+                   in.head_tests, changed);
+      }
+    }
+  }
+
+  std::set<std::string> head(in.head_tests.begin(), in.head_tests.end());
+  std::map<std::string, SelectedTest> picked;
+  auto pick = [&](const std::string& test, SelectionReason reason) {
+    if (!head.count(test)) return;  // deleted since the baseline
+    SelectedTest& t = picked[test];
+    t.test = test;
+    if (t.reasons.size() < kMaxReasons) {
+      t.reasons.push_back(std::move(reason));
+    } else {
+      t.more_reasons++;
+    }
+  };
+  auto add_key = [&](const std::string& path, DepKind kind,
+                     const std::string& change) -> absl::Status {
+    absl::StatusOr<Roaring> tests = in.index->Lookup(path, kind);
+    if (!tests.ok()) return tests.status();
+    for (uint32_t id : *tests) {
+      pick(TestOfScope(in.index->test_scope(id)),
+           SelectionReason{path, std::string(DepKindName(kind)), change});
+    }
+    return absl::OkStatus();
+  };
+  for (const InventoryChange& c : changed) {
+    absl::Status s;
+    if (Added(c)) {
+      s = add_key(c.path, DepKind::kAbsent, "added");
+    } else if (Deleted(c)) {
+      s = add_key(c.path, DepKind::kContent, "deleted");
+      if (s.ok()) s = add_key(c.path, DepKind::kListing, "deleted");
+    } else {
+      bool was_dir = c.old_type == FileType::kDirectory;
+      bool is_dir = c.type == FileType::kDirectory;
+      if (was_dir || is_dir) s = add_key(c.path, DepKind::kListing, "changed");
+      // A directory's own content is its existence and type.
+      if (s.ok() && (!was_dir || !is_dir)) {
+        s = add_key(c.path, DepKind::kContent, "modified");
+      }
+    }
+    if (!s.ok()) {
+      return All(absl::StrCat("index unreadable: ", s.message()), in.head_tests, changed);
+    }
+  }
+  for (const std::string& t : in.head_tests) {
+    if (!in.index->FindTest("//r/" + t)) pick(t, {"", "", "new test"});
+    if (mandatory->Matches(t)) pick(t, {"", "", "mandatory"});
+  }
+  for (const std::string& t : in.failed_tests) pick(t, {"", "", "failed in baseline"});
+  for (uint32_t id : in.index->OpaqueTests()) {
+    pick(TestOfScope(in.index->test_scope(id)),
+         {"", "", "opaque: it ran something ste could not trace"});
+  }
+
+  Selection s;
+  s.changed = std::move(changed);
+  for (auto& [test, t] : picked) s.tests.push_back(std::move(t));
+  if (s.tests.empty()) {
+    s.mode = SelectionMode::kNone;
+    s.reason = s.changed.empty() ? "nothing changed since the baseline"
+                                 : "no test depends on what changed";
+  } else if (s.tests.size() == in.head_tests.size()) {
+    s.mode = SelectionMode::kAll;
+    s.reason = "every test is affected";
+  } else {
+    s.mode = SelectionMode::kSubset;
+    s.reason = absl::StrCat(s.tests.size(), " of ", in.head_tests.size(),
+                            " tests are affected");
+  }
+  return s;
+}
+
+}  // namespace ste
