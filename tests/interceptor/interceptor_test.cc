@@ -19,8 +19,7 @@
 
 #include "gtest/gtest.h"
 #include "ste/log_reader.h"
-
-extern char** environ;
+#include "test_support.h"
 
 namespace ste {
 namespace {
@@ -31,68 +30,11 @@ const std::string kCases = STE_CASES_DIR;
 
 std::string Case(const std::string& name) { return kCases + "/" + name; }
 
-std::string MakeTempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/ste-test-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) std::abort();
-  char real[PATH_MAX];
-  return realpath(pattern.c_str(), real) ? std::string(real) : pattern;
-}
-
-void WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream(path, std::ios::binary) << content;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Spawned {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs argv (argv[0] a path) with our environment plus `extra_env`.
-Spawned Spawn(const std::vector<std::string>& argv,
-              const std::vector<std::string>& extra_env = {}) {
-  std::string dir = MakeTempDir();
-  std::string out_file = dir + "/stdout", err_file = dir + "/stderr";
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string entry = *e;
-    bool overridden = false;
-    for (const std::string& x : extra_env) {
-      if (entry.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0) overridden = true;
-    }
-    if (!overridden) env.push_back(entry);
-  }
-  env.insert(env.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> envp, args;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (std::string& a : argv_copy) args.push_back(a.data());
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  Spawned result;
-  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data()) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  result.out = ReadFile(out_file);
-  result.err = ReadFile(err_file);
-  return result;
-}
+using ::ste::testing::MakeTempDir;
+using ::ste::testing::ReadFile;
+using ::ste::testing::Spawn;
+using ::ste::testing::Spawned;
+using ::ste::testing::WriteFile;
 
 struct Traced {
   Spawned run;
@@ -555,13 +497,13 @@ TEST_F(Workspace, LogDumpPrintsEveryRecordAsTextAndJson) {
 
   Spawned text = Spawn({kSte, "log", "dump", t.log_dir});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_EQ(static_cast<size_t>(std::count(text.out.begin(), text.out.end(), '\n')), records);
+  EXPECT_EQ(::ste::testing::Lines(text.out), records);
   EXPECT_NE(text.out.find("\t//r/t\tcontent\topen\t" + P("new\\nline") + "\n"), std::string::npos)
       << text.out;
 
   Spawned json = Spawn({kSte, "log", "dump", "--json", t.log_dir});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_EQ(static_cast<size_t>(std::count(json.out.begin(), json.out.end(), '\n')), records);
+  EXPECT_EQ(::ste::testing::Lines(json.out), records);
   for (const char* key : {"\"pid\":", "\"ppid\":", "\"scope\":\"//r/t\"", "\"kind\":\"content\"",
                           "\"path\":"}) {
     EXPECT_NE(json.out.find(key), std::string::npos) << key;

@@ -1,0 +1,419 @@
+// End-to-end tests of `ste record` and `ste select` on real temporary git
+// repositories: the real binary, real test processes, a real SQLite store.
+//
+// The fixture repo has three shell tests:
+//   tests/test_a.sh  sources lib/a.sh, reads fixtures/*.txt (a glob)
+//   tests/test_b.sh  sources lib/b.sh, probes config/local.env (absent)
+//   tests/test_ext.sh reads <ext>/site/lib.py, outside the repo
+// plus docs/ (skip_all), .ci/ (run_all), ste.toml (run_all).
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "test_support.h"
+
+extern char** environ;
+
+namespace ste {
+namespace {
+
+using ::ste::testing::MakeTempDir;
+using ::ste::testing::ReadFile;
+using ::ste::testing::Spawn;
+using ::ste::testing::Spawned;
+using ::ste::testing::WriteFile;
+
+const std::string kSte = STE_BINARY;
+const std::string kStaticOpener = STE_CASES_DIR "/static_opener";
+
+std::set<std::string> LinesOf(const std::string& text) {
+  std::set<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != ' ') lines.insert(line);
+  }
+  return lines;
+}
+
+struct SelectResult {
+  Spawned run;
+  std::string mode;
+  std::set<std::string> tests;
+};
+
+class Repo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = MakeTempDir();
+    ext_ = MakeTempDir();
+    WriteFile(ext_ + "/site/lib.py", "VERSION = 1\n");
+    W("lib/a.sh", "a() { echo A; }\n");
+    W("lib/b.sh", "b() { echo B; }\n");
+    W("fixtures/one.txt", "1\n");
+    W("fixtures/two.txt", "2\n");
+    W("tests/test_a.sh",
+      ". lib/a.sh\n[ \"$(a)\" = A ] || exit 1\nfor f in fixtures/*.txt; do read x < \"$f\"; done\n");
+    W("tests/test_b.sh",
+      ". lib/b.sh\n[ \"$(b)\" = B ] || exit 1\n[ -f config/local.env ] && . config/local.env\n"
+      "exit 0\n");
+    W("tests/test_ext.sh", "grep -q VERSION '" + ext_ + "/site/lib.py'\n");
+    W("docs/guide.md", "# guide\n");
+    W(".ci/pipeline.yml", "steps: []\n");
+    W("ste.toml",
+      "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n"
+      "[selection]\nrun_all = [\"ste.toml\", \".ci/**\"]\nskip_all = [\"docs/**\", \"*.md\"]\n");
+    Git({"init", "-q"});
+    Git({"config", "user.email", "t@example.com"});
+    Git({"config", "user.name", "t"});
+    Commit("init");
+  }
+
+  void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
+  void Git(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"git", "-C", root_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Spawned s = Spawn(argv);
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+  }
+  void Commit(const std::string& message) {
+    Git({"add", "-A"});
+    Git({"commit", "-q", "--allow-empty", "-m", message});
+  }
+  Spawned Ste(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+    args.insert(args.begin(), kSte);
+    return Spawn(args, env, root_);
+  }
+  void Record() {
+    Spawned r = Ste({"record", "--progress", "none"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  SelectResult Select(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"select", "--explain"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    SelectResult s;
+    s.run = Ste(args);
+    size_t at = s.run.err.find("mode ");
+    if (at != std::string::npos) s.mode = s.run.err.substr(at + 5, s.run.err.find(':', at) - at - 5);
+    s.tests = LinesOf(s.run.out);
+    return s;
+  }
+  std::string Describe(const SelectResult& s) { return s.run.err + s.run.out; }
+
+  std::string root_, ext_;
+  const std::set<std::string> all_ = {"tests/test_a.sh", "tests/test_b.sh", "tests/test_ext.sh"};
+};
+
+// ---- guardrails ---------------------------------------------------------------
+
+TEST_F(Repo, NoBaselineSelectsAllWithTheReason) {
+  SelectResult s = Select();
+  EXPECT_EQ(s.run.exit_code, 0);
+  EXPECT_EQ(s.mode, "all") << Describe(s);
+  EXPECT_EQ(s.tests, all_);
+  EXPECT_NE(s.run.err.find("no usable baseline"), std::string::npos) << s.run.err;
+}
+
+TEST_F(Repo, NothingChangedSelectsNone) {
+  Record();
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "none") << Describe(s);
+  EXPECT_TRUE(s.tests.empty());
+}
+
+TEST_F(Repo, OnlySkipAllPathsChangedSelectsNone) {
+  Record();
+  W("docs/guide.md", "# guide, edited\n");
+  W("NOTES.md", "new notes\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "none") << Describe(s);
+  EXPECT_NE(s.run.err.find("skip_all"), std::string::npos);
+}
+
+TEST_F(Repo, RunAllPathSelectsAll) {
+  Record();
+  W(".ci/pipeline.yml", "steps: [lint]\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "all") << Describe(s);
+  EXPECT_EQ(s.tests, all_);
+  EXPECT_NE(s.run.err.find(".ci/pipeline.yml changed and matches selection.run_all '.ci/**'"),
+            std::string::npos)
+      << s.run.err;
+}
+
+TEST_F(Repo, ForceTagInACommitMessageOrAllFlagSelectsAll) {
+  Record();
+  W("lib/a.sh", "a() { echo A; }  # touched\n");
+  EXPECT_EQ(Select().tests, std::set<std::string>{"tests/test_a.sh"});
+  EXPECT_EQ(Select({"--all"}).mode, "all");
+  Commit("refactor [test all] please");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "all") << Describe(s);
+  EXPECT_NE(s.run.err.find("force tag [test all]"), std::string::npos) << s.run.err;
+}
+
+// ---- each dependency kind ----------------------------------------------------------
+
+TEST_F(Repo, EditingASourceSelectsExactlyItsTest) {
+  Record();
+  W("lib/a.sh", "a() { echo A; }\n# comment\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "subset") << Describe(s);
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_a.sh"});
+  EXPECT_NE(s.run.out.find("  <- lib/a.sh (content modified)"), std::string::npos) << s.run.out;
+}
+
+TEST_F(Repo, AddingAFileToAGlobbedDirectorySelectsTheGlobber) {
+  Record();
+  W("fixtures/three.txt", "3\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_a.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find("  <- fixtures (listing changed)"), std::string::npos) << s.run.out;
+}
+
+TEST_F(Repo, CreatingAProbedAbsentFileSelectsTheProber) {
+  Record();
+  W("config/local.env", "X=1\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_b.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find("  <- config/local.env (was absent, now exists)"), std::string::npos)
+      << s.run.out;
+}
+
+TEST_F(Repo, DeletingADependencySelectsItsTest) {
+  Record();
+  ASSERT_EQ(unlink((root_ + "/lib/b.sh").c_str()), 0);
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_b.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find("  <- lib/b.sh (content deleted)"), std::string::npos) << s.run.out;
+}
+
+TEST_F(Repo, AnExternalFileChangeSelectsItsReader) {
+  Record();
+  WriteFile(ext_ + "/site/lib.py", "VERSION = 2\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_ext.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find(ext_ + "/site/lib.py (content modified)"), std::string::npos)
+      << s.run.out;
+}
+
+// ---- tests themselves ---------------------------------------------------------------
+
+TEST_F(Repo, ANewTestFileIsSelected) {
+  Record();
+  W("tests/test_new.sh", "exit 0\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_new.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find("  <- new test"), std::string::npos);
+}
+
+TEST_F(Repo, ATestThatFailedInTheBaselineIsRerun) {
+  W("tests/test_fail.sh", "exit 1\n");
+  Record();
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_fail.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find("  <- failed in baseline"), std::string::npos);
+}
+
+TEST_F(Repo, MandatoryTestsAreAlwaysSelected) {
+  W("ste.toml", ReadFile(root_ + "/ste.toml") + "mandatory = [\"tests/test_ext.sh\"]\n");
+  Record();
+  W("lib/a.sh", "a() { echo A; }\n# x\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, (std::set<std::string>{"tests/test_a.sh", "tests/test_ext.sh"}))
+      << Describe(s);
+}
+
+TEST_F(Repo, ATestThatRunsAStaticBinaryIsOpaqueAndAlwaysSelected) {
+  W("tests/test_static.sh", "'" + kStaticOpener + "' lib/a.sh\n");
+  Record();
+  W("lib/b.sh", "b() { echo B; }\n# y\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, (std::set<std::string>{"tests/test_b.sh", "tests/test_static.sh"}))
+      << Describe(s);
+  EXPECT_NE(s.run.out.find("opaque"), std::string::npos);
+  Spawned deps = Ste({"deps", "tests/test_static.sh"});
+  EXPECT_NE(deps.out.find("opaque"), std::string::npos) << deps.out;
+}
+
+// ---- outside git, and what the store holds --------------------------------------------
+
+TEST_F(Repo, WorksInADirectoryThatIsNotAGitRepo) {
+  Spawned rm = Spawn({"rm", "-rf", root_ + "/.git"});
+  ASSERT_EQ(rm.exit_code, 0);
+  Record();
+  Record();  // mri taken as a counter: 1, then 2
+  W("lib/a.sh", "a() { echo A; }\n# z\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_a.sh"}) << Describe(s);
+  EXPECT_NE(s.run.err.find("baseline 2, mri 2"), std::string::npos) << s.run.err;
+}
+
+TEST_F(Repo, WhyDepsAndIndexDump) {
+  Record();
+  Spawned why = Ste({"why", "lib/a.sh"});
+  EXPECT_EQ(why.exit_code, 0) << why.err;
+  EXPECT_EQ(why.out, "content\ttests/test_a.sh\n");
+  Spawned deps = Ste({"deps", "tests/test_b.sh"});
+  EXPECT_NE(deps.out.find("content\tlib/b.sh\n"), std::string::npos) << deps.out;
+  EXPECT_NE(deps.out.find("absent\tconfig/local.env\n"), std::string::npos) << deps.out;
+  Spawned dump = Ste({"index", "dump", "--json"});
+  EXPECT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_EQ(::ste::testing::Lines(dump.out), 3u);
+  EXPECT_NE(dump.out.find("{\"test\":\"//r/tests/test_a.sh\",\"opaque\":false,\"deps\":["),
+            std::string::npos);
+  EXPECT_EQ(Ste({"deps", "tests/nope.sh"}).exit_code, 1);
+}
+
+TEST_F(Repo, JsonGithubAndChangedFilesOutputs) {
+  Record();
+  W("lib/a.sh", "a() { echo A; }\n# j\n");
+  Spawned json = Ste({"select", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_NE(json.out.find("\"mode\":\"subset\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"tests\":[{\"test\":\"tests/test_a.sh\",\"reasons\":[{\"path\":"
+                          "\"lib/a.sh\",\"kind\":\"content\",\"change\":\"modified\"}]"),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("\"baseline\":{\"id\":1,"), std::string::npos);
+
+  std::string gh = MakeTempDir();
+  Spawned github = Ste({"select", "--format", "github"},
+                       {"GITHUB_OUTPUT=" + gh + "/out", "GITHUB_STEP_SUMMARY=" + gh + "/summary"});
+  ASSERT_EQ(github.exit_code, 0) << github.err;
+  std::string out = ReadFile(gh + "/out");
+  EXPECT_NE(out.find("mode=subset\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("tests_file="), std::string::npos) << out;
+  EXPECT_EQ(ReadFile(root_ + "/.ste/selected-tests.txt"), "tests/test_a.sh\n");
+  EXPECT_NE(ReadFile(gh + "/summary").find("| `tests/test_a.sh` | lib/a.sh (content modified) |"),
+            std::string::npos);
+
+  Spawned changed = Ste({"select", "--changed-files"});
+  EXPECT_EQ(changed.out, "lib/a.sh\n");
+}
+
+TEST_F(Repo, AnInterruptedRecordLeavesThePreviousBaselineInUse) {
+  Record();
+  W("tests/test_slow.sh", "sleep 5\n");
+  W("lib/a.sh", "a() { echo A; }\n# interrupted\n");
+  // Start `ste record` in a process group of its own, let it reach the
+  // slow test, then SIGKILL the group (only what this test started).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, root_.c_str());
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::string ste = kSte, record = "record", jobs = "-j1";
+  char* argv[] = {ste.data(), record.data(), jobs.data(), nullptr};
+  pid_t pid;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, &attr, argv, environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  usleep(1500 * 1000);
+  ASSERT_EQ(kill(-pid, SIGKILL), 0);
+  int status;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "subset") << Describe(s);
+  EXPECT_NE(s.run.err.find("(baseline 1, mri 1)"), std::string::npos) << s.run.err;
+  EXPECT_EQ(s.tests, (std::set<std::string>{"tests/test_a.sh", "tests/test_slow.sh"}));
+  // And the next record completes and takes over.
+  W("tests/test_slow.sh", "exit 0\n");
+  Record();
+  EXPECT_NE(Select().run.err.find("(baseline 3, mri 1)"), std::string::npos);
+}
+
+// ---- never narrow on an error ------------------------------------------------------
+
+class Damage : public Repo {
+ protected:
+  std::string Blob(const std::string& name) {
+    std::string dir = root_ + "/.ste/blobs";
+    Spawned ls = Spawn({"sh", "-c", "ls " + dir + " | grep -- '-" + name + "-'"});
+    return dir + "/" + ls.out.substr(0, ls.out.find('\n'));
+  }
+  void ExpectAll(const std::string& why_substring) {
+    W("lib/a.sh", "a() { echo A; }\n# damage\n");
+    SelectResult s = Select();
+    EXPECT_EQ(s.run.exit_code, 0) << Describe(s);
+    EXPECT_EQ(s.mode, "all") << Describe(s);
+    EXPECT_EQ(s.tests, all_);
+    EXPECT_NE(s.run.err.find(why_substring), std::string::npos) << s.run.err;
+  }
+};
+
+TEST_F(Damage, CorruptIndexSelectsAll) {
+  Record();
+  std::string index = Blob("index");
+  std::string bytes = ReadFile(index);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  WriteFile(index, bytes);
+  ExpectAll("no usable baseline");
+}
+
+TEST_F(Damage, TruncatedIndexSelectsAll) {
+  Record();
+  ASSERT_EQ(truncate(Blob("index").c_str(), 40), 0);
+  ExpectAll("no usable baseline");
+}
+
+TEST_F(Damage, WrongVersionInventorySelectsAll) {
+  Record();
+  std::string inventory = Blob("inventory");
+  std::string bytes = ReadFile(inventory);
+  bytes[8] = 9;  // format version
+  WriteFile(inventory, bytes);
+  ExpectAll("no usable baseline");
+}
+
+TEST_F(Damage, MissingIndexFileSelectsAll) {
+  Record();
+  ASSERT_EQ(unlink(Blob("index").c_str()), 0);
+  ExpectAll("no usable baseline");
+}
+
+TEST_F(Damage, GarbageStoreSelectsAll) {
+  Record();
+  WriteFile(root_ + "/.ste/ste.db", std::string(4096, 'x'));
+  unlink((root_ + "/.ste/ste.db-wal").c_str());
+  unlink((root_ + "/.ste/ste.db-shm").c_str());
+  ExpectAll("no usable baseline");
+}
+
+// ---- configuration errors ---------------------------------------------------------
+
+TEST_F(Repo, ConfigErrorsNameTheKeyAndLineAndExit2) {
+  W("ste.toml", "[tests]\ninclude = [\"tests/*.sh\"]\n[runner]\ncomand = \"sh {test}\"\n");
+  Spawned s = Ste({"select"});
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_NE(s.err.find("ste.toml:4:1: unknown key 'runner.comand'"), std::string::npos) << s.err;
+  Spawned r = Ste({"record"});
+  EXPECT_EQ(r.exit_code, 2);
+  ASSERT_EQ(unlink((root_ + "/ste.toml").c_str()), 0);
+  Spawned none = Ste({"select"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no ste.toml"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("[runner]"), std::string::npos) << "a hint on how to write one";
+  EXPECT_EQ(Ste({"select", "--format", "xml"}).exit_code, 2);
+  EXPECT_EQ(Ste({"select", "--help"}).exit_code, 0);
+  EXPECT_EQ(Ste({"record", "-j", "0"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace ste
