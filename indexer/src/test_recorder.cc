@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ste/traced_run.h"
@@ -46,6 +48,30 @@ void RemoveTree(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
+// Resolves the directory part of absolute paths through symlinks, once per
+// directory. The file name itself is left alone: a symlinked *file* is an
+// inventory entry whose hash covers what it points to.
+class DirectoryResolver {
+ public:
+  // The path with its directory resolved, or "" if that changes nothing
+  // (or the directory cannot be resolved).
+  std::string Canonical(const std::string& abs) {
+    size_t slash = abs.rfind('/');
+    if (slash == 0 || slash == std::string::npos) return "";
+    std::string dir = abs.substr(0, slash);
+    auto [it, added] = dirs_.try_emplace(dir);
+    if (added) {
+      char real[PATH_MAX];
+      if (realpath(dir.c_str(), real) != nullptr && dir != real) it->second = real;
+    }
+    if (it->second.empty()) return "";
+    return it->second + abs.substr(slash);
+  }
+
+ private:
+  absl::flat_hash_map<std::string, std::string> dirs_;  // "" = itself
+};
+
 }  // namespace
 
 std::string RepoRelative(const std::string& root, const std::string& abs) {
@@ -68,6 +94,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   }
   std::map<std::string, std::set<DepKey>> by_scope;
   absl::flat_hash_set<std::string> written;
+  DirectoryResolver resolver;
   for (const ProcessLog& log : logs) {
     for (const LogRecord& r : log.records) {
       if (r.path == policy.log_dir || Under(policy.log_dir, r.path)) continue;
@@ -80,12 +107,18 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
         written.insert(r.path);
         continue;
       }
-      std::string path = RepoRelative(policy.root, r.path);
-      if (path[0] != '/' && path != "." && policy.ignore.Matches(path)) continue;
       DepKind kind = r.kind == RecordKind::kContent  ? DepKind::kContent
                      : r.kind == RecordKind::kAbsent ? DepKind::kAbsent
                                                      : DepKind::kListing;
-      by_scope[r.scope].insert(DepKey{std::move(path), kind});
+      // A path read through a symlinked directory names a file the
+      // inventory does not walk: depend on the real one too.
+      std::string canonical = resolver.Canonical(r.path);
+      for (const std::string* abs : {&r.path, static_cast<const std::string*>(&canonical)}) {
+        if (abs->empty()) continue;
+        std::string path = RepoRelative(policy.root, *abs);
+        if (path[0] != '/' && path != "." && policy.ignore.Matches(path)) continue;
+        by_scope[r.scope].insert(DepKey{std::move(path), kind});
+      }
     }
   }
   // Temporary files the test created and removed are not dependencies.

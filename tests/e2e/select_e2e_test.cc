@@ -208,6 +208,22 @@ TEST_F(Repo, AnExternalFileChangeSelectsItsReader) {
       << s.run.out;
 }
 
+TEST_F(Repo, ReadingThroughASymlinkedDirectorySeesTheRealFile) {
+  // vendor -> <ext>/vendor (outside the repo): the test names vendor/v.sh,
+  // the change happens to the file behind the link.
+  WriteFile(ext_ + "/vendor/v.sh", "v() { echo V; }\n");
+  ASSERT_EQ(symlink((ext_ + "/vendor").c_str(), (root_ + "/vendor").c_str()), 0);
+  W("tests/test_v.sh", ". vendor/v.sh\n[ \"$(v)\" = V ]\n[ -f vendor/extra.sh ] && exit 1\nexit 0\n");
+  Record();
+  WriteFile(ext_ + "/vendor/v.sh", "v() { echo W; }\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_v.sh"}) << Describe(s);
+  WriteFile(ext_ + "/vendor/v.sh", "v() { echo V; }\n");
+  WriteFile(ext_ + "/vendor/extra.sh", "# appears behind the link\n");
+  s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_v.sh"}) << Describe(s);
+}
+
 // ---- tests themselves ---------------------------------------------------------------
 
 TEST_F(Repo, ANewTestFileIsSelected) {

@@ -11,6 +11,9 @@
 // travel.
 //
 // ReduceLogs maps every record to a dependency key:
+//   - a path whose directory lies behind a symlink is also recorded under
+//     its real directory (the inventory does not follow symlinked
+//     directories, so the real file is what it hashes);
 //   - paths inside the repo become repo-relative ("." for the root itself),
 //     paths outside stay absolute; records under the log directory and
 //     repo paths matching inventory.ignore are dropped;
