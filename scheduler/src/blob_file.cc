@@ -1,0 +1,139 @@
+// Copyright: the ste authors.
+#include "blob_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace ste {
+namespace {
+
+constexpr size_t kChunk = size_t{1} << 20;
+
+std::string CanonicalHex(XXH128_hash_t hash) {
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  return absl::BytesToHexString(absl::string_view(
+      reinterpret_cast<const char*>(canonical.digest), sizeof(canonical)));
+}
+
+absl::Status ErrnoError(int err, absl::string_view what,
+                        const std::string& path) {
+  return absl::ErrnoToStatus(err, absl::StrCat(what, " ", path));
+}
+
+// A name no other writer (thread or process) picks at the same time.
+std::string TempSuffix() {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t seed = std::random_device{}();
+  return absl::StrCat(getpid(), "-", seed % 1000000, "-", counter++);
+}
+
+absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path,
+                      const std::function<void(const char*)>& hook) {
+  const size_t half = bytes.size() / 2;
+  bool half_reported = false;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    size_t want = std::min(kChunk, bytes.size() - done);
+    // Stop at the half-way mark once, so the hook sees exactly half.
+    if (!half_reported && done < half) want = std::min(want, half - done);
+    ssize_t n = write(fd, bytes.data() + done, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, "write", path);
+    }
+    done += static_cast<size_t>(n);
+    if (!half_reported && done >= half && hook) {
+      half_reported = true;
+      hook("blob-half-written");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string Xxh3Hex(absl::string_view bytes) {
+  return CanonicalHex(XXH3_128bits(bytes.data(), bytes.size()));
+}
+
+absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(errno, "open", path);
+  XXH3_state_t* state = XXH3_createState();
+  if (state == nullptr) {
+    close(fd);
+    return absl::ResourceExhaustedError("XXH3_createState");
+  }
+  XXH3_128bits_reset(state);
+  std::vector<char> buffer(kChunk);
+  absl::Status status;
+  for (;;) {
+    ssize_t n = read(fd, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status = ErrnoError(errno, "read", path);
+      break;
+    }
+    if (n == 0) break;
+    XXH3_128bits_update(state, buffer.data(), static_cast<size_t>(n));
+  }
+  close(fd);
+  std::string hex = CanonicalHex(XXH3_128bits_digest(state));
+  XXH3_freeState(state);
+  if (!status.ok()) return status;
+  return hex;
+}
+
+absl::Status SyncDirectory(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(errno, "open directory", dir);
+  absl::Status status;
+  if (fsync(fd) != 0) status = ErrnoError(errno, "fsync directory", dir);
+  close(fd);
+  return status;
+}
+
+absl::Status WriteFileDurably(const std::string& dir, const std::string& name,
+                              absl::string_view bytes,
+                              const std::function<void(const char*)>& hook) {
+  const std::string path = absl::StrCat(dir, "/", name);
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    tmp = absl::StrCat(dir, "/.tmp-", name, "-", TempSuffix());
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt == 10)) {
+      return ErrnoError(errno, "create", tmp);
+    }
+  }
+  absl::Status status = WriteAll(fd, bytes, tmp, hook);
+  if (status.ok() && fsync(fd) != 0) status = ErrnoError(errno, "fsync", tmp);
+  if (close(fd) != 0 && status.ok()) status = ErrnoError(errno, "close", tmp);
+  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
+    status = ErrnoError(errno, absl::StrCat("rename ", tmp, " to"), path);
+  }
+  if (!status.ok()) {
+    unlink(tmp.c_str());
+    return status;
+  }
+  // The rename is durable once the directory is.
+  absl::Status synced = SyncDirectory(dir);
+  if (!synced.ok()) return synced;
+  if (hook) hook("blob-renamed");
+  return absl::OkStatus();
+}
+
+}  // namespace ste

@@ -1,0 +1,44 @@
+// Copyright: the ste authors. Blob files: durable writes, content hashes.
+//
+// Internal to scheduler/. The SQLite store keeps each blob (index,
+// inventory) as a file beside the database; these helpers write such a file
+// so that after a crash or power loss it is either absent or complete, and
+// re-hash it to check it later.
+#ifndef STE_SCHEDULER_BLOB_FILE_H_
+#define STE_SCHEDULER_BLOB_FILE_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ste {
+
+// XXH3-128 (default seed) of `bytes` as 32 lowercase hex digits of the
+// canonical big-endian form (what `xxh128sum` prints).
+std::string Xxh3Hex(absl::string_view bytes);
+
+// The same hash of the file at `path`, read once in large chunks.
+// NotFound if the file does not exist; other errors name the path.
+absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path);
+
+// Writes `bytes` to `dir`/`name` atomically and durably: a new temp file
+// ".tmp-<name>-<random>" in `dir` (mode 0644 minus umask), written, fsynced,
+// closed, renamed over `name`, then `dir` fsynced. On return OK the file is
+// on stable storage under its final name; on error the temp file is
+// removed and `name` is untouched. `hook` (may be empty) is called with
+// "blob-half-written" once half the bytes are in the temp file and with
+// "blob-renamed" after the directory sync (see SqliteStoreOptions).
+// Requires: `name` contains no '/'.
+absl::Status WriteFileDurably(
+    const std::string& dir, const std::string& name, absl::string_view bytes,
+    const std::function<void(const char*)>& hook = nullptr);
+
+// fsyncs the directory `dir` (makes renames and creations in it durable).
+absl::Status SyncDirectory(const std::string& dir);
+
+}  // namespace ste
+
+#endif  // STE_SCHEDULER_BLOB_FILE_H_

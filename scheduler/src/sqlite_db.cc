@@ -1,0 +1,180 @@
+// Copyright: the ste authors.
+#include "sqlite_db.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ste {
+
+absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
+    const std::string& path, int busy_timeout_ms) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  // Even a failed open returns a handle (for the message) that must be
+  // closed; only out-of-memory leaves it null.
+  std::unique_ptr<SqliteDb> result(new SqliteDb(db, path, busy_timeout_ms));
+  if (db == nullptr) return absl::ResourceExhaustedError("sqlite3_open_v2");
+  if (rc != SQLITE_OK) return result->Error(rc, "open");
+  sqlite3_extended_result_codes(db, 1);
+  rc = sqlite3_busy_timeout(db, busy_timeout_ms);
+  if (rc != SQLITE_OK) return result->Error(rc, "set busy timeout");
+  return result;
+}
+
+SqliteDb::~SqliteDb() {
+  // Statements and transactions are RAII objects that end first, so
+  // sqlite3_close (not _v2) finds nothing open.
+  if (db_ != nullptr) sqlite3_close(db_);
+}
+
+absl::Status SqliteDb::Exec(const char* sql) {
+  char* message = nullptr;
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+  sqlite3_free(message);  // the same text sqlite3_errmsg returns
+  if (rc != SQLITE_OK) return Error(rc, sql);
+  return absl::OkStatus();
+}
+
+int64_t SqliteDb::LastInsertRowid() const {
+  return sqlite3_last_insert_rowid(db_);
+}
+
+absl::Status SqliteDb::Error(int rc, absl::string_view what) const {
+  std::string message =
+      absl::StrCat("sqlite ", path_, ": ", what, ": ",
+                   db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(
+          absl::StrCat(message,
+                       " (another process held the database for "
+                       "more than ",
+                       busy_timeout_ms_, " ms)"));
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return absl::DataLossError(message);
+    case SQLITE_FULL:
+      return absl::ResourceExhaustedError(message);
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+    case SQLITE_AUTH:
+      return absl::PermissionDeniedError(message);
+    case SQLITE_CANTOPEN:
+      return absl::FailedPreconditionError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::StatusOr<Statement> Statement::Prepare(SqliteDb& db, const char* sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db.handle(), sql, -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return db.Error(rc, absl::StrCat("prepare \"", sql, "\""));
+  }
+  return Statement(&db, stmt);
+}
+
+Statement::~Statement() {
+  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      bind_status_(std::move(other.bind_status_)) {}
+
+Statement& Statement::BindInt(int index, int64_t value) {
+  int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_status_.ok()) {
+    bind_status_ = db_->Error(rc, absl::StrCat("bind ?", index));
+  }
+  return *this;
+}
+
+Statement& Statement::BindDouble(int index, double value) {
+  int rc = sqlite3_bind_double(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_status_.ok()) {
+    bind_status_ = db_->Error(rc, absl::StrCat("bind ?", index));
+  }
+  return *this;
+}
+
+Statement& Statement::BindText(int index, absl::string_view value) {
+  int rc = sqlite3_bind_text64(stmt_, index, value.data(), value.size(),
+                               SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (rc != SQLITE_OK && bind_status_.ok()) {
+    bind_status_ = db_->Error(rc, absl::StrCat("bind ?", index));
+  }
+  return *this;
+}
+
+absl::StatusOr<bool> Statement::Step() {
+  if (!bind_status_.ok()) return bind_status_;
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return db_->Error(rc, absl::StrCat("run \"", sqlite3_sql(stmt_), "\""));
+}
+
+absl::Status Statement::Run() {
+  absl::StatusOr<bool> row = Step();
+  if (!row.ok()) return row.status();
+  if (*row) {
+    return absl::InternalError(absl::StrCat("sqlite ", db_->path(), ": \"",
+                                            sqlite3_sql(stmt_),
+                                            "\" returned a row"));
+  }
+  return absl::OkStatus();
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+int64_t Statement::ColumnInt(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
+
+double Statement::ColumnDouble(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
+
+std::string Statement::ColumnText(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) return "";
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+absl::StatusOr<Transaction> Transaction::BeginImmediate(SqliteDb& db) {
+  absl::Status status = db.Exec("BEGIN IMMEDIATE");
+  if (!status.ok()) return status;
+  return Transaction(&db);
+}
+
+Transaction::~Transaction() {
+  // SQLite may already have rolled back by itself (e.g. after SQLITE_FULL);
+  // then there is nothing to undo.
+  if (db_ != nullptr && !sqlite3_get_autocommit(db_->handle())) {
+    sqlite3_exec(db_->handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+}
+
+Transaction::Transaction(Transaction&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)) {}
+
+absl::Status Transaction::Commit() {
+  absl::Status status = db_->Exec("COMMIT");
+  if (status.ok()) db_ = nullptr;
+  return status;
+}
+
+}  // namespace ste

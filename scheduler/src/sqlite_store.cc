@@ -1,0 +1,638 @@
+// Copyright: the ste authors. The SQLite baseline store; the schema and the
+// on-disk layout are described in sqlite_store.h.
+//
+// A little over 600 lines: the schema, the statements that rely on it and
+// the open-time check of it are kept in one file on purpose, so that a
+// schema change is reviewed next to every query it affects.
+#include "sqlite_store.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "blob_file.h"
+#include "sqlite_db.h"
+#include "ste/status_macros.h"
+
+namespace ste {
+namespace {
+
+constexpr char kBlobsDir[] = "blobs";
+
+// Version 1. A new version adds a migration in OpenSqliteStore, never an
+// edit here.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE meta(
+  key TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE baselines(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  commit_id TEXT NOT NULL,
+  mri INTEGER NOT NULL,
+  state INTEGER NOT NULL CHECK (state IN (0, 1, 2)),
+  created_unix INTEGER NOT NULL,
+  completed_unix INTEGER NOT NULL DEFAULT 0,
+  failure TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX baselines_complete_by_mri ON baselines(mri, id) WHERE state = 1;
+CREATE INDEX baselines_by_mri ON baselines(mri);
+CREATE TABLE results(
+  baseline INTEGER NOT NULL REFERENCES baselines(id),
+  test TEXT NOT NULL,
+  outcome INTEGER NOT NULL CHECK (outcome IN (0, 1, 2)),
+  exit_code INTEGER NOT NULL,
+  seconds REAL NOT NULL,
+  opaque INTEGER NOT NULL CHECK (opaque IN (0, 1)),
+  PRIMARY KEY (baseline, test)
+) WITHOUT ROWID;
+CREATE TABLE blobs(
+  baseline INTEGER NOT NULL REFERENCES baselines(id),
+  name TEXT NOT NULL,
+  file TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  xxh3_128 TEXT NOT NULL,
+  PRIMARY KEY (baseline, name)
+) WITHOUT ROWID;
+)sql";
+
+constexpr char kBaselineColumns[] =
+    "id, commit_id, mri, state, created_unix, completed_unix, failure";
+
+int64_t NowUnix() { return static_cast<int64_t>(std::time(nullptr)); }
+
+// Blob names become part of a file name: keep them plain.
+absl::Status ValidateBlobName(const std::string& name) {
+  if (name.empty() || name.size() > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("blob name \"", name, "\" must be 1 to 64 characters"));
+  }
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              (i > 0 && (c == '_' || c == '-' || c == '.'));
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "blob name \"", name, "\" must match [a-z0-9][a-z0-9_.-]*"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+class SqliteStore final : public BaselineStore {
+ public:
+  SqliteStore(std::unique_ptr<SqliteDb> db, std::string blobs_dir,
+              SqliteStoreOptions options)
+      : db_(std::move(db)),
+        blobs_dir_(std::move(blobs_dir)),
+        options_(std::move(options)) {}
+
+  absl::StatusOr<int64_t> Begin(const std::string& commit,
+                                int64_t mri) override;
+  absl::Status PutBlob(int64_t baseline, const std::string& name,
+                       const std::string& bytes) override;
+  absl::Status PutResults(int64_t baseline,
+                          const std::vector<TestResult>& results) override;
+  absl::Status Complete(int64_t baseline) override;
+  absl::Status MarkFailed(int64_t baseline, const std::string& why) override;
+  absl::StatusOr<std::optional<BaselineInfo>> LatestCompleted(
+      int64_t max_mri) override;
+  absl::StatusOr<BaselineInfo> Get(int64_t baseline) override;
+  absl::StatusOr<std::vector<BaselineInfo>> List() override;
+  absl::StatusOr<std::vector<TestResult>> Results(int64_t baseline) override;
+  absl::StatusOr<std::string> BlobPath(int64_t baseline,
+                                       const std::string& name) override;
+  absl::StatusOr<int64_t> NextMri() override;
+
+ private:
+  // The baseline in the current row of `stmt` (kBaselineColumns order).
+  absl::StatusOr<BaselineInfo> ReadBaseline(const Statement& stmt) const;
+  // OK if `baseline` exists and is building; NotFound / FailedPrecondition
+  // (naming `action`) otherwise.
+  absl::Status CheckBuilding(int64_t baseline, absl::string_view action);
+  // The file the row of blob `name` names, or "" if there is no such row.
+  absl::StatusOr<std::string> StoredBlobFile(int64_t baseline,
+                                             const std::string& name);
+  // DataLoss unless blobs/`file` exists with `size` bytes; returns its path.
+  absl::StatusOr<std::string> CheckBlobFile(int64_t baseline,
+                                            const std::string& name,
+                                            const std::string& file,
+                                            int64_t size) const;
+  void Hook(const char* point) const {
+    if (options_.fault_hook) options_.fault_hook(point);
+  }
+
+  std::unique_ptr<SqliteDb> db_;
+  std::string blobs_dir_;  // absolute
+  SqliteStoreOptions options_;
+};
+
+absl::StatusOr<BaselineInfo> SqliteStore::ReadBaseline(
+    const Statement& stmt) const {
+  BaselineInfo info;
+  info.id = stmt.ColumnInt(0);
+  info.commit = stmt.ColumnText(1);
+  info.mri = stmt.ColumnInt(2);
+  int64_t state = stmt.ColumnInt(3);
+  if (state < 0 || state > 2) {
+    return absl::DataLossError(absl::StrCat("sqlite ", db_->path(),
+                                            ": baseline ", info.id,
+                                            " has unknown state ", state));
+  }
+  info.state = static_cast<BaselineState>(state);
+  info.created_unix = stmt.ColumnInt(4);
+  info.completed_unix = stmt.ColumnInt(5);
+  info.failure = stmt.ColumnText(6);
+  return info;
+}
+
+absl::Status SqliteStore::CheckBuilding(int64_t baseline,
+                                        absl::string_view action) {
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_, "SELECT state FROM baselines WHERE id = ?1"));
+  stmt.BindInt(1, baseline);
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) {
+    return absl::NotFoundError(absl::StrCat("no baseline ", baseline));
+  }
+  int64_t state = stmt.ColumnInt(0);
+  if (state != static_cast<int64_t>(BaselineState::kBuilding)) {
+    std::string state_name =
+        state >= 0 && state <= 2
+            ? std::string(BaselineStateName(static_cast<BaselineState>(state)))
+            : absl::StrCat(state);
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot ", action, ": baseline ", baseline, " is ",
+                     state_name, ", not building"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SqliteStore::CheckBlobFile(int64_t baseline,
+                                                       const std::string& name,
+                                                       const std::string& file,
+                                                       int64_t size) const {
+  // The row comes from the database: never let it point outside blobs/.
+  if (file.empty() || file.find('/') != std::string::npos || file[0] == '.') {
+    return absl::DataLossError(absl::StrCat(
+        "sqlite ", db_->path(), ": blob \"", name, "\" of baseline ", baseline,
+        " names a bad file \"", file, "\""));
+  }
+  std::string path = absl::StrCat(blobs_dir_, "/", file);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT) {
+      return absl::DataLossError(absl::StrCat("blob file ", path, " (\"", name,
+                                              "\" of baseline ", baseline,
+                                              ") is missing"));
+    }
+    return absl::ErrnoToStatus(err, absl::StrCat("stat blob file ", path));
+  }
+  if (!S_ISREG(st.st_mode) || static_cast<int64_t>(st.st_size) != size) {
+    return absl::DataLossError(absl::StrCat(
+        "blob file ", path, " (\"", name, "\" of baseline ", baseline, ") is ",
+        static_cast<int64_t>(st.st_size), " bytes, ", size,
+        " were recorded (truncated or replaced)"));
+  }
+  return path;
+}
+
+absl::StatusOr<int64_t> SqliteStore::Begin(const std::string& commit,
+                                           int64_t mri) {
+  if (mri < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mri must not be negative, got ", mri));
+  }
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_,
+                         "INSERT INTO baselines(commit_id, mri, state, "
+                         "created_unix) VALUES (?1, ?2, 0, ?3)"));
+  stmt.BindText(1, commit).BindInt(2, mri).BindInt(3, NowUnix());
+  STE_RETURN_IF_ERROR(stmt.Run());
+  return db_->LastInsertRowid();
+}
+
+absl::Status SqliteStore::PutBlob(int64_t baseline, const std::string& name,
+                                  const std::string& bytes) {
+  STE_RETURN_IF_ERROR(ValidateBlobName(name));
+  // Checked before the (maybe large) write, and again under the lock.
+  STE_RETURN_IF_ERROR(CheckBuilding(baseline, "store a blob"));
+  STE_ASSIGN_OR_RETURN(std::string stored, StoredBlobFile(baseline, name));
+  const std::string hash = Xxh3Hex(bytes);
+  const std::string file =
+      absl::StrCat(baseline, "-", name, "-", hash, ".blob");
+  STE_RETURN_IF_ERROR(
+      WriteFileDurably(blobs_dir_, file, bytes, options_.fault_hook));
+
+  absl::Status status = [&]() -> absl::Status {
+    STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(*db_));
+    STE_ASSIGN_OR_RETURN(stored, StoredBlobFile(baseline, name));
+    STE_RETURN_IF_ERROR(CheckBuilding(baseline, "store a blob"));
+    STE_ASSIGN_OR_RETURN(
+        Statement put,
+        Statement::Prepare(*db_,
+                           "INSERT OR REPLACE INTO blobs(baseline, name, file, "
+                           "size, xxh3_128) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    put.BindInt(1, baseline)
+        .BindText(2, name)
+        .BindText(3, file)
+        .BindInt(4, static_cast<int64_t>(bytes.size()))
+        .BindText(5, hash);
+    STE_RETURN_IF_ERROR(put.Run());
+    return txn.Commit();
+  }();
+  if (!status.ok()) {
+    // The file's name is unique to this baseline, blob name and content:
+    // only the row of this baseline and name can name it (when the same
+    // bytes were stored before; then the file stays).
+    if (stored != file) unlink(absl::StrCat(blobs_dir_, "/", file).c_str());
+    return status;
+  }
+  if (!stored.empty() && stored != file &&
+      stored.find('/') == std::string::npos) {
+    unlink(absl::StrCat(blobs_dir_, "/", stored).c_str());  // best effort
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SqliteStore::StoredBlobFile(
+    int64_t baseline, const std::string& name) {
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(
+          *db_, "SELECT file FROM blobs WHERE baseline = ?1 AND name = ?2"));
+  stmt.BindInt(1, baseline).BindText(2, name);
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  return found ? stmt.ColumnText(0) : std::string();
+}
+
+absl::Status SqliteStore::PutResults(int64_t baseline,
+                                     const std::vector<TestResult>& results) {
+  for (const TestResult& r : results) {
+    if (r.test.empty()) {
+      return absl::InvalidArgumentError("a test result without a test name");
+    }
+    if (static_cast<int>(r.outcome) > 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "test ", r.test, ": unknown outcome ", static_cast<int>(r.outcome)));
+    }
+  }
+  STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(*db_));
+  STE_RETURN_IF_ERROR(CheckBuilding(baseline, "store results"));
+  STE_ASSIGN_OR_RETURN(
+      Statement put,
+      Statement::Prepare(*db_,
+                         "INSERT OR REPLACE INTO results(baseline, test, "
+                         "outcome, exit_code, seconds, opaque) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  for (const TestResult& r : results) {
+    put.BindInt(1, baseline)
+        .BindText(2, r.test)
+        .BindInt(3, static_cast<int64_t>(r.outcome))
+        .BindInt(4, r.exit_code)
+        .BindDouble(5, r.seconds)
+        .BindInt(6, r.opaque ? 1 : 0);
+    STE_RETURN_IF_ERROR(put.Run());
+    put.Reset();
+  }
+  return txn.Commit();
+}
+
+absl::Status SqliteStore::Complete(int64_t baseline) {
+  STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(*db_));
+  STE_RETURN_IF_ERROR(CheckBuilding(baseline, "complete it"));
+  for (const char* name : {"index", "inventory"}) {
+    STE_ASSIGN_OR_RETURN(
+        Statement blob,
+        Statement::Prepare(*db_,
+                           "SELECT file, size FROM blobs WHERE baseline = ?1 "
+                           "AND name = ?2"));
+    blob.BindInt(1, baseline).BindText(2, name);
+    STE_ASSIGN_OR_RETURN(bool found, blob.Step());
+    if (!found) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot complete baseline ", baseline,
+                       ": it lacks the \"", name, "\" blob"));
+    }
+    STE_RETURN_IF_ERROR(
+        CheckBlobFile(baseline, name, blob.ColumnText(0), blob.ColumnInt(1))
+            .status());
+  }
+  STE_ASSIGN_OR_RETURN(
+      Statement update,
+      Statement::Prepare(*db_,
+                         "UPDATE baselines SET state = 1, completed_unix = ?2 "
+                         "WHERE id = ?1 AND state = 0"));
+  update.BindInt(1, baseline).BindInt(2, NowUnix());
+  STE_RETURN_IF_ERROR(update.Run());
+  Hook("complete-before-commit");
+  return txn.Commit();
+}
+
+absl::Status SqliteStore::MarkFailed(int64_t baseline, const std::string& why) {
+  STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(*db_));
+  STE_RETURN_IF_ERROR(CheckBuilding(baseline, "mark it failed"));
+  STE_ASSIGN_OR_RETURN(
+      Statement update,
+      Statement::Prepare(*db_,
+                         "UPDATE baselines SET state = 2, failure = ?2 "
+                         "WHERE id = ?1 AND state = 0"));
+  update.BindInt(1, baseline).BindText(2, why);
+  STE_RETURN_IF_ERROR(update.Run());
+  return txn.Commit();
+}
+
+absl::StatusOr<std::optional<BaselineInfo>> SqliteStore::LatestCompleted(
+    int64_t max_mri) {
+  STE_ASSIGN_OR_RETURN(Statement stmt,
+                       Statement::Prepare(*db_, kLatestCompletedSql));
+  stmt.BindInt(1, max_mri);
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) return std::optional<BaselineInfo>();
+  STE_ASSIGN_OR_RETURN(BaselineInfo info, ReadBaseline(stmt));
+  return std::optional<BaselineInfo>(std::move(info));
+}
+
+absl::StatusOr<BaselineInfo> SqliteStore::Get(int64_t baseline) {
+  const std::string sql = absl::StrCat("SELECT ", kBaselineColumns,
+                                       " FROM baselines WHERE id = ?1");
+  STE_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(*db_, sql.c_str()));
+  stmt.BindInt(1, baseline);
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) {
+    return absl::NotFoundError(absl::StrCat("no baseline ", baseline));
+  }
+  return ReadBaseline(stmt);
+}
+
+absl::StatusOr<std::vector<BaselineInfo>> SqliteStore::List() {
+  const std::string sql = absl::StrCat("SELECT ", kBaselineColumns,
+                                       " FROM baselines ORDER BY id DESC");
+  STE_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(*db_, sql.c_str()));
+  std::vector<BaselineInfo> list;
+  for (;;) {
+    STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+    if (!found) break;
+    STE_ASSIGN_OR_RETURN(BaselineInfo info, ReadBaseline(stmt));
+    list.push_back(std::move(info));
+  }
+  return list;
+}
+
+absl::StatusOr<std::vector<TestResult>> SqliteStore::Results(int64_t baseline) {
+  STE_RETURN_IF_ERROR(Get(baseline).status());
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_,
+                         "SELECT test, outcome, exit_code, seconds, opaque "
+                         "FROM results WHERE baseline = ?1 ORDER BY test"));
+  stmt.BindInt(1, baseline);
+  std::vector<TestResult> results;
+  for (;;) {
+    STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+    if (!found) break;
+    TestResult r;
+    r.test = stmt.ColumnText(0);
+    int64_t outcome = stmt.ColumnInt(1);
+    if (outcome < 0 || outcome > 2) {
+      return absl::DataLossError(absl::StrCat(
+          "sqlite ", db_->path(), ": result of ", r.test, " in baseline ",
+          baseline, " has unknown outcome ", outcome));
+    }
+    r.outcome = static_cast<TestOutcome>(outcome);
+    r.exit_code = static_cast<int>(stmt.ColumnInt(2));
+    r.seconds = stmt.ColumnDouble(3);
+    r.opaque = stmt.ColumnInt(4) != 0;
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+absl::StatusOr<std::string> SqliteStore::BlobPath(int64_t baseline,
+                                                  const std::string& name) {
+  STE_RETURN_IF_ERROR(Get(baseline).status());
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_,
+                         "SELECT file, size, xxh3_128 FROM blobs "
+                         "WHERE baseline = ?1 AND name = ?2"));
+  stmt.BindInt(1, baseline).BindText(2, name);
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) {
+    return absl::NotFoundError(
+        absl::StrCat("baseline ", baseline, " has no \"", name, "\" blob"));
+  }
+  const std::string expected_hash = stmt.ColumnText(2);
+  STE_ASSIGN_OR_RETURN(
+      std::string path,
+      CheckBlobFile(baseline, name, stmt.ColumnText(0), stmt.ColumnInt(1)));
+  if (options_.verify_blob_hash) {
+    absl::StatusOr<std::string> hash = Xxh3HexOfFile(path);
+    if (absl::IsNotFound(hash.status())) {
+      return absl::DataLossError(absl::StrCat("blob file ", path, " (\"", name,
+                                              "\" of baseline ", baseline,
+                                              ") is missing"));
+    }
+    if (!hash.ok()) return hash.status();
+    if (*hash != expected_hash) {
+      return absl::DataLossError(
+          absl::StrCat("blob file ", path, " (\"", name, "\" of baseline ",
+                       baseline, ") has XXH3-128 ", *hash, ", ", expected_hash,
+                       " was recorded (its content changed)"));
+    }
+  }
+  return path;
+}
+
+absl::StatusOr<int64_t> SqliteStore::NextMri() {
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_,
+                         "SELECT COALESCE(MAX(mri), 0) + 1 FROM baselines"));
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) return absl::InternalError("MAX() returned no row");
+  return stmt.ColumnInt(0);
+}
+
+}  // namespace
+
+namespace {
+
+absl::StatusOr<int64_t> QueryInt(SqliteDb& db, const char* sql) {
+  STE_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) {
+    return absl::InternalError(
+        absl::StrCat("sqlite ", db.path(), ": \"", sql, "\" returned no row"));
+  }
+  return stmt.ColumnInt(0);
+}
+
+// WAL: readers never block the writer, and a commit is one append + fsync.
+// The mode is stored in the database file; setting it again is a no-op.
+absl::Status UseWal(SqliteDb& db) {
+  STE_ASSIGN_OR_RETURN(Statement stmt,
+                       Statement::Prepare(db, "PRAGMA journal_mode = WAL"));
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  std::string mode = found ? stmt.ColumnText(0) : "";
+  if (mode != "wal") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sqlite ", db.path(), ": cannot use journal_mode WAL (it stays \"",
+        mode, "\"); is the store on a network file system?"));
+  }
+  return absl::OkStatus();
+}
+
+// Turns an empty database into a version-1 store, unless another process
+// did so first.
+absl::Status CreateSchema(SqliteDb& db) {
+  STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(db));
+  STE_ASSIGN_OR_RETURN(int64_t app_id, QueryInt(db, "PRAGMA application_id"));
+  STE_ASSIGN_OR_RETURN(int64_t objects,
+                       QueryInt(db, "SELECT count(*) FROM sqlite_master"));
+  if (app_id != 0 || objects != 0) return absl::OkStatus();  // lost the race
+  STE_RETURN_IF_ERROR(db.Exec(kSchemaV1));
+  STE_RETURN_IF_ERROR(db.Exec(
+      absl::StrCat("PRAGMA application_id = ", kSqliteStoreApplicationId)
+          .c_str()));
+  STE_ASSIGN_OR_RETURN(
+      Statement meta,
+      Statement::Prepare(db, "INSERT INTO meta(key, value) VALUES (?1, ?2)"));
+  meta.BindText(1, "magic").BindText(2, kSqliteStoreMagic);
+  STE_RETURN_IF_ERROR(meta.Run());
+  meta.Reset();
+  meta.BindText(1, "schema_version")
+      .BindText(2, absl::StrCat(kSqliteStoreSchemaVersion));
+  STE_RETURN_IF_ERROR(meta.Run());
+  return txn.Commit();
+}
+
+absl::Status CheckSchema(SqliteDb& db) {
+  STE_ASSIGN_OR_RETURN(int64_t app_id, QueryInt(db, "PRAGMA application_id"));
+  if (app_id != kSqliteStoreApplicationId) {
+    STE_ASSIGN_OR_RETURN(int64_t objects,
+                         QueryInt(db, "SELECT count(*) FROM sqlite_master"));
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is an SQLite database of another application, not an ste "
+        "baseline store (application_id 0x%08x, ste's is 0x%08x; %d schema "
+        "objects); point [store] url at another file",
+        db.path(), static_cast<uint32_t>(app_id),
+        static_cast<uint32_t>(kSqliteStoreApplicationId), objects));
+  }
+  absl::StatusOr<Statement> stmt =
+      Statement::Prepare(db,
+                         "SELECT key, value FROM meta WHERE key IN ('magic', "
+                         "'schema_version')");
+  if (!stmt.ok()) {
+    return absl::DataLossError(absl::StrCat(
+        db.path(), " has ste's application_id but no readable meta table (",
+        stmt.status().message(), ")"));
+  }
+  std::string magic, version_text;
+  for (;;) {
+    STE_ASSIGN_OR_RETURN(bool found, stmt->Step());
+    if (!found) break;
+    (stmt->ColumnText(0) == "magic" ? magic : version_text) =
+        stmt->ColumnText(1);
+  }
+  int version = 0;
+  if (magic != kSqliteStoreMagic || !absl::SimpleAtoi(version_text, &version)) {
+    return absl::DataLossError(
+        absl::StrCat(db.path(),
+                     " has ste's application_id but its meta table is damaged "
+                     "(magic \"",
+                     magic, "\", schema_version \"", version_text, "\")"));
+  }
+  if (version > kSqliteStoreSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        db.path(), " has store schema version ", version,
+        ", newer than this ste understands (", kSqliteStoreSchemaVersion,
+        "); a newer ste wrote it: upgrade ste, or point [store] url at "
+        "another file"));
+  }
+  if (version < kSqliteStoreSchemaVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(db.path(), " has store schema version ", version,
+                     ", which this ste (schema version ",
+                     kSqliteStoreSchemaVersion, ") cannot read"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BaselineStore>> OpenSqliteStore(
+    const std::string& path_arg, const SqliteStoreOptions& options) {
+  namespace fs = std::filesystem;
+  if (path_arg.empty()) {
+    return absl::InvalidArgumentError("the SQLite store path is empty");
+  }
+  std::error_code ec;
+  const fs::path path = fs::absolute(path_arg, ec).lexically_normal();
+  if (ec) {
+    return absl::ErrnoToStatus(ec.value(),
+                               absl::StrCat("absolute path of ", path_arg));
+  }
+  const std::string dir = path.parent_path().string();
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return absl::ErrnoToStatus(ec.value(),
+                               absl::StrCat("create directory ", dir));
+  }
+  if (fs::is_directory(path, ec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store ", path.string(), " is a directory"));
+  }
+  STE_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db,
+                       SqliteDb::Open(path.string(), options.busy_timeout_ms));
+
+  // The first read of the file: one that is not SQLite fails here.
+  absl::StatusOr<int64_t> app_id = QueryInt(*db, "PRAGMA application_id");
+  if (absl::IsDataLoss(app_id.status())) {
+    return absl::DataLossError(
+        absl::StrCat(path.string(),
+                     " is not an SQLite database, so not an "
+                     "ste baseline store (",
+                     app_id.status().message(), ")"));
+  }
+  if (!app_id.ok()) return app_id.status();
+  STE_ASSIGN_OR_RETURN(int64_t objects,
+                       QueryInt(*db, "SELECT count(*) FROM sqlite_master"));
+  if (*app_id == 0 && objects == 0) {
+    // journal_mode cannot change inside a transaction: set it first.
+    STE_RETURN_IF_ERROR(UseWal(*db));
+    STE_RETURN_IF_ERROR(CreateSchema(*db));
+    // SQLite syncs the directory of a new journal, not of a new database
+    // file: make the file (and a .ste/ just created for it) durable.
+    STE_RETURN_IF_ERROR(SyncDirectory(dir));
+    STE_RETURN_IF_ERROR(
+        SyncDirectory(path.parent_path().parent_path().string()));
+  }
+  STE_RETURN_IF_ERROR(CheckSchema(*db));
+  STE_RETURN_IF_ERROR(UseWal(*db));
+  STE_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
+  STE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
+
+  const std::string blobs_dir = absl::StrCat(dir, "/", kBlobsDir);
+  if (mkdir(blobs_dir.c_str(), 0755) == 0) {
+    STE_RETURN_IF_ERROR(SyncDirectory(dir));  // the new entry, durably
+  } else if (errno != EEXIST) {
+    return absl::ErrnoToStatus(errno,
+                               absl::StrCat("create directory ", blobs_dir));
+  }
+  return std::unique_ptr<BaselineStore>(
+      new SqliteStore(std::move(db), blobs_dir, options));
+}
+
+}  // namespace ste

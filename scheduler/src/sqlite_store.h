@@ -1,0 +1,108 @@
+// Copyright: the ste authors. The SQLite baseline store (internal header).
+//
+// BaselineStore::Open("sqlite:PATH", root) lands here. This header is
+// internal to scheduler/ (and its tests): callers use baseline_store.h.
+//
+// On disk, for PATH = .ste/ste.db:
+//
+//   .ste/ste.db        the database (WAL mode: ste.db-wal and ste.db-shm
+//   .ste/ste.db-wal     beside it while a connection is open or after a
+//   .ste/ste.db-shm     crash; SQLite recovers them on the next open)
+//   .ste/blobs/<baseline id>-<name>-<xxh3-128 hex>.blob
+//                      one file per blob, content-addressed by its hash
+//                      (the canonical big-endian hex `xxh128sum` prints)
+//   .ste/blobs/.tmp-<final name>-<pid>-<random>-<counter>
+//                      a blob being written (a leftover one is garbage of a
+//                      write that was killed)
+//
+// Database, schema version 1 (PRAGMA application_id = kApplicationId):
+//
+//   meta(key TEXT PRIMARY KEY, value TEXT)
+//       "magic" = "ste baseline store", "schema_version" = "1"
+//   baselines(id INTEGER PRIMARY KEY AUTOINCREMENT  -- never reused
+//             commit_id TEXT, mri INTEGER,
+//             state INTEGER               -- BaselineState: 0 building,
+//                                         -- 1 complete, 2 failed
+//             created_unix INTEGER, completed_unix INTEGER (0 until then),
+//             failure TEXT ('' unless failed))
+//       INDEX baselines_complete_by_mri ON (mri, id) WHERE state = 1
+//             -- partial: LatestCompleted is one search of it
+//       INDEX baselines_by_mri ON (mri)  -- NextMri
+//   results(baseline, test, outcome INTEGER (TestOutcome), exit_code,
+//           seconds REAL, opaque INTEGER 0/1, PRIMARY KEY(baseline, test))
+//   blobs(baseline, name, file TEXT (name inside blobs/), size INTEGER,
+//         xxh3_128 TEXT (32 lowercase hex digits), PRIMARY KEY(baseline, name))
+//
+// Durability and atomicity. journal_mode=WAL, synchronous=FULL (every
+// commit is fsynced: a commit that returned survives a power loss), every
+// change of several rows in one BEGIN IMMEDIATE transaction. A blob file is
+// written to a temp file in blobs/, fsynced, renamed to its final name, and
+// the directory fsynced, and only then is its row inserted; Complete()
+// checks, inside its transaction, that both the "index" and "inventory"
+// rows exist and that their files exist with the recorded size. So a
+// process killed (or a machine losing power) at any point leaves either
+// the old or the new committed state, and a completed baseline never
+// names a blob that was not durable first.
+//
+// Verification. BlobPath() stats the file (size must match) and, unless
+// disabled in the options, reads the whole file once to recompute its
+// XXH3-128: a read of every byte, at ~memory bandwidth (the index file is
+// mmapped right afterwards, and the page cache makes that second read
+// free). Any mismatch, or a missing file, is DataLoss naming the file.
+//
+// Garbage. Blob files of failed or abandoned (forever "building")
+// baselines, blob files renamed into place by a write that was killed
+// before its row was inserted, and leftover .tmp- files are not removed
+// yet; they are harmless (never referenced by a complete baseline).
+// Replacing a blob deletes the file it replaced (best effort).
+#ifndef STE_SCHEDULER_SQLITE_STORE_H_
+#define STE_SCHEDULER_SQLITE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ste/baseline_store.h"
+
+namespace ste {
+
+// 'S' 'T' 'E' 'B': PRAGMA application_id of every ste store.
+inline constexpr int32_t kSqliteStoreApplicationId = 0x53544542;
+inline constexpr int kSqliteStoreSchemaVersion = 1;
+inline constexpr char kSqliteStoreMagic[] = "ste baseline store";
+
+// The statement LatestCompleted() runs (?1 = max_mri). Exposed so a test
+// can EXPLAIN QUERY PLAN it. The literal `state = 1` (not a parameter) is
+// what lets SQLite use the partial index.
+inline constexpr char kLatestCompletedSql[] =
+    "SELECT id, commit_id, mri, state, created_unix, completed_unix, failure"
+    " FROM baselines WHERE state = 1 AND mri <= ?1"
+    " ORDER BY mri DESC, id DESC LIMIT 1";
+
+struct SqliteStoreOptions {
+  // BlobPath() re-hashes the whole file (true) or checks its size only.
+  bool verify_blob_hash = true;
+  // How long a statement waits for another writer before Unavailable.
+  int busy_timeout_ms = 5000;
+  // Test hook: called at named points inside the store's writes, so a test
+  // program can kill itself at an exact place. Points:
+  //   "blob-half-written"       half of a blob's bytes are in the temp file
+  //   "blob-renamed"            the blob file is durable under its final
+  //                             name; its row is not inserted yet
+  //   "complete-before-commit"  Complete()'s UPDATE ran; COMMIT has not
+  std::function<void(const char* point)> fault_hook;
+};
+
+// Opens (creating the file, its directory and its schema if needed) the
+// store at `path` (made absolute against the current directory).
+// DataLoss for a file that is not an SQLite database; FailedPrecondition
+// for an SQLite database that is not an ste store or has another schema
+// version; Unavailable when the database stays locked by another process.
+absl::StatusOr<std::unique_ptr<BaselineStore>> OpenSqliteStore(
+    const std::string& path, const SqliteStoreOptions& options = {});
+
+}  // namespace ste
+
+#endif  // STE_SCHEDULER_SQLITE_STORE_H_
