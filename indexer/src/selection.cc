@@ -83,12 +83,20 @@ Selection Select(const SelectionInputs& in) {
   // Directories whose names changed show up beside the entries that came
   // or went; the rules look at the entries themselves.
   if (!changed.empty()) {
+    // A repo directory whose names changed is the echo of the entries that
+    // came or went, which are changes of their own; an external directory
+    // is not walked, so its listing change is all there is, and counts.
     bool only_skippable = true;
+    size_t considered = 0;
     for (const InventoryChange& c : changed) {
-      if (c.type == FileType::kDirectory && c.change == ChangeKind::kModified) continue;
+      if (c.path[0] != '/' && c.type == FileType::kDirectory &&
+          c.old_type == FileType::kDirectory && c.change == ChangeKind::kModified) {
+        continue;
+      }
+      considered++;
       if (c.path[0] == '/' || !skip_all->Matches(c.path)) only_skippable = false;
     }
-    if (only_skippable) {
+    if (considered > 0 && only_skippable) {
       Selection s;
       s.mode = SelectionMode::kNone;
       s.reason = "every changed path matches selection.skip_all";

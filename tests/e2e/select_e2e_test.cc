@@ -224,6 +224,19 @@ TEST_F(Repo, ReadingThroughASymlinkedDirectorySeesTheRealFile) {
   EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_v.sh"}) << Describe(s);
 }
 
+TEST_F(Repo, AFileAddedToAnExternalDirectoryATestListsSelectsIt) {
+  // Found by the safety oracle's author: only the external directory's
+  // listing changes (its entries are not inventoried), and that alone must
+  // select the test, never "none".
+  WriteFile(ext_ + "/plugins/one.sh", "");
+  W("tests/test_plugins.sh", "[ \"$(ls '" + ext_ + "/plugins' | wc -l)\" -eq 1 ]\n");
+  Record();
+  WriteFile(ext_ + "/plugins/two.sh", "");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "subset") << Describe(s);
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_plugins.sh"}) << Describe(s);
+}
+
 // ---- tests themselves ---------------------------------------------------------------
 
 TEST_F(Repo, ANewTestFileIsSelected) {
