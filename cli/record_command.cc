@@ -111,8 +111,7 @@ int RecordCommand(const std::vector<std::string>& args) {
       for (const TestResult& r : *results) options.previous_seconds[r.test] = r.seconds;
     }
   }
-  const char* tmp = std::getenv("TMPDIR");
-  std::string scratch = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/ste-record-XXXXXX");
+  std::string scratch = absl::StrCat(DefaultScratchRoot(), "/ste-record-XXXXXX");
   if (mkdtemp(scratch.data()) == nullptr) return fail("cannot create a scratch directory");
   options.scratch_dir = scratch;
   options.phase = [&](const char* phase) {

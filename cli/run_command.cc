@@ -19,7 +19,8 @@ const std::vector<FlagSpec> kRunFlags = {
      "scope of the process tree (default //r; a test: //r/<path>)"},
     {"log-dir", 0, true, "DIR",
      "write the per-process logs here (created if missing; default: a new "
-     "temporary directory, printed on stderr)"},
+     "directory under $STE_TMPDIR, else /dev/shm when it is tmpfs, else "
+     "$TMPDIR; printed on stderr)"},
 };
 
 constexpr char kRunHelp[] =
@@ -78,8 +79,7 @@ int RunCommand(const std::vector<std::string>& args) {
 
   std::string dir = flags->Get("log-dir");
   if (dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/ste-run-XXXXXX");
+    std::string pattern = absl::StrCat(DefaultScratchRoot(), "/ste-run-XXXXXX");
     if (mkdtemp(pattern.data()) == nullptr) {
       std::fprintf(stderr, "ste run: cannot create a log directory: %s\n",
                    std::strerror(errno));

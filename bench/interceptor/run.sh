@@ -60,8 +60,12 @@ fi
 trap 'rm -rf "$work" ${shm:+"$shm"}' EXIT
 trap 'exit 130' INT TERM
 fixture=$work/files
-logs=$work/logs
-mkdir -p "$fixture" "$logs"
+# `ste run` without --log-dir writes under /dev/shm when it is tmpfs (see
+# DefaultScratchRoot): the main variants put their logs where ste would.
+# The control keeps them on $TMPDIR's filesystem.
+disk_logs=$work/logs
+logs=${shm:-$disk_logs}
+mkdir -p "$fixture" "$disk_logs"
 files=()
 for i in $(seq -w 0 63); do
   printf 'file %s\n' "$i" >"$fixture/f$i"
@@ -70,7 +74,7 @@ done
 
 echo "ste interceptor benchmark — $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "host: $(nproc) cores, $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "logs: $logs ($(stat -f -c %T "$logs")); log dirs kept until each table is done"
+echo "logs: $logs ($(stat -f -c %T "$logs"); ste run's default), control on $disk_logs ($(stat -f -c %T "$disk_logs")); log dirs kept until each table is done"
 echo "wall-clock ratios are median/median (x med) and min/min (x min) against"
 echo "the variant in 'vs', measured in this run; cpu = user+sys of the tree."
 echo
@@ -94,9 +98,9 @@ p2=(--variant plain -- sh -c "$loop" sh "$P2_N" ::
     --variant "ste run" --vs plain --target 1.10 --log-root "$logs" --
       "$STE" run --log-dir "{logdir}" -- sh -c "$loop" sh "$P2_N" ::)
 if [ -n "$shm" ]; then
-  # Control: the same, logs on tmpfs — separates the filesystem's cost of
-  # creating one log file per process from the library's own.
-  p2+=(--variant "ste run, tmpfs logs" --vs plain --log-root "$shm" --
+  # Control: the same, logs on $TMPDIR's disk — separates the filesystem's
+  # cost of creating one log file per process from the library's own.
+  p2+=(--variant "ste run, logs on disk" --vs plain --log-root "$disk_logs" --
          "$STE" run --log-dir "{logdir}" -- sh -c "$loop" sh "$P2_N" ::)
 fi
 if [ $strace_ok = 1 ]; then

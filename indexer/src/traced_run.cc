@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <spawn.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +59,17 @@ std::string ResolveProgram(const std::string& program) {
 }
 
 }  // namespace
+
+std::string DefaultScratchRoot() {
+  if (const char* dir = std::getenv("STE_TMPDIR"); dir && *dir) return dir;
+  struct statfs fs;
+  if (statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
+      access("/dev/shm", W_OK | X_OK) == 0) {
+    return "/dev/shm";
+  }
+  if (const char* dir = std::getenv("TMPDIR"); dir && *dir) return dir;
+  return "/tmp";
+}
 
 bool IsValidScope(std::string_view scope_view) {
   absl::string_view scope(scope_view.data(), scope_view.size());

@@ -56,26 +56,86 @@ typedef Elf32_Phdr StePhdr;
 #define STE_ELF_MACHINE 0 /* not checked */
 #endif
 
+/* Verdicts on ELF files already checked by this process, keyed by the
+ * file's identity. Entries may be written by a vfork child into its
+ * parent's memory while a thread of the parent reads them, so each entry
+ * carries a check over its fields: a torn entry is a miss, never a wrong
+ * "followable". */
+typedef struct ElfVerdict {
+  uint64_t dev, ino, size, mtime_ns, ctime_ns;
+  uint64_t followable; /* 1 or 0 */
+  uint64_t check;
+} ElfVerdict;
+static ElfVerdict verdicts[16];
+static _Atomic unsigned verdict_next;
+
+static uint64_t verdict_check(const ElfVerdict* v) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  const uint64_t* f = &v->dev;
+  for (int i = 0; i < 6; i++) h = (h ^ f[i]) * 0x100000001b3ull + (h >> 29);
+  return h | 1;
+}
+
+static void identity(const struct stat* st, ElfVerdict* v) {
+  v->dev = st->st_dev;
+  v->ino = st->st_ino;
+  v->size = (uint64_t)st->st_size;
+  v->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+  v->ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000ull + (uint64_t)st->st_ctim.tv_nsec;
+}
+
+/* 1 followable, 0 not, -1 unknown. */
+static int cached_verdict(const struct stat* st) {
+  ElfVerdict key;
+  identity(st, &key);
+  for (unsigned i = 0; i < sizeof verdicts / sizeof verdicts[0]; i++) {
+    ElfVerdict v = verdicts[i];
+    if (v.check == verdict_check(&v) && v.dev == key.dev && v.ino == key.ino &&
+        v.size == key.size && v.mtime_ns == key.mtime_ns && v.ctime_ns == key.ctime_ns) {
+      return (int)v.followable;
+    }
+  }
+  return -1;
+}
+
+static void remember_verdict(const struct stat* st, int followable) {
+  ElfVerdict v;
+  identity(st, &v);
+  v.followable = (uint64_t)followable;
+  v.check = verdict_check(&v);
+  unsigned i = atomic_fetch_add(&verdict_next, 1u) % (sizeof verdicts / sizeof verdicts[0]);
+  verdicts[i].check = 0;
+  verdicts[i] = v;
+}
+
 /* Checks that the loader will honour LD_PRELOAD in the image `abs`. */
 static void check_followable(const char* abs, int op, int depth) {
+  struct stat st;
+  if (ste_sys_stat(abs, &st) != 0) return; /* the exec fails */
+  uid_t uid = getuid();
+  if (((st.st_mode & S_ISUID) && st.st_uid != uid) ||
+      ((st.st_mode & S_ISGID) && st.st_gid != getgid())) {
+    note_unfollowed(abs, op);
+    return;
+  }
+  int cached = cached_verdict(&st);
+  if (cached >= 0) {
+    if (!cached) note_unfollowed(abs, op);
+    return;
+  }
   int fd = ste_sys_open(abs, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) {
     note_unfollowed(abs, op); /* execute-only: cannot tell */
     return;
   }
-  struct stat st;
   char head[1024];
-  long n = -1;
-  if (ste_sys_fstat(fd, &st) == 0) n = ste_sys_pread(fd, head, sizeof head, 0);
+  long n = ste_sys_pread(fd, head, sizeof head, 0);
   if (n < 0) {
     ste_sys_close(fd);
     note_unfollowed(abs, op);
     return;
   }
-  uid_t uid = getuid();
-  if (((st.st_mode & S_ISUID) && st.st_uid != uid) ||
-      ((st.st_mode & S_ISGID) && st.st_gid != getgid()) ||
-      (uid != 0 && ste_sys_getxattr(abs, "security.capability") >= 0)) {
+  if (uid != 0 && ste_sys_getxattr(abs, "security.capability") >= 0) {
     ste_sys_close(fd);
     note_unfollowed(abs, op);
     return;
@@ -104,24 +164,26 @@ static void check_followable(const char* abs, int op, int depth) {
   }
   SteEhdr eh;
   memcpy(&eh, head, sizeof eh);
-  if (eh.e_ident[EI_CLASS] != STE_ELF_CLASS ||
-      (STE_ELF_MACHINE && eh.e_machine != STE_ELF_MACHINE)) {
-    ste_sys_close(fd);
-    note_unfollowed(abs, op);
-    return;
-  }
-  int dynamic = 0;
-  for (unsigned i = 0; i < eh.e_phnum && i < 256; i++) {
-    StePhdr ph;
-    long off = (long)eh.e_phoff + (long)i * eh.e_phentsize;
-    if (ste_sys_pread(fd, &ph, sizeof ph, off) != (long)sizeof ph) break;
-    if (ph.p_type == PT_INTERP) {
-      dynamic = 1;
-      break;
+  int followable = 0;
+  if (eh.e_ident[EI_CLASS] == STE_ELF_CLASS &&
+      (!STE_ELF_MACHINE || eh.e_machine == STE_ELF_MACHINE)) {
+    for (unsigned i = 0; i < eh.e_phnum && i < 256; i++) {
+      StePhdr ph;
+      long off = (long)eh.e_phoff + (long)i * eh.e_phentsize;
+      if (off >= 0 && off + (long)sizeof ph <= n) {
+        memcpy(&ph, head + off, sizeof ph); /* usually in the first read */
+      } else if (ste_sys_pread(fd, &ph, sizeof ph, off) != (long)sizeof ph) {
+        break;
+      }
+      if (ph.p_type == PT_INTERP) {
+        followable = 1; /* dynamically linked */
+        break;
+      }
     }
   }
   ste_sys_close(fd);
-  if (!dynamic) note_unfollowed(abs, op);
+  remember_verdict(&st, followable);
+  if (!followable) note_unfollowed(abs, op);
 }
 
 static int executable_file(const char* abs) {

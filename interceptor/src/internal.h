@@ -31,10 +31,13 @@ STE_HIDDEN void* ste_real(_Atomic(void*)* slot, const char* name);
  * initialises lazily on first use. 0: pass every call straight through. */
 STE_HIDDEN int ste_enabled(void);
 
-STE_HIDDEN extern char ste_log_dir[4096];     /* absolute STE_LOG_DIR */
-STE_HIDDEN extern char ste_self_path[4096];   /* this library, absolute */
+/* Absolute STE_LOG_DIR and this library's absolute path. They point into
+ * strings that live as long as the process (the initial environment, the
+ * loader's name for us) unless those were relative, then into a buffer. */
+STE_HIDDEN extern const char* ste_log_dir;
+STE_HIDDEN extern const char* ste_self_path;
 
-/* Called in a child right after fork(): new log, fresh dedup set. */
+/* Called in a child right after fork() (see ste_log_forked). */
 STE_HIDDEN void ste_after_fork_child(void);
 
 /* Records every object the dynamic linker has loaded that was not yet
@@ -60,7 +63,7 @@ STE_HIDDEN void ste_note_abs(int kind, int op, const char* path, size_t len);
 STE_HIDDEN void ste_note_lookup(int op, int dirfd, const char* path, int ok,
                                 int err);
 
-/* Resets the dedup set (a forked child records its own). */
+/* Empties the dedup set (a forked child opening its own log). */
 STE_HIDDEN void ste_dedup_reset_after_fork(void);
 
 /* ---- paths (path.c) ---------------------------------------------------- */
@@ -72,6 +75,10 @@ STE_HIDDEN void ste_dedup_reset_after_fork(void);
 STE_HIDDEN size_t ste_path_resolve(int dirfd, const char* path, char* out,
                                    size_t cap);
 
+/* 1 if an absolute path is already normalised (no "//", ".", ".."
+ * components, no trailing '/'): it can be recorded without a copy. */
+STE_HIDDEN int ste_path_is_normal(const char* path, size_t len);
+
 /* Normalises an absolute path in place; returns the new length. */
 STE_HIDDEN size_t ste_path_normalise(char* path, size_t len);
 
@@ -80,6 +87,8 @@ STE_HIDDEN size_t ste_path_of_fd(int fd, char* out, size_t cap);
 
 /* Refreshes the cached cwd (after chdir/fchdir, fork, start). */
 STE_HIDDEN void ste_cwd_refresh(void);
+/* Changes every time the cached cwd does (keys the raw-path fast path). */
+STE_HIDDEN uint64_t ste_cwd_generation(void);
 
 /* 1 for paths never recorded: /proc, /sys, /dev and what lies below. */
 STE_HIDDEN int ste_path_skipped(const char* path, size_t len);
@@ -99,6 +108,14 @@ STE_HIDDEN void ste_scope_bind_environ(void);
 /* Creates a new log file in ste_log_dir and makes it current. Returns 0 or
  * -1 (errno set). `flags` are SteLogFlags for the header. */
 STE_HIDDEN int ste_log_open(uint32_t flags);
+
+/* In a forked child: keep appending to the parent's log (the mapping is
+ * shared, the cursor atomic) until the child records something of its own,
+ * then open the child's log. Saves a file per fork+exec. */
+STE_HIDDEN void ste_log_forked(void);
+/* Opens this process's own log if it is a forked child still writing to its
+ * parent's (resets the dedup set, defines the scope stack). Cheap when not. */
+STE_HIDDEN void ste_log_ensure_own(void);
 
 /* Appends one record. Lock-free; drops (and counts in header.lost) only
  * when the log cannot grow. */

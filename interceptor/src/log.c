@@ -19,14 +19,24 @@
 
 #include "internal.h"
 
-enum { kInitialCapacity = 64 * 1024 };
+enum { kInitialCapacity = 4 * 1024 }; /* one page: most processes never grow */
 
 typedef struct SteLog {
   SteLogHeader* header; /* start of the mapping */
   uint64_t window;      /* bytes mapped */
   _Atomic int grow_lock;
-  char path[4200];
+  char name[64];        /* file name in ste_log_dir */
 } SteLog;
+
+/* dir + "/" + name into out[cap]; 0 if it does not fit. */
+static int log_path(const SteLog* log, char* out, size_t cap) {
+  size_t d = ste_strlen(ste_log_dir), n = ste_strlen(log->name);
+  if (d + 1 + n + 1 > cap) return 0;
+  memcpy(out, ste_log_dir, d);
+  out[d] = '/';
+  memcpy(out + d + 1, log->name, n + 1);
+  return 1;
+}
 
 static SteLog logs[2];
 static _Atomic(SteLog*) current_log;
@@ -54,27 +64,25 @@ static void append_dec(char* out, size_t* n, uint64_t v) {
 int ste_log_open(uint32_t flags) {
   SteLog* old = atomic_load(&current_log);
   SteLog* log = (old == &logs[0]) ? &logs[1] : &logs[0];
-  size_t dir_len = ste_strlen(ste_log_dir);
-  if (dir_len + 64 > sizeof log->path) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
   uint32_t pid = (uint32_t)getpid();
 
   int fd = -1;
+  char path[4200];
   for (int attempt = 0; attempt < 64 && fd < 0; attempt++) {
-    size_t n = dir_len;
-    memcpy(log->path, ste_log_dir, dir_len);
-    log->path[n++] = '/';
-    log->path[n++] = 'p';
-    append_dec(log->path, &n, pid);
-    log->path[n++] = '-';
-    append_hex(log->path, &n, start_ns + (uint64_t)attempt);
-    memcpy(log->path + n, STE_LOG_SUFFIX, sizeof STE_LOG_SUFFIX);
-    fd = ste_sys_open(log->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    size_t n = 0;
+    log->name[n++] = 'p';
+    append_dec(log->name, &n, pid);
+    log->name[n++] = '-';
+    append_hex(log->name, &n, start_ns + (uint64_t)attempt);
+    memcpy(log->name + n, STE_LOG_SUFFIX, sizeof STE_LOG_SUFFIX);
+    if (!log_path(log, path, sizeof path)) {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    fd = ste_sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno != EEXIST) return -1;
   }
   if (fd < 0) return -1;
@@ -114,13 +122,36 @@ int ste_log_open(uint32_t flags) {
   log->header = h;
   log->window = window;
   atomic_store(&log->grow_lock, 0);
+  /* A forked child's inherited window (the parent's file) stays mapped:
+   * another thread of the child may still be appending to it. */
   atomic_store(&current_log, log);
-  /* A forked child's inherited window belongs to the parent's file. */
-  if (old && old->header) {
-    munmap(old->header, old->window);
-    old->header = 0;
-  }
   return 0;
+}
+
+/* 0: this process writes its own log; 1: a forked child still writing to
+ * its parent's; 2: that child is opening its own right now. */
+static _Atomic int own_log_state;
+
+void ste_log_forked(void) { atomic_store(&own_log_state, 1); }
+
+void ste_log_ensure_own(void) {
+  if (atomic_load_explicit(&own_log_state, memory_order_acquire) == 0) return;
+  int expected = 1;
+  if (atomic_compare_exchange_strong(&own_log_state, &expected, 2)) {
+    int saved = errno;
+    if (ste_log_open(STE_LOG_FLAG_FORKED) == 0) {
+      ste_dedup_reset_after_fork();
+      ste_scope_emit_all();
+    } else {
+      /* Keep writing to the parent's log: attributed to the parent's pid,
+       * but nothing is lost. */
+      ste_warn("cannot create a log for a forked child; using its parent's", ste_log_dir);
+    }
+    atomic_store(&own_log_state, 0);
+    errno = saved;
+    return;
+  }
+  for (int i = 0; i < 100000 && atomic_load(&own_log_state) == 2; i++) sched_yield();
 }
 
 /* Makes the file hold at least `need` bytes. 1 on success. */
@@ -132,7 +163,9 @@ static int log_grow(SteLog* log, uint64_t need) {
     uint64_t grown = cap * 2;
     while (grown < need) grown *= 2;
     if (grown > log->window) grown = log->window;
-    int fd = ste_sys_open(log->path, O_RDWR | O_CLOEXEC, 0);
+    char path[4200];
+    if (!log_path(log, path, sizeof path)) return 0;
+    int fd = ste_sys_open(path, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) return 0;
     int ok = ste_sys_fallocate(fd, 0, (long)grown) == 0;
     if (!ok && (errno == EOPNOTSUPP || errno == ENOSYS)) {

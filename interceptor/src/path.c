@@ -21,6 +21,11 @@
 static char cwd_buf[2][4096];
 static _Atomic(const char*) cwd_current; /* NULL: unknown */
 static _Atomic int cwd_next;
+static _Atomic uint64_t cwd_generation;
+
+uint64_t ste_cwd_generation(void) {
+  return atomic_load_explicit(&cwd_generation, memory_order_relaxed);
+}
 
 void ste_cwd_refresh(void) {
   int saved = errno;
@@ -32,6 +37,7 @@ void ste_cwd_refresh(void) {
   } else {
     atomic_store(&cwd_current, (const char*)0);
   }
+  atomic_fetch_add(&cwd_generation, 1);
   errno = saved;
 }
 
@@ -45,6 +51,22 @@ int ste_path_skipped(const char* p, size_t len) {
     }
   }
   return 0;
+}
+
+int ste_path_is_normal(const char* p, size_t len) {
+  if (len == 0 || p[0] != '/') return 0;
+  if (len == 1) return 1;
+  if (p[len - 1] == '/') return 0;
+  for (size_t i = 0; i < len; i++) {
+    if (p[i] != '/') continue;
+    /* p[i] starts a component: reject "", ".", ".." */
+    const char* c = p + i + 1;
+    size_t rest = len - i - 1;
+    if (rest == 0 || c[0] == '/') return 0;
+    if (c[0] == '.' && (rest == 1 || c[1] == '/')) return 0;
+    if (c[0] == '.' && c[1] == '.' && (rest == 2 || c[2] == '/')) return 0;
+  }
+  return 1;
 }
 
 size_t ste_path_normalise(char* p, size_t len) {
@@ -97,6 +119,8 @@ size_t ste_path_resolve(int dirfd, const char* path, char* out, size_t cap) {
   size_t base = 0;
   if (path[0] != '/') {
     if (dirfd == AT_FDCWD) {
+      /* The cwd is read on first need: most short processes never ask. */
+      if (atomic_load_explicit(&cwd_generation, memory_order_acquire) == 0) ste_cwd_refresh();
       const char* cwd = atomic_load(&cwd_current);
       if (!cwd) return 0;
       base = ste_strlen(cwd);

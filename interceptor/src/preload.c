@@ -35,19 +35,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "ste/scope.h"
 
-char ste_log_dir[4096];
-char ste_self_path[4096];
+const char* ste_log_dir = "";
+const char* ste_self_path = "";
+static char log_dir_buf[4096];  /* only when STE_LOG_DIR is relative */
+static char self_path_buf[4096];
 _Atomic uint32_t ste_dlopen_calls;
 
 enum { kUninitialised = 0, kInitialising = 1, kEnabled = 2, kDisabled = 3 };
 static _Atomic int state;
-static _Atomic long init_tid;
+static __thread int initialising; /* this thread is inside initialise() */
 
 void* ste_real(_Atomic(void*)* slot, const char* name) {
   void* fn = atomic_load_explicit(slot, memory_order_acquire);
@@ -79,13 +82,13 @@ static int loaded_object(struct dl_phdr_info* info, size_t size, void* data) {
   (void)data;
   const char* name = info->dlpi_name;
   if (!name || name[0] != '/') return 0; /* main program, vdso */
-  char abs[STE_PATH_CAP];
   size_t n = ste_strlen(name);
-  if (n + 1 > sizeof abs) return 0;
-  memcpy(abs, name, n + 1);
-  n = ste_path_normalise(abs, n);
-  if (strcmp(abs, ste_self_path) == 0) return 0;
-  ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, abs, n);
+  if (strcmp(name, ste_self_path) == 0) return 0;
+  if (ste_path_is_normal(name, n)) {
+    ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, name, n);
+  } else {
+    ste_note(STE_KIND_CONTENT, STE_OP_LOADED, AT_FDCWD, name);
+  }
   return 0;
 }
 
@@ -99,34 +102,34 @@ void ste_note_loaded_objects(void) {
 
 void ste_after_fork_child(void) {
   if (atomic_load(&state) != kEnabled) return;
-  int saved = errno;
-  ste_dedup_reset_after_fork();
-  if (ste_log_open(STE_LOG_FLAG_FORKED) != 0) {
-    ste_warn("cannot create a log for a forked child; it is not recorded",
-             ste_log_dir);
-    atomic_store(&state, kDisabled);
-  } else {
-    ste_scope_emit_all();
-  }
-  errno = saved;
+  ste_log_forked();
 }
 
 static int initialise(void) {
   const char* dir = getenv("STE_LOG_DIR");
   ste_scope_init(getenv("STE_SCOPE"));
   if (!dir || !dir[0]) return 0;
-  if (!make_absolute(dir, ste_log_dir, sizeof ste_log_dir)) return 0;
+  /* `ste run` passes absolute, normal paths: use them in place. */
+  if (ste_path_is_normal(dir, ste_strlen(dir))) {
+    ste_log_dir = dir;
+  } else if (make_absolute(dir, log_dir_buf, sizeof log_dir_buf)) {
+    ste_log_dir = log_dir_buf;
+  } else {
+    return 0;
+  }
   Dl_info info;
   if (dladdr((void*)&ste_scope_push, &info) && info.dli_fname) {
-    make_absolute(info.dli_fname, ste_self_path, sizeof ste_self_path);
+    if (ste_path_is_normal(info.dli_fname, ste_strlen(info.dli_fname))) {
+      ste_self_path = info.dli_fname;
+    } else if (make_absolute(info.dli_fname, self_path_buf, sizeof self_path_buf)) {
+      ste_self_path = self_path_buf;
+    }
   }
-  ste_cwd_refresh();
   if (ste_log_open(STE_LOG_FLAG_EXECED) != 0) {
     ste_warn("cannot create a log; this process is not recorded", ste_log_dir);
     return 0;
   }
   ste_scope_emit_all();
-  ste_scope_bind_environ();
   pthread_atfork(0, 0, ste_after_fork_child);
   return 1;
 }
@@ -135,30 +138,39 @@ int ste_enabled(void) {
   int s = atomic_load_explicit(&state, memory_order_acquire);
   if (s == kEnabled) return 1;
   if (s == kDisabled) return 0;
+  if (initialising) return 0; /* re-entered from inside initialise() */
   int expected = kUninitialised;
-  long tid = syscall(SYS_gettid);
   if (atomic_compare_exchange_strong(&state, &expected, kInitialising)) {
     int saved = errno;
-    atomic_store(&init_tid, tid);
+    initialising = 1;
     int on = initialise();
+    initialising = 0;
     atomic_store(&state, on ? kEnabled : kDisabled);
     if (on) {
       /* The program and the libraries the dynamic linker loaded before
        * we could see any open(). */
-      char exe[STE_PATH_CAP];
-      long n = ste_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
-      if (n > 0) {
-        exe[n] = '\0';
-        ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, exe, (size_t)n);
+      /* The program as exec'ed (AT_EXECFN: no syscall, and the path as
+       * the caller named it), else /proc/self/exe. */
+      const char* execfn = (const char*)getauxval(AT_EXECFN);
+      size_t execfn_len = ste_strlen(execfn);
+      if (ste_path_is_normal(execfn, execfn_len)) {
+        ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, execfn, execfn_len);
+      } else if (execfn_len) {
+        ste_note(STE_KIND_CONTENT, STE_OP_LOADED, AT_FDCWD, execfn);
+      } else {
+        char exe[STE_PATH_CAP];
+        long n = ste_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+          exe[n] = '\0';
+          ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, exe, (size_t)n);
+        }
       }
       ste_note_loaded_objects();
     }
     errno = saved;
     return on;
   }
-  /* Another thread is initialising; this thread re-entering from inside
-   * initialise() passes through. */
-  if (atomic_load(&init_tid) == tid) return 0;
+  /* Another thread is initialising. */
   while (atomic_load(&state) == kInitialising) sched_yield();
   return atomic_load(&state) == kEnabled;
 }
@@ -655,6 +667,51 @@ void* dlopen(const char* file, int mode) {
   return real(file, mode);
 }
 #endif
+
+/* ---- temporary files ----------------------------------------------------
+ * glibc creates these with an internal open we never see: record the
+ * created file as an output, so that a test's own temporary files are not
+ * mistaken for dependencies (ReduceLogs drops what a test wrote and
+ * removed). */
+STE_REAL_SLOT(mkstemp);
+STE_REAL_SLOT(mkstemp64);
+STE_REAL_SLOT(mkostemp);
+STE_REAL_SLOT(mkostemp64);
+STE_REAL_SLOT(mkstemps);
+STE_REAL_SLOT(mkstemps64);
+STE_REAL_SLOT(mkostemps);
+STE_REAL_SLOT(mkostemps64);
+STE_REAL_SLOT(mkdtemp);
+
+static void note_created(const char* path, int ok) {
+  if (ok) ste_note(STE_KIND_WRITE, STE_OP_OPEN, AT_FDCWD, path);
+}
+
+#define MKSTEMP_HOOK(name, params, args)                 \
+  int name params {                                      \
+    int ret = STE_REAL(name) args;                       \
+    int err = errno;                                     \
+    note_created(tmpl, ret >= 0);                        \
+    errno = err;                                         \
+    return ret;                                          \
+  }
+
+MKSTEMP_HOOK(mkstemp, (char* tmpl), (tmpl))
+MKSTEMP_HOOK(mkstemp64, (char* tmpl), (tmpl))
+MKSTEMP_HOOK(mkostemp, (char* tmpl, int flags), (tmpl, flags))
+MKSTEMP_HOOK(mkostemp64, (char* tmpl, int flags), (tmpl, flags))
+MKSTEMP_HOOK(mkstemps, (char* tmpl, int suffixlen), (tmpl, suffixlen))
+MKSTEMP_HOOK(mkstemps64, (char* tmpl, int suffixlen), (tmpl, suffixlen))
+MKSTEMP_HOOK(mkostemps, (char* tmpl, int suffixlen, int flags), (tmpl, suffixlen, flags))
+MKSTEMP_HOOK(mkostemps64, (char* tmpl, int suffixlen, int flags), (tmpl, suffixlen, flags))
+
+char* mkdtemp(char* tmpl) {
+  char* ret = STE_REAL(mkdtemp)(tmpl);
+  int err = errno;
+  note_created(tmpl, ret != 0);
+  errno = err;
+  return ret;
+}
 
 /* ---- fork ---------------------------------------------------------------
  * fork() runs the pthread_atfork child handler registered at start-up.

@@ -1,9 +1,18 @@
 /* The hot path: resolve, filter, dedup, append.
  *
- * Dedup: an open-addressing set of 64-bit hashes of (scope id, kind,
- * path), inserted with compare-and-swap, probed at most kMaxProbe slots.
- * A full neighbourhood only means a duplicate record, never a lost one:
- * correctness does not depend on the set, only the log's size does. */
+ * Dedup is a set of 64-bit hashes of (scope id, kind, path), in two tiers:
+ * a small table (512 slots, one page) that a short-lived process never
+ * outgrows, so it touches one page of dedup state, and a large one
+ * (256k slots) mapped on demand once the small one is half full. Inserts
+ * are compare-and-swap, probes bounded: a full neighbourhood only means a
+ * duplicate record, never a lost one. Correctness never depends on the
+ * set, only the log's size does.
+ *
+ * The fast path: before resolving anything, the *raw* path is looked up
+ * (hashed with the scope, the kind and, for a relative path, the cwd
+ * generation). A program that opens the same files over and over pays for
+ * a strlen, a hash and one probe per call. Only AT_FDCWD and absolute paths
+ * take it: what a dirfd names can change between calls. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,27 +21,30 @@
 
 #include "internal.h"
 
-enum { kDedupBits = 18, kMaxProbe = 32 };
-#define DEDUP_SLOTS (1u << kDedupBits)
+enum {
+  kL1Bits = 9, /* 512 slots: one page */
+  kL1Fill = 1 << (kL1Bits - 1),
+  kL2Bits = 18,
+  kMaxProbe = 32,
+};
+#define L1_SLOTS (1u << kL1Bits)
+#define L2_SLOTS (1u << kL2Bits)
+#define L2_BYTES (L2_SLOTS * sizeof(uint64_t))
 
-static _Atomic uint64_t dedup_static[DEDUP_SLOTS];
-static _Atomic(_Atomic uint64_t*) dedup_table = dedup_static;
+static _Atomic uint64_t l1[L1_SLOTS] __attribute__((aligned(4096)));
+static _Atomic uint32_t l1_used;
+static _Atomic(_Atomic uint64_t*) l2;
+static _Atomic int dedup_off; /* no memory for the large table: dup freely */
 
 void ste_dedup_reset_after_fork(void) {
-  /* The parent's entries describe the parent's log; the child starts an
-   * empty set. A fresh anonymous mapping costs nothing until touched. */
-  void* fresh = mmap(0, sizeof dedup_static, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (fresh != MAP_FAILED) {
-    _Atomic uint64_t* old = atomic_exchange(&dedup_table, (_Atomic uint64_t*)fresh);
-    if (old != dedup_static) munmap((void*)old, sizeof dedup_static);
-  } else {
-    /* No memory for a new set: disable dedup rather than skip records. */
-    atomic_store(&dedup_table, (_Atomic uint64_t*)0);
-  }
+  memset((void*)l1, 0, sizeof l1);
+  atomic_store(&l1_used, 0u);
+  _Atomic uint64_t* old = atomic_exchange(&l2, (_Atomic uint64_t*)0);
+  if (old) munmap((void*)old, L2_BYTES);
+  atomic_store(&dedup_off, 0);
 }
 
-static inline uint64_t mix64(uint64_t x) {
+static inline uint64_t fmix64(uint64_t x) {
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdull;
   x ^= x >> 33;
@@ -41,42 +53,77 @@ static inline uint64_t mix64(uint64_t x) {
   return x;
 }
 
-static uint64_t record_hash(uint32_t scope_id, int kind, const char* p,
-                            size_t len) {
-  uint64_t h = mix64(((uint64_t)scope_id << 8 | (uint64_t)kind) ^ len);
+/* Multiply-rotate over 8-byte words, one finalising mix. */
+static uint64_t path_hash(uint64_t seed, const char* p, size_t len) {
+  uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull);
   size_t i = 0;
   for (; i + 8 <= len; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);
-    h = (h ^ mix64(w)) * 0x9e3779b97f4a7c15ull;
+    h = (h ^ w) * 0x100000001b3ull;
+    h = (h << 29) | (h >> 35);
   }
   uint64_t tail = 0;
   memcpy(&tail, p + i, len - i);
-  h = mix64(h ^ tail ^ (uint64_t)(len - i) << 59);
+  h = fmix64(h ^ tail);
   return h | 1; /* 0 marks an empty slot */
 }
 
-/* 1 if h is in the set. */
-static int dedup_contains(_Atomic uint64_t* t, uint64_t h) {
+static int probe_contains(_Atomic uint64_t* t, uint32_t mask, uint64_t h) {
   for (uint32_t i = 0; i < kMaxProbe; i++) {
-    uint64_t v = atomic_load_explicit(&t[(h + i) & (DEDUP_SLOTS - 1)],
-                                      memory_order_relaxed);
+    uint64_t v = atomic_load_explicit(&t[(h + i) & mask], memory_order_relaxed);
     if (v == h) return 1;
     if (v == 0) return 0;
   }
   return 0;
 }
 
-static void dedup_insert(_Atomic uint64_t* t, uint64_t h) {
+/* 1 if inserted or already there. */
+static int probe_insert(_Atomic uint64_t* t, uint32_t mask, uint64_t h) {
   for (uint32_t i = 0; i < kMaxProbe; i++) {
-    _Atomic uint64_t* slot = &t[(h + i) & (DEDUP_SLOTS - 1)];
+    _Atomic uint64_t* slot = &t[(h + i) & mask];
     uint64_t expected = 0;
-    if (atomic_compare_exchange_strong_explicit(
-            slot, &expected, h, memory_order_relaxed, memory_order_relaxed)) {
+    if (atomic_compare_exchange_strong_explicit(slot, &expected, h, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+      return 1;
+    }
+    if (expected == h) return 1;
+  }
+  return 0;
+}
+
+static int seen(uint64_t h) {
+  if (probe_contains(l1, L1_SLOTS - 1, h)) return 1;
+  _Atomic uint64_t* big = atomic_load_explicit(&l2, memory_order_acquire);
+  return big && probe_contains(big, L2_SLOTS - 1, h);
+}
+
+static void remember(uint64_t h) {
+  if (atomic_load_explicit(&l1_used, memory_order_relaxed) < kL1Fill) {
+    atomic_fetch_add_explicit(&l1_used, 1u, memory_order_relaxed);
+    if (probe_insert(l1, L1_SLOTS - 1, h)) return;
+  }
+  if (atomic_load_explicit(&dedup_off, memory_order_relaxed)) return;
+  _Atomic uint64_t* big = atomic_load_explicit(&l2, memory_order_acquire);
+  if (!big) {
+    void* fresh = mmap(0, L2_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fresh == MAP_FAILED) {
+      atomic_store(&dedup_off, 1);
       return;
     }
-    if (expected == h) return;
+    _Atomic uint64_t* expected = 0;
+    if (atomic_compare_exchange_strong(&l2, &expected, (_Atomic uint64_t*)fresh)) {
+      big = (_Atomic uint64_t*)fresh;
+    } else {
+      munmap(fresh, L2_BYTES); /* another thread won */
+      big = expected;
+    }
   }
+  probe_insert(big, L2_SLOTS - 1, h);
+}
+
+static inline uint64_t record_seed(uint32_t scope, int kind, uint64_t domain) {
+  return ((uint64_t)scope << 8 | (uint64_t)kind) ^ domain;
 }
 
 void ste_note_abs(int kind, int op, const char* path, size_t len) {
@@ -84,28 +131,43 @@ void ste_note_abs(int kind, int op, const char* path, size_t len) {
   if (atomic_load_explicit(&ste_dlopen_calls, memory_order_relaxed)) {
     ste_note_loaded_objects();
   }
-  uint32_t scope = ste_scope_id();
-  _Atomic uint64_t* t = atomic_load_explicit(&dedup_table, memory_order_relaxed);
-  uint64_t h = 0;
-  if (t) {
-    h = record_hash(scope, kind, path, len);
-    if (dedup_contains(t, h)) return;
+  /* A forked child writes to its parent's log until it records something
+   * of its own; what an exec records before it replaces the image may go
+   * to the parent's log. */
+  if (op != STE_OP_EXEC && op != STE_OP_SPAWN && op != STE_OP_PATH_SEARCH) {
+    ste_log_ensure_own();
   }
+  uint32_t scope = ste_scope_id();
+  uint64_t h = path_hash(record_seed(scope, kind, 0), path, len);
+  if (seen(h)) return;
   ste_log_append((uint8_t)kind, (uint8_t)op, scope, path, (uint32_t)len);
-  if (t) dedup_insert(t, h);
+  remember(h);
 }
 
 void ste_note(int kind, int op, int dirfd, const char* path) {
   if (!path || !path[0] || !ste_enabled()) return;
   int saved = errno;
+  /* Fast path: this raw path, in this scope, kind and cwd, was recorded. */
+  int raw_ok = path[0] == '/' || dirfd == AT_FDCWD;
+  uint64_t raw = 0;
+  if (raw_ok) {
+    uint64_t domain = path[0] == '/' ? 0x5bd1e995u : ste_cwd_generation() * 0x2545f4914f6cdd1dull;
+    raw = path_hash(record_seed(ste_scope_id(), kind, domain) ^ 0xa0761d6478bd642full, path,
+                    strlen(path));
+    if (seen(raw)) {
+      errno = saved;
+      return;
+    }
+  }
   char abs[STE_PATH_CAP];
   size_t len = ste_path_resolve(dirfd, path, abs, sizeof abs);
   if (len) {
     ste_note_abs(kind, op, abs, len);
+    if (raw_ok) remember(raw);
   } else {
     /* Unresolvable (cwd unknown, dirfd without a path, too long): record
      * it as given, as unfollowed, so its test can never be narrowed. */
-    size_t n = ste_strlen(path);
+    size_t n = strlen(path);
     if (n > 4096) n = 4096;
     ste_note_abs(STE_KIND_UNFOLLOWED, op, path, n);
   }

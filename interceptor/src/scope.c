@@ -42,8 +42,15 @@ uint32_t ste_scope_id(void) {
   return atomic_load_explicit(&current_id, memory_order_relaxed);
 }
 
-/* Points environ's STE_SCOPE entry at a buffer holding the current scope. */
+static int env_bound; /* environ's STE_SCOPE entry is one of ours */
+
+/* Points environ's STE_SCOPE entry at a buffer holding the current scope.
+ * Bound on the first push: until then the inherited entry is right. */
 static void update_environ(void) {
+  if (!env_bound) {
+    ste_scope_bind_environ();
+    return;
+  }
   int next = env_current ^ 1;
   memcpy(env_buf[next], ENV_PREFIX, sizeof ENV_PREFIX - 1);
   memcpy(env_buf[next] + sizeof ENV_PREFIX - 1, scope_str,
@@ -58,6 +65,7 @@ static void update_environ(void) {
 }
 
 void ste_scope_bind_environ(void) {
+  env_bound = 1;
   for (char** e = environ; e && *e; e++) {
     if (*e == env_buf[0] || *e == env_buf[1]) return;
     if (ste_starts_with(*e, ENV_PREFIX)) {
@@ -107,6 +115,8 @@ int ste_scope_push(const char* name) {
     return -1;
   }
   int recording = ste_enabled();
+  /* New ids must not collide with a parent's in a log we still share. */
+  if (recording) ste_log_ensure_own();
   scope_str[at] = '/';
   memcpy(scope_str + at + 1, name, n + 1);
   scope_depth++;

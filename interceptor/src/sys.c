@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -55,12 +56,7 @@ long ste_sys_getxattr(const char* path, const char* name) {
   return syscall(SYS_getxattr, path, name, (void*)0, (size_t)0);
 }
 
-size_t ste_strlen(const char* s) {
-  size_t n = 0;
-  if (!s) return 0;
-  while (s[n]) n++;
-  return n;
-}
+size_t ste_strlen(const char* s) { return s ? strlen(s) : 0; }
 
 int ste_starts_with(const char* s, const char* prefix) {
   while (*prefix) {

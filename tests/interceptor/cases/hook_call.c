@@ -102,6 +102,17 @@ int main(int argc, char** argv) {
     struct dirent** list;
     CHECK(scandirat(dfd, "d", &list, all, alphasort) >= 0);
   } else if (IS("chdir")) CHECK(chdir(d) == 0);
+  else if (IS("mkstemp")) {
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/tmp-XXXXXX", dir);
+    CHECK(mkstemp(tmpl) >= 0);
+    printf("%s\n", tmpl);
+  } else if (IS("mkdtemp")) {
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/tmpd-XXXXXX", dir);
+    CHECK(mkdtemp(tmpl) != NULL);
+    printf("%s\n", tmpl);
+  }
   else {
     fprintf(stderr, "unknown call %s\n", call);
     return 2;
