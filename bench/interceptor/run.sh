@@ -32,10 +32,11 @@ P2_STRACE_N=${P2_STRACE_N:-500}
 STE=$BUILD/ste
 DRIVER=$BUILD/bench/bench_driver
 OPEN_CLOSE=$BUILD/bench/bench_open_close
+EMPTY_PRELOAD=$BUILD/bench/libbench_empty_preload.so
 
 # Bring the measured binaries up to date. If the tree does not build right
 # now but all of them exist, measure those (and say so) rather than nothing.
-if ! cmake --build "$BUILD" --target ste ste_preload bench_open_close bench_driver \
+if ! cmake --build "$BUILD" --target ste ste_preload bench_open_close bench_driver bench_empty_preload \
      >/dev/null 2>&1; then
   for bin in "$STE" "$BUILD/libste_preload.so" "$DRIVER" "$OPEN_CLOSE"; do
     [ -x "$bin" ] || [ -f "$bin" ] ||
@@ -95,6 +96,8 @@ echo
 # shellcheck disable=SC2016  # $i and $1 are for sh -c, not this shell
 loop='i=0; while [ $i -lt "$1" ]; do /bin/true; i=$((i+1)); done'
 p2=(--variant plain -- sh -c "$loop" sh "$P2_N" ::
+    --variant "empty LD_PRELOAD" --vs plain --
+      env LD_PRELOAD="$EMPTY_PRELOAD" sh -c "$loop" sh "$P2_N" ::
     --variant "ste run" --vs plain --target 1.10 --log-root "$logs" --
       "$STE" run --log-dir "{logdir}" -- sh -c "$loop" sh "$P2_N" ::)
 if [ -n "$shm" ]; then

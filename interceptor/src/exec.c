@@ -108,12 +108,17 @@ static void remember_verdict(const struct stat* st, int followable) {
   verdicts[i] = v;
 }
 
-/* Checks that the loader will honour LD_PRELOAD in the image `abs`. */
-static void check_followable(const char* abs, int op, int depth) {
+/* Checks that the loader will honour LD_PRELOAD in the image `abs`, whose
+ * stat is `known` (NULL: stat it here). */
+static void check_followable_stat(const char* abs, int op, int depth,
+                                  const struct stat* known) {
   struct stat st;
-  if (ste_sys_stat(abs, &st) != 0) return; /* the exec fails */
-  uid_t uid = getuid();
-  if (((st.st_mode & S_ISUID) && st.st_uid != uid) ||
+  if (known) {
+    st = *known;
+  } else if (ste_sys_stat(abs, &st) != 0) {
+    return; /* the exec fails */
+  }
+  if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
       ((st.st_mode & S_ISGID) && st.st_gid != getgid())) {
     note_unfollowed(abs, op);
     return;
@@ -123,6 +128,7 @@ static void check_followable(const char* abs, int op, int depth) {
     if (!cached) note_unfollowed(abs, op);
     return;
   }
+  uid_t uid = getuid();
   int fd = ste_sys_open(abs, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) {
     note_unfollowed(abs, op); /* execute-only: cannot tell */
@@ -155,7 +161,7 @@ static void check_followable(const char* abs, int op, int depth) {
     size_t len = ste_path_resolve(AT_FDCWD, interp, abs_interp, sizeof abs_interp);
     if (!len) return;
     ste_note_abs(STE_KIND_CONTENT, op, abs_interp, len);
-    if (depth < 4) check_followable(abs_interp, op, depth + 1);
+    if (depth < 4) check_followable_stat(abs_interp, op, depth + 1, 0);
     return;
   }
   if (n < (long)sizeof(SteEhdr) || memcmp(head, ELFMAG, SELFMAG) != 0) {
@@ -186,10 +192,15 @@ static void check_followable(const char* abs, int op, int depth) {
   if (!followable) note_unfollowed(abs, op);
 }
 
-static int executable_file(const char* abs) {
-  struct stat st;
-  if (ste_sys_stat(abs, &st) != 0) return -1;
-  return S_ISREG(st.st_mode) && (st.st_mode & 0111) ? 1 : 0;
+static void check_followable(const char* abs, int op, int depth) {
+  check_followable_stat(abs, op, depth, 0);
+}
+
+/* 1 an executable regular file, 0 something else, -1 nothing (*st set
+ * when it exists). */
+static int executable_file(const char* abs, struct stat* st) {
+  if (ste_sys_stat(abs, st) != 0) return -1;
+  return S_ISREG(st->st_mode) && (st->st_mode & 0111) ? 1 : 0;
 }
 
 /* Records what exec'ing `file` depends on. `search`: execvp semantics (a
@@ -199,6 +210,8 @@ static void note_exec(const char* file, int search, int op) {
   int saved = errno;
   char abs[STE_PATH_CAP];
   size_t len = 0;
+  struct stat st;
+  int have_stat = 0;
   if (search && !strchr(file, '/')) {
     const char* path = getenv("PATH");
     if (!path) path = "/bin:/usr/bin";
@@ -216,9 +229,10 @@ static void note_exec(const char* file, int search, int op) {
         memcpy(cand + k, file, flen + 1);
         size_t clen = ste_path_resolve(AT_FDCWD, cand, abs, sizeof abs);
         if (clen) {
-          int x = executable_file(abs);
+          int x = executable_file(abs, &st);
           if (x == 1) {
             len = clen;
+            have_stat = 1;
           } else {
             ste_note_abs(x < 0 ? STE_KIND_ABSENT : STE_KIND_CONTENT,
                          STE_OP_PATH_SEARCH, abs, clen);
@@ -230,14 +244,18 @@ static void note_exec(const char* file, int search, int op) {
     }
   } else {
     len = ste_path_resolve(AT_FDCWD, file, abs, sizeof abs);
-    if (len && executable_file(abs) < 0) {
-      ste_note_abs(STE_KIND_ABSENT, op, abs, len);
-      len = 0;
+    if (len) {
+      if (executable_file(abs, &st) < 0) {
+        ste_note_abs(STE_KIND_ABSENT, op, abs, len);
+        len = 0;
+      } else {
+        have_stat = 1;
+      }
     }
   }
   if (len) {
     ste_note_abs(STE_KIND_CONTENT, op, abs, len);
-    check_followable(abs, op, 0);
+    check_followable_stat(abs, op, 0, have_stat ? &st : 0);
   }
   errno = saved;
 }
