@@ -1,0 +1,523 @@
+// Copyright: the ste authors. SelectionIndexBuilder: per-test dependency
+// sets in, selection index image out (format: ste/selection_index.h).
+//
+// Ingestion keeps each test's dependency set as run lists of path ids
+// (selection_index_transpose.h); Finish transposes them into one roaring
+// bitmap of test ids per key, compacts those, and lays the file out.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "selection_index_format.h"
+#include "selection_index_transpose.h"
+#include "ste/selection_index.h"
+#include "ste/status_macros.h"
+
+namespace ste {
+
+namespace fmt = index_format;
+
+namespace {
+
+// Where the image goes. WriteAt may be called concurrently for disjoint
+// ranges.
+class ImageSink {
+ public:
+  virtual ~ImageSink() = default;
+  virtual absl::Status Allocate(uint64_t size) = 0;
+  virtual absl::Status WriteAt(uint64_t offset, const char* data,
+                               size_t size) = 0;
+};
+
+class StringSink : public ImageSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  absl::Status Allocate(uint64_t size) override {
+    out_->assign(size, '\0');
+    return absl::OkStatus();
+  }
+  absl::Status WriteAt(uint64_t offset, const char* data,
+                       size_t size) override {
+    std::memcpy(out_->data() + offset, data, size);
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string* out_;
+};
+
+class FileSink : public ImageSink {
+ public:
+  FileSink(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  absl::Status Allocate(uint64_t size) override {
+    if (ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+      return Error("ftruncate");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status WriteAt(uint64_t offset, const char* data,
+                       size_t size) override {
+    while (size > 0) {
+      ssize_t n = pwrite(fd_, data, size, static_cast<off_t>(offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Error("write");
+      }
+      data += n;
+      size -= static_cast<size_t>(n);
+      offset += static_cast<uint64_t>(n);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Error(const char* op) const {
+    return absl::InternalError(
+        absl::StrCat(op, " ", name_, ": ", std::strerror(errno)));
+  }
+  int fd_;
+  std::string name_;
+};
+
+struct ScopeDependency {
+  uint32_t path_id;
+  DepKind kind;
+  uint32_t first_test;
+  uint32_t end_test;  // exclusive
+};
+
+}  // namespace
+
+struct SelectionIndexBuilder::Impl {
+  using Row = index_build::TestRow;
+
+  // A key that made it into the index, in key-table order.
+  struct OutputKey {
+    uint32_t path_id;
+    uint8_t kind;
+    Roaring* column;
+    uint64_t bitmap_offset = 0;
+    uint64_t bitmap_size = 0;
+    uint64_t checksum = 0;
+  };
+
+  explicit Impl(Options o) : options(o) {}
+
+  int Threads() const {
+    int t = options.threads > 0
+                ? options.threads
+                : static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, t);
+  }
+
+  absl::Status CheckUsable() const {
+    if (finished) {
+      return absl::FailedPreconditionError(
+          "selection index builder: already finished");
+    }
+    if (!tests_added) {
+      return absl::FailedPreconditionError(
+          "selection index builder: AddTests must come first");
+    }
+    return absl::OkStatus();
+  }
+
+  std::optional<uint32_t> FindTest(std::string_view scope) const {
+    auto it = std::lower_bound(scopes.begin(), scopes.end(), scope,
+                               [](const std::string& a, std::string_view b) {
+                                 return CompareScopes(a, b) < 0;
+                               });
+    if (it == scopes.end() || *it != scope) return std::nullopt;
+    return static_cast<uint32_t>(it - scopes.begin());
+  }
+
+  absl::Status Emit(ImageSink* sink);
+
+  Options options;
+  Stats stats;
+  bool tests_added = false;
+  bool finished = false;
+  std::vector<std::string> scopes;  // in id order
+  std::vector<Row> rows;            // one per test
+
+  mutable std::mutex paths_mu;
+  std::deque<std::string> paths;  // by id; deque: stable addresses
+  absl::flat_hash_map<std::string_view, uint32_t> path_ids;
+  std::atomic<uint32_t> n_paths{0};
+
+  std::mutex scope_deps_mu;
+  std::vector<ScopeDependency> scope_deps;
+};
+
+absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
+  STE_RETURN_IF_ERROR(CheckUsable());
+  finished = true;
+  const uint32_t n_path_ids = n_paths.load();
+  const int threads =
+      static_cast<int>(std::min<uint64_t>(Threads(), std::max(1u, n_path_ids)));
+
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  stats = Stats();
+  auto phase_start = Clock::now();
+
+  // 1. Transpose rows into columns.
+  index_build::Columns columns =
+      index_build::Columns::Transpose(rows, n_path_ids, threads);
+  stats.pairs = columns.pairs();
+  stats.runs = columns.runs();
+  std::vector<bool> opaque(rows.size());
+  for (size_t t = 0; t < rows.size(); ++t) opaque[t] = rows[t].opaque;
+  std::vector<Row>().swap(rows);
+  for (const ScopeDependency& d : scope_deps) {
+    columns.Find(d.path_id, d.kind)->addRange(d.first_test, d.end_test);
+  }
+
+  stats.transpose_seconds = since(phase_start);
+  phase_start = Clock::now();
+
+  // 2. Keys in (path bytes, kind) order.
+  std::vector<uint32_t> used_paths;
+  for (uint32_t p = 0; p < n_path_ids; ++p) {
+    for (int k = 1; k <= kDepKindCount; ++k) {
+      if (!columns.Find(p, static_cast<DepKind>(k))->isEmpty()) {
+        used_paths.push_back(p);
+        break;
+      }
+    }
+  }
+  std::sort(used_paths.begin(), used_paths.end(),
+            [&](uint32_t a, uint32_t b) { return paths[a] < paths[b]; });
+  std::vector<OutputKey> keys;
+  for (uint32_t p : used_paths) {
+    for (int k = 1; k <= kDepKindCount; ++k) {
+      Roaring* col = columns.Find(p, static_cast<DepKind>(k));
+      if (!col->isEmpty()) {
+        keys.push_back(OutputKey{p, static_cast<uint8_t>(k), col});
+      }
+    }
+  }
+
+  auto parallel_for = [&](size_t n, auto&& body) {  // body(begin, end)
+    std::vector<std::thread> workers;
+    for (int j = 0; j < threads; ++j) {
+      const size_t b = n * j / threads, e = n * (j + 1) / threads;
+      workers.emplace_back([&body, b, e] { body(b, e); });
+    }
+    for (std::thread& w : workers) w.join();
+  };
+
+  // 3. Compact every bitmap and lay the bitmap area out.
+  parallel_for(keys.size(), [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      keys[i].column->runOptimize();
+      keys[i].column->shrinkToFit();
+      keys[i].bitmap_size = keys[i].column->getSizeInBytes(/*portable=*/true);
+    }
+  });
+  uint64_t offset = fmt::kHeaderSize;
+  for (OutputKey& k : keys) {
+    k.bitmap_offset = offset;
+    offset = fmt::AlignUp(offset + k.bitmap_size);
+  }
+  const uint64_t bitmaps_size = offset - fmt::kHeaderSize;
+  stats.compact_seconds = since(phase_start);
+  phase_start = Clock::now();
+  const uint64_t test_table_offset = offset;
+  const uint64_t key_table_offset =
+      test_table_offset + fmt::kTestEntrySize * scopes.size();
+  const uint64_t strings_offset =
+      key_table_offset + fmt::kKeyEntrySize * keys.size();
+
+  // 4. Tables and strings (scopes in id order, then paths in key order).
+  std::string tables(strings_offset - test_table_offset, '\0');
+  std::string strings;
+  char* test_entries = tables.data();
+  for (size_t t = 0; t < scopes.size(); ++t) {
+    char* e = test_entries + t * fmt::kTestEntrySize;
+    fmt::EncodeU64(e + fmt::kTestScopeOffset, strings.size());
+    fmt::EncodeU32(e + fmt::kTestScopeSize,
+                   static_cast<uint32_t>(scopes[t].size()));
+    fmt::EncodeU32(e + fmt::kTestFlags, opaque[t] ? fmt::kTestFlagOpaque : 0);
+    strings += scopes[t];
+  }
+  std::vector<uint64_t> path_offset(n_path_ids);
+  for (uint32_t p : used_paths) {
+    if (paths[p].size() > UINT32_MAX) {
+      return absl::InvalidArgumentError("selection index: path over 4 GiB");
+    }
+    path_offset[p] = strings.size();
+    strings += paths[p];
+  }
+  const uint64_t file_size = strings_offset + strings.size();
+
+  // 5. Serialize the bitmaps, each thread a contiguous stretch of keys,
+  // freeing each column once written.
+  STE_RETURN_IF_ERROR(sink->Allocate(file_size));
+  std::vector<absl::Status> errors(threads);
+  {
+    std::vector<std::thread> workers;
+    for (int j = 0; j < threads; ++j) {
+      const size_t b = keys.size() * j / threads;
+      const size_t e = keys.size() * (j + 1) / threads;
+      workers.emplace_back([&, j, b, e] {
+        constexpr size_t kFlushAt = 8 << 20;
+        std::string buf;
+        uint64_t buf_offset = b < e ? keys[b].bitmap_offset : 0;
+        for (size_t i = b; i < e && errors[j].ok(); ++i) {
+          OutputKey& k = keys[i];
+          const size_t at = buf.size();
+          buf.resize(fmt::AlignUp(at + k.bitmap_size), '\0');
+          k.column->write(buf.data() + at, /*portable=*/true);
+          k.checksum = fmt::BitmapChecksum(buf.data() + at, k.bitmap_size);
+          *k.column = Roaring();
+          if (buf.size() >= kFlushAt || i + 1 == e) {
+            errors[j] = sink->WriteAt(buf_offset, buf.data(), buf.size());
+            buf_offset += buf.size();
+            buf.clear();
+          }
+        }
+      });
+    }
+    for (std::thread& w : workers) w.join();
+  }
+  for (const absl::Status& s : errors) STE_RETURN_IF_ERROR(s);
+
+  char* key_entries = tables.data() + fmt::kTestEntrySize * scopes.size();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const OutputKey& k = keys[i];
+    char* e = key_entries + i * fmt::kKeyEntrySize;
+    fmt::EncodeU64(e + fmt::kKeyPathOffset, path_offset[k.path_id]);
+    fmt::EncodeU32(e + fmt::kKeyPathSize,
+                   static_cast<uint32_t>(paths[k.path_id].size()));
+    e[fmt::kKeyKind] = static_cast<char>(k.kind);
+    fmt::EncodeU64(e + fmt::kKeyBitmapOffset, k.bitmap_offset);
+    fmt::EncodeU64(e + fmt::kKeyBitmapSize, k.bitmap_size);
+    fmt::EncodeU64(e + fmt::kKeyBitmapChecksum, k.checksum);
+  }
+  tables += strings;
+  std::string().swap(strings);
+
+  char header[fmt::kHeaderSize] = {};
+  std::memcpy(header + fmt::kOffMagic, fmt::kMagic, sizeof(fmt::kMagic));
+  fmt::EncodeU32(header + fmt::kOffVersion, fmt::kVersion);
+  fmt::EncodeU32(header + fmt::kOffHeaderSize, fmt::kHeaderSize);
+  fmt::EncodeU64(header + fmt::kOffFlags, 0);
+  fmt::EncodeU64(header + fmt::kOffNTests, scopes.size());
+  fmt::EncodeU64(header + fmt::kOffNKeys, keys.size());
+  fmt::EncodeU64(header + fmt::kOffBitmapsOffset, fmt::kHeaderSize);
+  fmt::EncodeU64(header + fmt::kOffBitmapsSize, bitmaps_size);
+  fmt::EncodeU64(header + fmt::kOffTestTableOffset, test_table_offset);
+  fmt::EncodeU64(header + fmt::kOffKeyTableOffset, key_table_offset);
+  fmt::EncodeU64(header + fmt::kOffStringsOffset, strings_offset);
+  fmt::EncodeU64(header + fmt::kOffFileSize, file_size);
+  fmt::EncodeU64(header + fmt::kOffChecksum,
+                 fmt::HeaderChecksum(header, tables.data(), tables.size()));
+  STE_RETURN_IF_ERROR(
+      sink->WriteAt(test_table_offset, tables.data(), tables.size()));
+  STE_RETURN_IF_ERROR(sink->WriteAt(0, header, sizeof(header)));
+  stats.write_seconds = since(phase_start);
+  stats.keys = keys.size();
+  stats.bytes = file_size;
+  return absl::OkStatus();
+}
+
+SelectionIndexBuilder::SelectionIndexBuilder()
+    : SelectionIndexBuilder(Options()) {}
+SelectionIndexBuilder::SelectionIndexBuilder(Options options)
+    : impl_(std::make_unique<Impl>(options)) {}
+SelectionIndexBuilder::~SelectionIndexBuilder() = default;
+
+absl::Status SelectionIndexBuilder::AddTests(std::vector<std::string> scopes) {
+  if (impl_->finished || impl_->tests_added) {
+    return absl::FailedPreconditionError(
+        "selection index builder: AddTests called twice");
+  }
+  if (scopes.size() > UINT32_MAX) {
+    return absl::InvalidArgumentError("selection index: too many tests");
+  }
+  for (const std::string& s : scopes) STE_RETURN_IF_ERROR(ValidateScope(s));
+  std::sort(scopes.begin(), scopes.end(),
+            [](const std::string& a, const std::string& b) {
+              return CompareScopes(a, b) < 0;
+            });
+  for (size_t i = 1; i < scopes.size(); ++i) {
+    if (scopes[i] == scopes[i - 1]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("duplicate test scope: ", scopes[i]));
+    }
+  }
+  impl_->scopes = std::move(scopes);
+  impl_->rows.resize(impl_->scopes.size());
+  impl_->tests_added = true;
+  return absl::OkStatus();
+}
+
+size_t SelectionIndexBuilder::test_count() const {
+  return impl_->scopes.size();
+}
+
+std::string_view SelectionIndexBuilder::test_scope(uint32_t id) const {
+  return impl_->scopes[id];
+}
+
+std::optional<uint32_t> SelectionIndexBuilder::FindTest(
+    std::string_view scope) const {
+  return impl_->FindTest(scope);
+}
+
+uint32_t SelectionIndexBuilder::InternPath(std::string_view path) {
+  std::lock_guard<std::mutex> lock(impl_->paths_mu);
+  auto it = impl_->path_ids.find(path);
+  if (it != impl_->path_ids.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(impl_->paths.size());
+  impl_->paths.emplace_back(path);
+  impl_->path_ids.emplace(impl_->paths.back(), id);
+  impl_->n_paths.store(id + 1, std::memory_order_release);
+  return id;
+}
+
+size_t SelectionIndexBuilder::path_count() const {
+  return impl_->n_paths.load(std::memory_order_acquire);
+}
+
+absl::Status SelectionIndexBuilder::AddTestDependencies(
+    uint32_t test_id, absl::Span<const uint32_t> path_ids, DepKind kind) {
+  STE_RETURN_IF_ERROR(impl_->CheckUsable());
+  if (test_id >= impl_->rows.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown test id ", test_id));
+  }
+  if (!IsValidDepKind(static_cast<uint8_t>(kind))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid dependency kind ", static_cast<int>(kind)));
+  }
+  if (path_ids.empty()) return absl::OkStatus();
+  const uint32_t n = impl_->n_paths.load(std::memory_order_acquire);
+  uint32_t max_id = 0;  // a plain loop vectorizes; max_element does not
+  for (uint32_t id : path_ids) max_id = std::max(max_id, id);
+  if (max_id >= n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown path id ", max_id, " (", n, " paths interned)"));
+  }
+  index_build::AddToRunList(
+      path_ids.data(), path_ids.size(),
+      &impl_->rows[test_id].by_kind[static_cast<int>(kind) - 1]);
+  return absl::OkStatus();
+}
+
+absl::Status SelectionIndexBuilder::AddTestDependency(uint32_t test_id,
+                                                      std::string_view path,
+                                                      DepKind kind) {
+  STE_RETURN_IF_ERROR(impl_->CheckUsable());
+  const uint32_t id = InternPath(path);
+  return AddTestDependencies(test_id, absl::MakeConstSpan(&id, 1), kind);
+}
+
+absl::Status SelectionIndexBuilder::AddScopeDependency(std::string_view scope,
+                                                       std::string_view path,
+                                                       DepKind kind) {
+  STE_RETURN_IF_ERROR(impl_->CheckUsable());
+  STE_RETURN_IF_ERROR(ValidateScope(scope));
+  if (!IsValidDepKind(static_cast<uint8_t>(kind))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid dependency kind ", static_cast<int>(kind)));
+  }
+  const std::vector<std::string>& scopes = impl_->scopes;
+  auto first = std::lower_bound(scopes.begin(), scopes.end(), scope,
+                                [](const std::string& a, std::string_view b) {
+                                  return CompareScopes(a, b) < 0;
+                                });
+  auto end = std::partition_point(
+      first, scopes.end(),
+      [&](const std::string& s) { return ScopeContains(scope, s); });
+  if (first == end) return absl::OkStatus();
+  const uint32_t path_id = InternPath(path);
+  std::lock_guard<std::mutex> lock(impl_->scope_deps_mu);
+  impl_->scope_deps.push_back(ScopeDependency{
+      path_id, kind, static_cast<uint32_t>(first - scopes.begin()),
+      static_cast<uint32_t>(end - scopes.begin())});
+  return absl::OkStatus();
+}
+
+absl::Status SelectionIndexBuilder::SetOpaque(uint32_t test_id) {
+  STE_RETURN_IF_ERROR(impl_->CheckUsable());
+  if (test_id >= impl_->rows.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown test id ", test_id));
+  }
+  impl_->rows[test_id].opaque = true;
+  return absl::OkStatus();
+}
+
+const SelectionIndexBuilder::Stats& SelectionIndexBuilder::stats() const {
+  return impl_->stats;
+}
+
+absl::StatusOr<std::string> SelectionIndexBuilder::Finish() {
+  std::string image;
+  StringSink sink(&image);
+  STE_RETURN_IF_ERROR(impl_->Emit(&sink));
+  return image;
+}
+
+absl::Status SelectionIndexBuilder::WriteFile(const std::string& path) {
+  STE_RETURN_IF_ERROR(impl_->CheckUsable());
+  std::string tmpl = path + ".tmp.XXXXXX";
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("create temporary for ", path, ": ",
+                                            std::strerror(errno)));
+  }
+  auto fail = [&](absl::Status s) {
+    close(fd);
+    unlink(tmpl.c_str());
+    return s;
+  };
+  auto os_error = [&](const char* op) {
+    return fail(absl::InternalError(
+        absl::StrCat(op, " ", tmpl, ": ", std::strerror(errno))));
+  };
+  if (fchmod(fd, 0644) != 0) return os_error("chmod");
+  FileSink sink(fd, tmpl);
+  absl::Status s = impl_->Emit(&sink);
+  if (!s.ok()) return fail(s);
+  if (fsync(fd) != 0) return os_error("fsync");
+  if (close(fd) != 0) {
+    unlink(tmpl.c_str());
+    return absl::InternalError(
+        absl::StrCat("close ", tmpl, ": ", std::strerror(errno)));
+  }
+  if (rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    unlink(tmpl.c_str());
+    return absl::InternalError(
+        absl::StrCat("rename ", tmpl, " to ", path, ": ", std::strerror(err)));
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos
+                              ? "."
+                              : (slash == 0 ? "/" : path.substr(0, slash));
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {  // best effort: the file itself is already durable
+    fsync(dfd);
+    close(dfd);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ste

@@ -1,0 +1,308 @@
+// Copyright: the ste authors. Damaged selection index images: every damage
+// is an error (or, inside a bitmap, an error when that bitmap is read) —
+// never a crash, never a silently smaller answer.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "selection_index_format.h"
+#include "ste/selection_index.h"
+
+namespace ste {
+namespace {
+
+namespace fmt = index_format;
+using ::testing::HasSubstr;
+
+// A small index with every feature: scope ranges, per-test deps of each
+// kind, an opaque test, byte-string paths.
+std::string SmallImage() {
+  SelectionIndexBuilder b;
+  EXPECT_TRUE(
+      b.AddTests({"//r/a/t1", "//r/a/t2", "//r/a.x", "//r/b/t3", "//r/c"})
+          .ok());
+  EXPECT_TRUE(
+      b.AddScopeDependency("//r", "Gemfile.lock", DepKind::kContent).ok());
+  EXPECT_TRUE(
+      b.AddScopeDependency("//r/a", "a/helper", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddTestDependency(3, "b/x\n", DepKind::kAbsent).ok());
+  EXPECT_TRUE(b.AddTestDependency(4, "c\xff", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddTestDependency(0, "lib", DepKind::kListing).ok());
+  EXPECT_TRUE(b.AddTestDependency(2, "single", DepKind::kContent).ok());
+  EXPECT_TRUE(b.SetOpaque(4).ok());
+  return b.Finish().value();
+}
+
+struct Reference {
+  std::vector<Roaring> bitmaps;
+  std::string dump;
+};
+
+Reference ReferenceOf(const std::string& image) {
+  auto index = SelectionIndex::FromBytes(image).value();
+  Reference ref;
+  for (size_t i = 0; i < index->key_count(); ++i) {
+    ref.bitmaps.push_back(index->BitmapAt(i).value());
+  }
+  ref.dump = index->DumpJson().value();
+  return ref;
+}
+
+uint64_t Field(const std::string& image, size_t offset) {
+  return fmt::DecodeU64(image.data() + offset);
+}
+
+bool IsRejection(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kDataLoss ||
+         s.code() == absl::StatusCode::kFailedPrecondition;
+}
+
+// Opening a damaged image, then reading everything: either Open fails, or
+// every read yields the true answer or an error.
+void CheckDamaged(const std::string& damaged, const Reference& ref,
+                  size_t damaged_offset, bool must_fail_open) {
+  auto index = SelectionIndex::FromBytes(damaged);
+  if (!index.ok()) {
+    EXPECT_TRUE(IsRejection(index.status())) << index.status();
+    return;
+  }
+  ASSERT_FALSE(must_fail_open)
+      << "damage at byte " << damaged_offset << " went unnoticed by Open";
+  const SelectionIndex& ix = **index;
+  ASSERT_EQ(ix.key_count(), ref.bitmaps.size());
+  for (size_t i = 0; i < ix.key_count(); ++i) {
+    const uint64_t off = fmt::DecodeU64(
+        damaged.data() + Field(damaged, fmt::kOffKeyTableOffset) +
+        i * fmt::kKeyEntrySize + fmt::kKeyBitmapOffset);
+    const uint64_t size = fmt::DecodeU64(
+        damaged.data() + Field(damaged, fmt::kOffKeyTableOffset) +
+        i * fmt::kKeyEntrySize + fmt::kKeyBitmapSize);
+    absl::StatusOr<Roaring> r = ix.BitmapAt(i);
+    if (damaged_offset >= off && damaged_offset < off + size) {
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss)
+          << "damage at byte " << damaged_offset << " inside bitmap " << i;
+    } else {
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_TRUE(*r == ref.bitmaps[i]);
+    }
+  }
+  absl::StatusOr<std::string> dump = ix.DumpJson();
+  if (dump.ok()) {
+    EXPECT_EQ(*dump, ref.dump);
+  } else {
+    EXPECT_EQ(dump.status().code(), absl::StatusCode::kDataLoss);
+  }
+}
+
+TEST(SelectionIndexCorruptionTest, EveryFlippedByte) {
+  const std::string image = SmallImage();
+  const Reference ref = ReferenceOf(image);
+  const uint64_t bitmaps_end = Field(image, fmt::kOffTestTableOffset);
+  ASSERT_GT(image.size(), bitmaps_end);
+  for (size_t off = 0; off < image.size(); ++off) {
+    for (unsigned char mask : {0x01, 0x80, 0xff}) {
+      std::string damaged = image;
+      damaged[off] = static_cast<char>(damaged[off] ^ mask);
+      const bool in_bitmap_area = off >= fmt::kHeaderSize && off < bitmaps_end;
+      CheckDamaged(damaged, ref, off, /*must_fail_open=*/!in_bitmap_area);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(SelectionIndexCorruptionTest, EveryTruncationAndTrailingBytes) {
+  const std::string image = SmallImage();
+  for (size_t len = 0; len < image.size(); ++len) {
+    auto index = SelectionIndex::FromBytes(image.substr(0, len));
+    ASSERT_FALSE(index.ok()) << "truncated to " << len;
+    EXPECT_EQ(index.status().code(), absl::StatusCode::kDataLoss);
+  }
+  auto longer = SelectionIndex::FromBytes(image + std::string(8, '\0'));
+  EXPECT_EQ(longer.status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(SelectionIndexCorruptionTest, MessagesSayWhat) {
+  const std::string image = SmallImage();
+  auto message = [](const std::string& bytes) {
+    return std::string(SelectionIndex::FromBytes(bytes).status().message());
+  };
+  std::string bad_magic = image;
+  bad_magic[0] = 'X';
+  EXPECT_THAT(message(bad_magic), HasSubstr("bad magic"));
+  EXPECT_THAT(message(image.substr(0, 50)), HasSubstr("truncated"));
+  EXPECT_THAT(message(image.substr(0, image.size() - 1)),
+              HasSubstr("truncated"));
+  std::string bad_sum = image;
+  bad_sum[image.size() - 1] ^= 1;
+  EXPECT_THAT(message(bad_sum), HasSubstr("checksum"));
+  EXPECT_THAT(message("not an index at all, clearly"), HasSubstr("truncated"));
+}
+
+TEST(SelectionIndexCorruptionTest, WrongVersion) {
+  std::string image = SmallImage();
+  fmt::EncodeU32(image.data() + fmt::kOffVersion, 2);
+  auto index = SelectionIndex::FromBytes(image);
+  EXPECT_EQ(index.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(index.status().message()),
+              HasSubstr("unsupported format version 2"));
+}
+
+TEST(SelectionIndexCorruptionTest, DamagedFileOnDisk) {
+  const std::string image = SmallImage();
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       absl::StrCat("ste_index_corrupt_", getpid(), ".bin"))
+          .string();
+  for (const std::string& bytes : {image.substr(0, image.size() / 2),
+                                   std::string(), image.substr(0, 10)}) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    auto index = SelectionIndex::Open(path);
+    EXPECT_EQ(index.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(std::string(index.status().message()), HasSubstr(path));
+  }
+  std::filesystem::remove(path);
+  EXPECT_FALSE(
+      SelectionIndex::Open(std::filesystem::temp_directory_path().string())
+          .ok());
+}
+
+// Damage that a checksum cannot catch, because the writer itself was wrong:
+// the structural checks must still refuse it.
+class ForgedImage {
+ public:
+  ForgedImage() : image_(SmallImage()) {}
+  char* at(size_t offset) { return image_.data() + offset; }
+  char* key(size_t i) {
+    return at(Field(image_, fmt::kOffKeyTableOffset) + i * fmt::kKeyEntrySize);
+  }
+  char* test(size_t i) {
+    return at(Field(image_, fmt::kOffTestTableOffset) +
+              i * fmt::kTestEntrySize);
+  }
+  // Recomputes the header checksum so that only the structure is wrong.
+  absl::Status Open() {
+    const uint64_t tables = Field(image_, fmt::kOffTestTableOffset);
+    fmt::EncodeU64(at(fmt::kOffChecksum),
+                   fmt::HeaderChecksum(image_.data(), image_.data() + tables,
+                                       image_.size() - tables));
+    auto index = SelectionIndex::FromBytes(image_);
+    if (index.ok()) index_ = *std::move(index);
+    return index.status();
+  }
+  const std::string& image() const { return image_; }
+  SelectionIndex& index() { return *index_; }
+
+ private:
+  std::string image_;
+  std::unique_ptr<SelectionIndex> index_;
+};
+
+TEST(SelectionIndexCorruptionTest, ForgedTablesAreRejected) {
+  {
+    ForgedImage f;
+    ASSERT_TRUE(f.Open().ok());
+  }
+  {
+    ForgedImage f;  // bitmap past the bitmap area
+    fmt::EncodeU64(f.key(0) + fmt::kKeyBitmapSize, 1 << 20);
+    EXPECT_THAT(std::string(f.Open().message()), HasSubstr("outside"));
+  }
+  {
+    ForgedImage f;  // misaligned bitmap
+    fmt::EncodeU64(f.key(1) + fmt::kKeyBitmapOffset,
+                   fmt::DecodeU64(f.key(1) + fmt::kKeyBitmapOffset) + 1);
+    EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss);
+  }
+  {
+    ForgedImage f;  // keys out of order
+    std::string k0(f.key(0), fmt::kKeyEntrySize);
+    std::memcpy(f.key(0), f.key(1), fmt::kKeyEntrySize);
+    std::memcpy(f.key(1), k0.data(), fmt::kKeyEntrySize);
+    EXPECT_THAT(std::string(f.Open().message()), HasSubstr("out of order"));
+  }
+  {
+    ForgedImage f;  // path out of the string area
+    fmt::EncodeU32(f.key(2) + fmt::kKeyPathSize, 1 << 30);
+    EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss);
+  }
+  {
+    ForgedImage f;  // unknown kind
+    f.key(0)[fmt::kKeyKind] = 9;
+    EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss);
+  }
+  {
+    ForgedImage f;  // tests out of order
+    std::string t0(f.test(0), fmt::kTestEntrySize);
+    std::memcpy(f.test(0), f.test(1), fmt::kTestEntrySize);
+    std::memcpy(f.test(1), t0.data(), fmt::kTestEntrySize);
+    EXPECT_THAT(std::string(f.Open().message()), HasSubstr("out of order"));
+  }
+  {
+    ForgedImage f;  // unknown test flag
+    fmt::EncodeU32(f.test(0) + fmt::kTestFlags, 2);
+    EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss);
+  }
+  {
+    ForgedImage f;  // test count that does not fit
+    fmt::EncodeU64(f.at(fmt::kOffNTests), UINT64_MAX / 8);
+    EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss);
+  }
+  {
+    ForgedImage f;  // unknown header flag
+    fmt::EncodeU64(f.at(fmt::kOffFlags), 1);
+    EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss);
+  }
+}
+
+// A bitmap rewritten with a matching checksum but a test id past the end.
+TEST(SelectionIndexCorruptionTest, ForgedBitmapWithOutOfRangeTest) {
+  ForgedImage f;
+  ASSERT_TRUE(f.Open().ok());
+  size_t single = f.index().key_count();
+  for (size_t i = 0; i < f.index().key_count(); ++i) {
+    if (f.index().key_path(i) == "single") single = i;
+  }
+  ASSERT_LT(single, f.index().key_count());
+  Roaring forged;
+  forged.add(100000);  // same serialized size as {2}: one array container
+  std::string bytes(forged.getSizeInBytes(true), '\0');
+  forged.write(bytes.data(), true);
+  char* e = f.key(single);
+  ASSERT_EQ(fmt::DecodeU64(e + fmt::kKeyBitmapSize), bytes.size());
+  std::memcpy(f.at(fmt::DecodeU64(e + fmt::kKeyBitmapOffset)), bytes.data(),
+              bytes.size());
+  fmt::EncodeU64(e + fmt::kKeyBitmapChecksum,
+                 fmt::BitmapChecksum(bytes.data(), bytes.size()));
+  ASSERT_TRUE(f.Open().ok());
+  auto r = f.index().Lookup("single", DepKind::kContent);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("out of range"));
+  // Union and the dump fail too, rather than answering without it.
+  EXPECT_FALSE(f.index().Union({DepKey{"single", DepKind::kContent}}).ok());
+  EXPECT_FALSE(f.index().DumpJson().ok());
+}
+
+// Garbage with a matching checksum: the safe deserialiser refuses it.
+TEST(SelectionIndexCorruptionTest, ForgedGarbageBitmap) {
+  for (unsigned char fill : {0x00, 0xff, 0x3a}) {
+    ForgedImage f;
+    char* e = f.key(0);
+    const uint64_t off = fmt::DecodeU64(e + fmt::kKeyBitmapOffset);
+    const uint64_t size = fmt::DecodeU64(e + fmt::kKeyBitmapSize);
+    std::memset(f.at(off), fill, size);
+    fmt::EncodeU64(e + fmt::kKeyBitmapChecksum,
+                   fmt::BitmapChecksum(f.at(off), size));
+    ASSERT_TRUE(f.Open().ok());
+    EXPECT_EQ(f.index().BitmapAt(0).status().code(),
+              absl::StatusCode::kDataLoss);
+  }
+}
+
+}  // namespace
+}  // namespace ste

@@ -1,0 +1,95 @@
+// Copyright: the ste authors. Internal: the byte layout of the selection
+// index (documented in ste/selection_index.h) shared by the builder and the
+// reader.
+#ifndef STE_INDEXER_SRC_SELECTION_INDEX_FORMAT_H_
+#define STE_INDEXER_SRC_SELECTION_INDEX_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace ste {
+namespace index_format {
+
+inline constexpr char kMagic[8] = {'S', 'T', 'E', 'I', 'D', 'X', '\0', '\1'};
+inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kHeaderSize = 96;
+inline constexpr uint64_t kTestEntrySize = 16;
+inline constexpr uint64_t kKeyEntrySize = 40;
+inline constexpr uint64_t kBitmapAlign = 8;
+inline constexpr uint32_t kTestFlagOpaque = 1u << 0;
+inline constexpr uint32_t kKnownTestFlags = kTestFlagOpaque;
+
+// Header field offsets.
+inline constexpr size_t kOffMagic = 0;
+inline constexpr size_t kOffVersion = 8;
+inline constexpr size_t kOffHeaderSize = 12;
+inline constexpr size_t kOffFlags = 16;
+inline constexpr size_t kOffNTests = 24;
+inline constexpr size_t kOffNKeys = 32;
+inline constexpr size_t kOffBitmapsOffset = 40;
+inline constexpr size_t kOffBitmapsSize = 48;
+inline constexpr size_t kOffTestTableOffset = 56;
+inline constexpr size_t kOffKeyTableOffset = 64;
+inline constexpr size_t kOffStringsOffset = 72;
+inline constexpr size_t kOffFileSize = 80;
+inline constexpr size_t kOffChecksum = 88;
+
+// Test entry field offsets.
+inline constexpr size_t kTestScopeOffset = 0;
+inline constexpr size_t kTestScopeSize = 8;
+inline constexpr size_t kTestFlags = 12;
+
+// Key entry field offsets.
+inline constexpr size_t kKeyPathOffset = 0;
+inline constexpr size_t kKeyPathSize = 8;
+inline constexpr size_t kKeyKind = 12;
+inline constexpr size_t kKeyReserved = 13;
+inline constexpr size_t kKeyBitmapOffset = 16;
+inline constexpr size_t kKeyBitmapSize = 24;
+inline constexpr size_t kKeyBitmapChecksum = 32;
+
+// Fixed-width little-endian integers (memcpy: one load/store on x86).
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+inline uint32_t ToLittle32(uint32_t v) { return __builtin_bswap32(v); }
+inline uint64_t ToLittle64(uint64_t v) { return __builtin_bswap64(v); }
+#else
+inline uint32_t ToLittle32(uint32_t v) { return v; }
+inline uint64_t ToLittle64(uint64_t v) { return v; }
+#endif
+inline void EncodeU32(char* p, uint32_t v) {
+  v = ToLittle32(v);
+  std::memcpy(p, &v, sizeof(v));
+}
+inline void EncodeU64(char* p, uint64_t v) {
+  v = ToLittle64(v);
+  std::memcpy(p, &v, sizeof(v));
+}
+inline uint32_t DecodeU32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return ToLittle32(v);
+}
+inline uint64_t DecodeU64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return ToLittle64(v);
+}
+
+inline uint64_t AlignUp(uint64_t v) {
+  return (v + kBitmapAlign - 1) & ~(kBitmapAlign - 1);
+}
+
+// The header checksum: XXH3_64bits_withSeed(tables, seed = XXH3_64bits(
+// header[0, kOffChecksum))). `tables` is file[test_table_offset, file_size).
+uint64_t HeaderChecksum(const char* header, const char* tables,
+                        size_t tables_size);
+
+// XXH3-64 of one serialized bitmap.
+uint64_t BitmapChecksum(const char* data, size_t size);
+
+}  // namespace index_format
+}  // namespace ste
+
+#endif  // STE_INDEXER_SRC_SELECTION_INDEX_FORMAT_H_
