@@ -8,7 +8,7 @@ DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   libroaring-dev libabsl-dev libxxhash-dev libtomlplusplus-dev \
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev \
-  postgresql hashdeep hyperfine strace python3 python3-pytest \
+  postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
   ruby ruby-minitest ruby-rspec binutils
 
 .PHONY: all deps configure build test demo bench clean

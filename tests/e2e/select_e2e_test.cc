@@ -305,6 +305,35 @@ TEST_F(Repo, WhyDepsAndIndexDump) {
   EXPECT_EQ(Ste({"deps", "tests/nope.sh"}).exit_code, 1);
 }
 
+TEST_F(Repo, InventoryListsDiffsAndWritesTheTree) {
+  Spawned plain = Ste({"inventory"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  // The hash is XXH3-128 as an independent implementation prints it.
+  Spawned sum = Spawn({"xxh128sum", root_ + "/lib/a.sh"});
+  ASSERT_EQ(sum.exit_code, 0) << "xxh128sum (Debian xxhash) is installed by make deps";
+  std::string hex = sum.out.substr(0, 32);
+  EXPECT_NE(plain.out.find("regular\t16\t" + hex + "\tlib/a.sh\n"), std::string::npos)
+      << hex << "\n" << plain.out;
+  EXPECT_EQ(plain.out.find(".git/"), std::string::npos) << "ignored";
+  Spawned json = Ste({"inventory", "--json"});
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_NE(json.out.find("\"path\":\"lib/a.sh\""), std::string::npos) << json.out;
+
+  std::string saved = MakeTempDir() + "/before.inv";
+  ASSERT_EQ(Ste({"inventory", "-o", saved}).exit_code, 0);
+  W("lib/a.sh", "a() { echo A; }\n# inv\n");
+  W("lib/new.sh", "\n");
+  ASSERT_EQ(unlink((root_ + "/lib/b.sh").c_str()), 0);
+  Spawned diff = Ste({"inventory", "--diff", saved});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_EQ(diff.out,
+            "modified\tdirectory\tlib\nmodified\tregular\tlib/a.sh\n"
+            "deleted\tregular\tlib/b.sh\nadded\tregular\tlib/new.sh\n");
+  Spawned bad = Ste({"inventory", "--diff", root_ + "/ste.toml"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("ste inventory: "), std::string::npos) << bad.err;
+}
+
 TEST_F(Repo, JsonGithubAndChangedFilesOutputs) {
   Record();
   W("lib/a.sh", "a() { echo A; }\n# j\n");
