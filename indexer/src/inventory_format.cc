@@ -1,0 +1,290 @@
+// Copyright: the ste authors. The inventory's binary format (version 1),
+// described at the top of ste/inventory.h.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ste/inventory.h"
+
+namespace ste {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'E', 'I', 'N', 'V', '\0', '\0'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderSize = 48;
+constexpr size_t kRecordSize = 80;
+constexpr size_t kChecksumSize = 8;
+
+absl::string_view AV(std::string_view s) { return {s.data(), s.size()}; }
+
+// Little-endian fixed-width integers, whatever the host's byte order.
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+inline uint32_t ToLittle32(uint32_t v) { return __builtin_bswap32(v); }
+inline uint64_t ToLittle64(uint64_t v) { return __builtin_bswap64(v); }
+#else
+inline uint32_t ToLittle32(uint32_t v) { return v; }
+inline uint64_t ToLittle64(uint64_t v) { return v; }
+#endif
+
+void PutU32(char* p, uint32_t v) {
+  v = ToLittle32(v);
+  std::memcpy(p, &v, sizeof(v));
+}
+void PutU64(char* p, uint64_t v) {
+  v = ToLittle64(v);
+  std::memcpy(p, &v, sizeof(v));
+}
+uint32_t GetU32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return ToLittle32(v);
+}
+uint64_t GetU64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return ToLittle64(v);
+}
+
+absl::Status Corrupt(std::string_view why) {
+  return absl::DataLossError(absl::StrCat("inventory: ", AV(why)));
+}
+
+bool ValidType(uint8_t t) {
+  return t >= static_cast<uint8_t>(FileType::kRegular) &&
+         t <= static_cast<uint8_t>(FileType::kMissing);
+}
+
+absl::Status WriteAll(int fd, const std::string& bytes,
+                      const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::ErrnoToStatus(errno, absl::StrCat("write ", path));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string Inventory::Serialize() const {
+  uint64_t path_bytes = 0;
+  for (const InventoryEntry& e : entries_) path_bytes += e.path.size();
+  const size_t records_at = kHeaderSize;
+  const size_t paths_at = records_at + kRecordSize * entries_.size();
+  const size_t checksum_at = paths_at + path_bytes;
+  std::string out(checksum_at + kChecksumSize, '\0');
+  char* p = out.data();
+
+  std::memcpy(p, kMagic, sizeof(kMagic));
+  PutU32(p + 8, kVersion);
+  PutU32(p + 12, 0);
+  PutU64(p + 16, entries_.size());
+  PutU64(p + 24, path_bytes);
+  PutU64(p + 32, static_cast<uint64_t>(taken_at_ns_));
+  PutU64(p + 40, 0);
+
+  uint64_t path_offset = 0;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const InventoryEntry& e = entries_[i];
+    char* r = p + records_at + i * kRecordSize;
+    PutU64(r + 0, path_offset);
+    PutU32(r + 8, static_cast<uint32_t>(e.path.size()));
+    r[12] = static_cast<char>(e.type);  // 13..15 stay zero
+    PutU64(r + 16, e.size);
+    PutU64(r + 24, static_cast<uint64_t>(e.mtime_ns));
+    PutU64(r + 32, static_cast<uint64_t>(e.ctime_ns));
+    PutU64(r + 40, e.inode);
+    PutU64(r + 48, e.dev);
+    PutU32(r + 56, e.mode);  // 60..63 stay zero
+    PutU64(r + 64, e.hash.low64);
+    PutU64(r + 72, e.hash.high64);
+    std::memcpy(p + paths_at + path_offset, e.path.data(), e.path.size());
+    path_offset += e.path.size();
+  }
+  PutU64(p + checksum_at, XXH3_64bits(p, checksum_at));
+  return out;
+}
+
+absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
+  const size_t size = bytes.size();
+  const char* p = bytes.data();
+  const size_t magic_len = std::min(size, sizeof(kMagic));
+  if (std::memcmp(p, kMagic, magic_len) != 0) {
+    return Corrupt("wrong magic: not an inventory file");
+  }
+  if (size < kHeaderSize + kChecksumSize) {
+    return Corrupt(absl::StrCat("truncated header: ", size, " bytes, need ",
+                                kHeaderSize + kChecksumSize));
+  }
+  const uint32_t version = GetU32(p + 8);
+  if (version != kVersion) {
+    return Corrupt(absl::StrCat("unsupported format version ", version,
+                                " (this build reads version ", kVersion, ")"));
+  }
+  if (GetU32(p + 12) != 0 || GetU64(p + 40) != 0) {
+    return Corrupt("nonzero reserved header field");
+  }
+  const uint64_t count = GetU64(p + 16);
+  const uint64_t path_bytes = GetU64(p + 24);
+  const int64_t taken_at_ns = static_cast<int64_t>(GetU64(p + 32));
+
+  // Sizes first (overflow-safe), so that a truncated file says so.
+  const uint64_t body = size - kHeaderSize - kChecksumSize;
+  if (count > body / kRecordSize || path_bytes > body - count * kRecordSize) {
+    return Corrupt(absl::StrCat("truncated: the header declares ", count,
+                                " entries and ", path_bytes,
+                                " path bytes, the file has ", size, " bytes"));
+  }
+  if (path_bytes < body - count * kRecordSize) {
+    return Corrupt(absl::StrCat("trailing bytes: the header declares ", count,
+                                " entries and ", path_bytes,
+                                " path bytes, the file has ", size, " bytes"));
+  }
+  const size_t checksum_at = size - kChecksumSize;
+  const uint64_t stored = GetU64(p + checksum_at);
+  const uint64_t computed = XXH3_64bits(p, checksum_at);
+  if (stored != computed) {
+    return Corrupt(absl::StrCat(
+        "checksum mismatch (stored ", absl::Hex(stored, absl::kZeroPad16),
+        ", computed ", absl::Hex(computed, absl::kZeroPad16), ")"));
+  }
+
+  const char* records = p + kHeaderSize;
+  const char* paths = records + count * kRecordSize;
+  Inventory inventory;
+  inventory.taken_at_ns_ = taken_at_ns;
+  inventory.entries_.resize(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const char* r = records + i * kRecordSize;
+    const uint64_t offset = GetU64(r + 0);
+    const uint32_t length = GetU32(r + 8);
+    const uint8_t type = static_cast<uint8_t>(r[12]);
+    if (length == 0 || offset > path_bytes || length > path_bytes - offset) {
+      return Corrupt(absl::StrCat(
+          "entry ", i, ": path (offset ", offset, ", length ", length,
+          ") out of the path table (", path_bytes, " bytes)"));
+    }
+    if (!ValidType(type)) {
+      return Corrupt(absl::StrCat("entry ", i, ": unknown type ", type));
+    }
+    if (r[13] != 0 || r[14] != 0 || r[15] != 0 || GetU32(r + 60) != 0) {
+      return Corrupt(absl::StrCat("entry ", i, ": nonzero reserved field"));
+    }
+    std::string_view path(paths + offset, length);
+    if (path.find('\0') != std::string_view::npos) {
+      return Corrupt(absl::StrCat("entry ", i, ": path with a NUL byte"));
+    }
+    if (i > 0 && !(inventory.entries_[i - 1].path < path)) {
+      return Corrupt(absl::StrCat("entry ", i,
+                                  ": paths not strictly increasing at \"",
+                                  AV(path), "\""));
+    }
+    InventoryEntry& e = inventory.entries_[i];
+    e.path.assign(path.data(), path.size());
+    e.type = static_cast<FileType>(type);
+    e.size = GetU64(r + 16);
+    e.mtime_ns = static_cast<int64_t>(GetU64(r + 24));
+    e.ctime_ns = static_cast<int64_t>(GetU64(r + 32));
+    e.inode = GetU64(r + 40);
+    e.dev = GetU64(r + 48);
+    e.mode = GetU32(r + 56);
+    e.hash.low64 = GetU64(r + 64);
+    e.hash.high64 = GetU64(r + 72);
+  }
+  return inventory;
+}
+
+absl::Status Inventory::WriteFile(const std::string& path) const {
+  const std::string bytes = Serialize();
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("create ", tmp));
+  }
+  absl::Status status = WriteAll(fd, bytes, tmp);
+  if (status.ok() && fchmod(fd, 0644) != 0) {
+    status = absl::ErrnoToStatus(errno, absl::StrCat("chmod ", tmp));
+  }
+  if (status.ok() && fsync(fd) != 0) {
+    status = absl::ErrnoToStatus(errno, absl::StrCat("fsync ", tmp));
+  }
+  if (close(fd) != 0 && status.ok()) {
+    status = absl::ErrnoToStatus(errno, absl::StrCat("close ", tmp));
+  }
+  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
+    status =
+        absl::ErrnoToStatus(errno, absl::StrCat("rename ", tmp, " to ", path));
+  }
+  if (!status.ok()) {
+    unlink(tmp.c_str());
+    return status;
+  }
+  // The rename is durable once the directory is.
+  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("open ", dir));
+  }
+  if (fsync(dir_fd) != 0) status = absl::ErrnoToStatus(errno, "fsync " + dir);
+  close(dir_fd);
+  return status;
+}
+
+absl::StatusOr<Inventory> Inventory::ReadFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+  // Read straight into an uninitialized buffer of the file's size (one copy,
+  // no zero-fill), growing it if the file turns out longer.
+  struct stat st;
+  size_t capacity = 1 << 16;
+  if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    capacity = static_cast<size_t>(st.st_size) + 1;
+  }
+  std::unique_ptr<char[]> buf(new char[capacity]);
+  size_t used = 0;
+  while (true) {
+    if (used == capacity) {
+      std::unique_ptr<char[]> bigger(new char[capacity * 2]);
+      std::memcpy(bigger.get(), buf.get(), used);
+      buf = std::move(bigger);
+      capacity *= 2;
+    }
+    ssize_t n = read(fd, buf.get() + used, capacity - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      close(fd);
+      return absl::ErrnoToStatus(err, absl::StrCat("read ", path));
+    }
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  const std::string_view bytes(buf.get(), used);
+  close(fd);
+  absl::StatusOr<Inventory> inventory = Parse(bytes);
+  if (!inventory.ok()) {
+    return absl::Status(inventory.status().code(),
+                        absl::StrCat(path, ": ", inventory.status().message()));
+  }
+  return inventory;
+}
+
+}  // namespace ste
