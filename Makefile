@@ -11,7 +11,7 @@ DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
   ruby ruby-minitest ruby-rspec binutils
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test test-sanitize demo bench clean
 
 all: build
 
@@ -36,6 +36,22 @@ build: configure
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	@$(MAKE) --no-print-directory test-sanitize
+
+# The unit tests again under ASan+UBSan (the preload library and the
+# programs it is loaded into are not: ASan must come first in a process).
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_TESTS := ste_indexer_test ste_scheduler_test
+test-sanitize: deps
+	@[ -f $(BUILD)-asan/build.ninja ] || cmake -S . -B $(BUILD)-asan -G Ninja \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" >/dev/null
+	cmake --build $(BUILD)-asan -j $(JOBS) --target $(SAN_TESTS)
+	@for t in $(SAN_TESTS); do \
+	  echo "== $$t (ASan+UBSan)"; \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    $(BUILD)-asan/tests/$$t --gtest_brief=1 || exit 1; \
+	done
 
 demo: build
 	@./docs/demo.sh $(BUILD)
@@ -44,4 +60,4 @@ bench: build
 	@./bench/run_all.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-asan
