@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ste/json.h"
 
 namespace ste {
 namespace {
@@ -17,75 +18,6 @@ namespace {
 absl::string_view AV(std::string_view s) { return {s.data(), s.size()}; }
 
 constexpr char kHexDigits[] = "0123456789abcdef";
-
-// Length of the valid UTF-8 sequence starting at s[0], or 0 if invalid
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t Utf8SequenceLength(const unsigned char* s, size_t n) {
-  unsigned char c = s[0];
-  if (c < 0x80) return 1;
-  auto cont = [&](size_t i, unsigned char lo, unsigned char hi) {
-    return i < n && s[i] >= lo && s[i] <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    unsigned char lo = c == 0xE0 ? 0xA0 : 0x80;
-    unsigned char hi = c == 0xED ? 0x9F : 0xBF;
-    return cont(1, lo, hi) && cont(2, 0x80, 0xBF) ? 3 : 0;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    unsigned char lo = c == 0xF0 ? 0x90 : 0x80;
-    unsigned char hi = c == 0xF4 ? 0x8F : 0xBF;
-    return cont(1, lo, hi) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4
-                                                                         : 0;
-  }
-  return 0;
-}
-
-// Appends `"path":"…"` (and `,"path_hex":"…"` if not valid UTF-8).
-void AppendJsonPath(std::string_view path, std::string* out) {
-  const auto* s = reinterpret_cast<const unsigned char*>(path.data());
-  const size_t n = path.size();
-  bool valid = true;
-  out->append("\"path\":\"");
-  for (size_t i = 0; i < n;) {
-    unsigned char c = s[i];
-    size_t len = Utf8SequenceLength(s + i, n - i);
-    if (len == 0) {
-      valid = false;
-      out->append("\xEF\xBF\xBD");  // U+FFFD
-      ++i;
-      continue;
-    }
-    if (len > 1) {
-      out->append(path.data() + i, len);
-    } else if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-    } else if (c == '\n') {
-      out->append("\\n");
-    } else if (c == '\t') {
-      out->append("\\t");
-    } else if (c == '\r') {
-      out->append("\\r");
-    } else if (c < 0x20) {
-      out->append("\\u00");
-      out->push_back(kHexDigits[c >> 4]);
-      out->push_back(kHexDigits[c & 15]);
-    } else {
-      out->push_back(static_cast<char>(c));
-    }
-    i += len;
-  }
-  out->push_back('"');
-  if (!valid) {
-    out->append(",\"path_hex\":\"");
-    for (size_t i = 0; i < n; ++i) {
-      out->push_back(kHexDigits[s[i] >> 4]);
-      out->push_back(kHexDigits[s[i] & 15]);
-    }
-    out->push_back('"');
-  }
-}
 
 bool IsChanged(const InventoryEntry& base, const InventoryEntry& head) {
   if (base.type != head.type) return true;
@@ -218,7 +150,7 @@ std::string Inventory::ToJsonLines() const {
   out.reserve(entries_.size() * 128);
   for (const InventoryEntry& e : entries_) {
     out.push_back('{');
-    AppendJsonPath(e.path, &out);
+    AppendJsonPathField("path", e.path, &out);
     absl::StrAppend(&out, ",\"type\":\"", AV(FileTypeName(e.type)),
                     "\",\"size\":", e.size, ",\"mtime_ns\":", e.mtime_ns,
                     ",\"hash\":");
@@ -236,7 +168,7 @@ std::string InventoryDiff::ToJsonLines() const {
   std::string out;
   for (const InventoryChange& c : changes) {
     out.push_back('{');
-    AppendJsonPath(c.path, &out);
+    AppendJsonPathField("path", c.path, &out);
     absl::StrAppend(&out, ",\"change\":\"", AV(ChangeKindName(c.change)),
                     "\",\"type\":\"", AV(FileTypeName(c.type)),
                     "\",\"old_type\":\"", AV(FileTypeName(c.old_type)),
