@@ -82,6 +82,20 @@ Selection Select(const SelectionInputs& in) {
   }
   // Directories whose names changed show up beside the entries that came
   // or went; the rules look at the entries themselves.
+  // The configuration itself (runner command, globs) can change any
+  // outcome: a change to it always selects all, listed in run_all or not.
+  if (!config.config_path.empty()) {
+    const std::string& cfg = config.config_path;
+    std::string rel = cfg.size() > config.root.size() + 1 &&
+                              cfg.compare(0, config.root.size(), config.root) == 0
+                          ? cfg.substr(config.root.size() + 1)
+                          : cfg;
+    for (const InventoryChange& c : changed) {
+      if (c.path == rel) {
+        return All(absl::StrCat(rel, " (the configuration) changed"), in.head_tests, changed);
+      }
+    }
+  }
   if (!changed.empty()) {
     // A repo directory whose names changed is the echo of the entries that
     // came or went, which are changes of their own; an external directory

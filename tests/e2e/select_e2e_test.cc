@@ -152,6 +152,15 @@ TEST_F(Repo, RunAllPathSelectsAll) {
       << s.run.err;
 }
 
+TEST_F(Repo, ChangingSteTomlAlwaysSelectsAll) {
+  W("ste.toml", "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n");
+  Record();  // no run_all at all now
+  W("ste.toml", ReadFile(root_ + "/ste.toml") + "jobs = 1\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "all") << Describe(s);
+  EXPECT_NE(s.run.err.find("ste.toml (the configuration) changed"), std::string::npos) << s.run.err;
+}
+
 TEST_F(Repo, ForceTagInACommitMessageOrAllFlagSelectsAll) {
   Record();
   W("lib/a.sh", "a() { echo A; }  # touched\n");

@@ -5,6 +5,7 @@
 // that decides the mode wins:
 //   1. no usable baseline                        -> all
 //   2. a force tag in a commit message, or --all -> all
+//   2b. ste.toml itself changed                  -> all
 //   3. every changed path matches skip_all       -> none
 //   4. a changed path matches run_all            -> all
 //   5. subset = affected ∪ new tests ∪ tests that failed in the baseline
