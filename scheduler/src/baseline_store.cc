@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "postgres_store.h"
 #include "sqlite_store.h"
 
 namespace ste {
@@ -22,13 +23,19 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::Open(
     if (path[0] != '/' && !root.empty()) path = absl::StrCat(root, "/", path);
     return OpenSqliteStore(path);
   }
+  if (absl::StartsWith(u, "postgresql://") ||
+      absl::StartsWith(u, "postgres://")) {
+    return OpenPostgresStore(url, PostgresCacheDir(root));
+  }
   if (absl::StartsWith(u, "postgresql:") || absl::StartsWith(u, "postgres:")) {
     return absl::InvalidArgumentError(absl::StrCat(
         "store url \"", url,
-        "\": PostgreSQL stores are not supported yet; use sqlite:PATH"));
+        "\" is not a PostgreSQL connection URI: write postgresql://..."));
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "store url \"", url, "\" has an unknown scheme; use sqlite:PATH"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("store url \"", url,
+                   "\" has an unknown scheme; use sqlite:PATH or "
+                   "postgresql://..."));
 }
 
 std::string_view TestOutcomeName(TestOutcome outcome) {

@@ -40,15 +40,17 @@ TEST(BaselineStoreOpenTest, AbsoluteSqlitePathIgnoresTheRoot) {
 }
 
 TEST(BaselineStoreOpenTest, RejectsOtherSchemesAndAnEmptyPath) {
-  for (const char* url : {"", "sqlite:", "mysql://db/ste", "/abs/ste.db",
-                          "postgresql://localhost/ste"}) {
+  for (const char* url : {"", "sqlite:", "mysql://db/ste", "/abs/ste.db"}) {
     absl::Status status = BaselineStore::Open(url, "/tmp").status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << url << ": " << status;
     EXPECT_THAT(status.message(), HasSubstr("sqlite:PATH")) << url;
   }
-  EXPECT_THAT(
-      BaselineStore::Open("postgresql://h/ste", "/tmp").status().message(),
-      HasSubstr("PostgreSQL"));
+  // PostgreSQL stores are libpq URIs (opening them: postgres_store_test.cc).
+  for (const char* url : {"postgresql:ste", "postgres:/ste"}) {
+    absl::Status status = BaselineStore::Open(url, "/tmp").status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << url << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr("postgresql://")) << url;
+  }
 }
 
 TEST(BaselineStoreNamesTest, OutcomesAndStates) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -69,15 +70,25 @@ std::string Xxh3Hex(absl::string_view bytes) {
   return CanonicalHex(XXH3_128bits(bytes.data(), bytes.size()));
 }
 
+Xxh3Hasher::Xxh3Hasher() : state_(XXH3_createState()) {
+  if (state_ == nullptr) abort();  // out of memory (a few hundred bytes)
+  XXH3_128bits_reset(state_);
+}
+
+Xxh3Hasher::~Xxh3Hasher() { XXH3_freeState(state_); }
+
+void Xxh3Hasher::Update(absl::string_view bytes) {
+  XXH3_128bits_update(state_, bytes.data(), bytes.size());
+}
+
+std::string Xxh3Hasher::Hex() const {
+  return CanonicalHex(XXH3_128bits_digest(state_));
+}
+
 absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(errno, "open", path);
-  XXH3_state_t* state = XXH3_createState();
-  if (state == nullptr) {
-    close(fd);
-    return absl::ResourceExhaustedError("XXH3_createState");
-  }
-  XXH3_128bits_reset(state);
+  Xxh3Hasher hasher;
   std::vector<char> buffer(kChunk);
   absl::Status status;
   for (;;) {
@@ -88,13 +99,40 @@ absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path) {
       break;
     }
     if (n == 0) break;
-    XXH3_128bits_update(state, buffer.data(), static_cast<size_t>(n));
+    hasher.Update(absl::string_view(buffer.data(), static_cast<size_t>(n)));
   }
   close(fd);
-  std::string hex = CanonicalHex(XXH3_128bits_digest(state));
-  XXH3_freeState(state);
   if (!status.ok()) return status;
-  return hex;
+  return hasher.Hex();
+}
+
+absl::Status ValidateBlobName(const std::string& name) {
+  if (name.empty() || name.size() > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("blob name \"", name, "\" must be 1 to 64 characters"));
+  }
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              (i > 0 && (c == '_' || c == '-' || c == '.'));
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "blob name \"", name, "\" must match [a-z0-9][a-z0-9_.-]*"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> CreateTempFile(const std::string& dir,
+                                   const std::string& name, std::string* path) {
+  for (int attempt = 0;; ++attempt) {
+    *path = absl::StrCat(dir, "/.tmp-", name, "-", TempSuffix());
+    int fd = open(path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST || attempt == 10) {
+      return ErrnoError(errno, "create", *path);
+    }
+  }
 }
 
 absl::Status SyncDirectory(const std::string& dir) {
@@ -111,14 +149,9 @@ absl::Status WriteFileDurably(const std::string& dir, const std::string& name,
                               const std::function<void(const char*)>& hook) {
   const std::string path = absl::StrCat(dir, "/", name);
   std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0; ++attempt) {
-    tmp = absl::StrCat(dir, "/.tmp-", name, "-", TempSuffix());
-    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && (errno != EEXIST || attempt == 10)) {
-      return ErrnoError(errno, "create", tmp);
-    }
-  }
+  absl::StatusOr<int> created = CreateTempFile(dir, name, &tmp);
+  if (!created.ok()) return created.status();
+  const int fd = *created;
   absl::Status status = WriteAll(fd, bytes, tmp, hook);
   if (status.ok() && fsync(fd) != 0) status = ErrnoError(errno, "fsync", tmp);
   if (close(fd) != 0 && status.ok()) status = ErrnoError(errno, "close", tmp);

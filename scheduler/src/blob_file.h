@@ -3,7 +3,7 @@
 // Internal to scheduler/. The SQLite store keeps each blob (index,
 // inventory) as a file beside the database; these helpers write such a file
 // so that after a crash or power loss it is either absent or complete, and
-// re-hash it to check it later.
+// re-hash it to check it later. The PostgreSQL store hashes with them too.
 #ifndef STE_SCHEDULER_BLOB_FILE_H_
 #define STE_SCHEDULER_BLOB_FILE_H_
 
@@ -14,15 +14,36 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
+struct XXH3_state_s;
+
 namespace ste {
 
 // XXH3-128 (default seed) of `bytes` as 32 lowercase hex digits of the
 // canonical big-endian form (what `xxh128sum` prints).
 std::string Xxh3Hex(absl::string_view bytes);
 
+// The same hash, of bytes given in pieces.
+class Xxh3Hasher {
+ public:
+  Xxh3Hasher();
+  ~Xxh3Hasher();
+  Xxh3Hasher(const Xxh3Hasher&) = delete;
+  Xxh3Hasher& operator=(const Xxh3Hasher&) = delete;
+  void Update(absl::string_view bytes);
+  std::string Hex() const;  // of everything so far
+
+ private:
+  XXH3_state_s* state_;
+};
+
 // The same hash of the file at `path`, read once in large chunks.
 // NotFound if the file does not exist; other errors name the path.
 absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path);
+
+// OK if `name` can name a blob: 1 to 64 characters of [a-z0-9_.-],
+// starting with [a-z0-9] (it becomes part of a file name); else
+// InvalidArgument.
+absl::Status ValidateBlobName(const std::string& name);
 
 // Writes `bytes` to `dir`/`name` atomically and durably: a new temp file
 // ".tmp-<name>-<random>" in `dir` (mode 0644 minus umask), written, fsynced,
@@ -35,6 +56,12 @@ absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path);
 absl::Status WriteFileDurably(
     const std::string& dir, const std::string& name, absl::string_view bytes,
     const std::function<void(const char*)>& hook = nullptr);
+
+// Creates a new empty file "`dir`/.tmp-`name`-<pid>-<random>-<n>" (a name
+// no other thread or process picks; mode 0644 minus umask), open for
+// writing; returns its descriptor and sets *path.
+absl::StatusOr<int> CreateTempFile(const std::string& dir,
+                                   const std::string& name, std::string* path);
 
 // fsyncs the directory `dir` (makes renames and creations in it durable).
 absl::Status SyncDirectory(const std::string& dir);

@@ -69,24 +69,6 @@ constexpr char kBaselineColumns[] =
 
 int64_t NowUnix() { return static_cast<int64_t>(std::time(nullptr)); }
 
-// Blob names become part of a file name: keep them plain.
-absl::Status ValidateBlobName(const std::string& name) {
-  if (name.empty() || name.size() > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("blob name \"", name, "\" must be 1 to 64 characters"));
-  }
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              (i > 0 && (c == '_' || c == '-' || c == '.'));
-    if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "blob name \"", name, "\" must match [a-z0-9][a-z0-9_.-]*"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 class SqliteStore final : public BaselineStore {
  public:
   SqliteStore(std::unique_ptr<SqliteDb> db, std::string blobs_dir,

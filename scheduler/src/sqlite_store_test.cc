@@ -1,5 +1,7 @@
-// Copyright: the ste authors. The SQLite baseline store, on real database
-// files in temp directories.
+// Copyright: the ste authors. What only the SQLite baseline store has, on
+// real database files in temp directories: blob files beside the database,
+// WAL, its locks, its fault points, its query plan, and what Open refuses.
+// The contract both stores keep is tested in store_contract_test.cc.
 #include "sqlite_store.h"
 
 #include <sqlite3.h>
@@ -17,6 +19,7 @@
 #include "blob_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "store_backends_test_util.h"
 #include "store_test_util.h"
 
 namespace ste {
@@ -27,43 +30,12 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using testing_util::FileNames;
+using testing_util::RawDb;
 using testing_util::ReadWholeFile;
 using testing_util::ScopedTempDir;
 using testing_util::WriteWholeFile;
 
 constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
-
-// A raw SQLite connection to the store's file, to look behind its back.
-class RawDb {
- public:
-  explicit RawDb(const std::string& path) {
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
-  }
-  ~RawDb() { sqlite3_close(db_); }
-  void Exec(const std::string& sql) {
-    char* error = nullptr;
-    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
-    EXPECT_EQ(rc, SQLITE_OK) << sql << ": " << (error ? error : "");
-    sqlite3_free(error);
-  }
-  // The first column of every row, as text.
-  std::vector<std::string> Column(const std::string& sql, int column = 0) {
-    std::vector<std::string> values;
-    sqlite3_stmt* stmt = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr),
-              SQLITE_OK)
-        << sqlite3_errmsg(db_);
-    while (sqlite3_step(stmt) == SQLITE_ROW) {
-      const unsigned char* text = sqlite3_column_text(stmt, column);
-      values.push_back(text ? reinterpret_cast<const char*>(text) : "");
-    }
-    sqlite3_finalize(stmt);
-    return values;
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
 
 class SqliteStoreTest : public ::testing::Test {
  protected:
@@ -112,53 +84,6 @@ class SqliteStoreTest : public ::testing::Test {
   std::unique_ptr<BaselineStore> store_;
 };
 
-TEST_F(SqliteStoreTest, EmptyStoreHasNothing) {
-  absl::StatusOr<std::optional<BaselineInfo>> latest =
-      store_->LatestCompleted(kAnyMri);
-  ASSERT_TRUE(latest.ok()) << latest.status();
-  EXPECT_FALSE(latest->has_value());
-  absl::StatusOr<std::vector<BaselineInfo>> list = store_->List();
-  ASSERT_TRUE(list.ok());
-  EXPECT_THAT(*list, IsEmpty());
-  absl::StatusOr<int64_t> next = store_->NextMri();
-  ASSERT_TRUE(next.ok());
-  EXPECT_EQ(*next, 1);
-}
-
-TEST_F(SqliteStoreTest, LifeCycle) {
-  const int64_t before = static_cast<int64_t>(std::time(nullptr));
-  absl::StatusOr<int64_t> id = store_->Begin("abc123", 42);
-  ASSERT_TRUE(id.ok()) << id.status();
-
-  absl::StatusOr<BaselineInfo> info = store_->Get(*id);
-  ASSERT_TRUE(info.ok()) << info.status();
-  EXPECT_EQ(info->id, *id);
-  EXPECT_EQ(info->commit, "abc123");
-  EXPECT_EQ(info->mri, 42);
-  EXPECT_EQ(info->state, BaselineState::kBuilding);
-  EXPECT_GE(info->created_unix, before);
-  EXPECT_EQ(info->completed_unix, 0);
-  // Building: not served.
-  EXPECT_EQ(LatestId(kAnyMri), -1);
-
-  const std::string index = testing_util::PatternBytes("index", 300000);
-  ASSERT_TRUE(store_->PutBlob(*id, "index", index).ok());
-  ASSERT_TRUE(store_->PutBlob(*id, "inventory", "inventory bytes").ok());
-  ASSERT_TRUE(store_->PutResults(*id, {{"tests/a.py"}}).ok());
-  ASSERT_TRUE(store_->Complete(*id).ok());
-
-  info = store_->Get(*id);
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->state, BaselineState::kComplete);
-  EXPECT_GE(info->completed_unix, info->created_unix);
-  EXPECT_EQ(LatestId(42), *id);
-  EXPECT_EQ(LatestId(kAnyMri), *id);
-  EXPECT_EQ(LatestId(41), -1);
-
-  EXPECT_EQ(ReadWholeFile(BlobFileOf(*id, "index")), index);
-  EXPECT_EQ(ReadWholeFile(BlobFileOf(*id, "inventory")), "inventory bytes");
-}
-
 TEST_F(SqliteStoreTest, BlobFilesLiveBesideTheDatabaseNamedByHash) {
   int64_t id = MakeComplete("c", 1);
   std::string path = BlobFileOf(id, "index");
@@ -171,269 +96,6 @@ TEST_F(SqliteStoreTest, BlobFilesLiveBesideTheDatabaseNamedByHash) {
           absl::StrCat(id, "-inventory-", Xxh3Hex("inv of c"), ".blob")));
   // The recorded hash is the canonical XXH3-128 `xxh128sum` prints.
   EXPECT_EQ(Xxh3Hex(""), "99aa06d3014798d86001c324468d497f");
-}
-
-TEST_F(SqliteStoreTest, LatestCompletedPicksHighestMriNotAboveMax) {
-  int64_t c5 = MakeComplete("c5", 5);
-  int64_t c10 = MakeComplete("c10", 10);
-  int64_t c20 = MakeComplete("c20", 20);
-  // Not served: building, failed.
-  ASSERT_TRUE(store_->Begin("b12", 12).ok());
-  absl::StatusOr<int64_t> f15 = store_->Begin("f15", 15);
-  ASSERT_TRUE(f15.ok());
-  ASSERT_TRUE(store_->MarkFailed(*f15, "runner crashed").ok());
-  ASSERT_TRUE(store_->Begin("b30", 30).ok());
-
-  EXPECT_EQ(LatestId(4), -1);
-  EXPECT_EQ(LatestId(5), c5);
-  EXPECT_EQ(LatestId(9), c5);
-  EXPECT_EQ(LatestId(10), c10);
-  EXPECT_EQ(LatestId(12), c10);
-  EXPECT_EQ(LatestId(15), c10);
-  EXPECT_EQ(LatestId(19), c10);
-  EXPECT_EQ(LatestId(20), c20);
-  EXPECT_EQ(LatestId(kAnyMri), c20);
-
-  absl::StatusOr<std::optional<BaselineInfo>> latest =
-      store_->LatestCompleted(12);
-  ASSERT_TRUE(latest.ok() && latest->has_value());
-  EXPECT_EQ((*latest)->commit, "c10");
-  EXPECT_EQ((*latest)->mri, 10);
-  EXPECT_EQ((*latest)->state, BaselineState::kComplete);
-}
-
-TEST_F(SqliteStoreTest, TiesOnMriPickTheHighestId) {
-  absl::StatusOr<int64_t> first = store_->Begin("first", 7);
-  absl::StatusOr<int64_t> second = store_->Begin("second", 7);
-  ASSERT_TRUE(first.ok() && second.ok());
-  ASSERT_LT(*first, *second);
-  for (int64_t id : {*second, *first}) {  // completed in the other order
-    ASSERT_TRUE(store_->PutBlob(id, "index", "i").ok());
-    ASSERT_TRUE(store_->PutBlob(id, "inventory", "v").ok());
-    ASSERT_TRUE(store_->Complete(id).ok());
-  }
-  EXPECT_EQ(LatestId(7), *second);
-}
-
-TEST_F(SqliteStoreTest, NextMriIsOneAboveTheHighestOfAnyState) {
-  MakeComplete("a", 3);
-  ASSERT_TRUE(store_->Begin("b", 9).ok());  // building counts too
-  absl::StatusOr<int64_t> next = store_->NextMri();
-  ASSERT_TRUE(next.ok());
-  EXPECT_EQ(*next, 10);
-}
-
-TEST_F(SqliteStoreTest, BeginRejectsNegativeMri) {
-  EXPECT_TRUE(absl::IsInvalidArgument(store_->Begin("c", -1).status()));
-}
-
-TEST_F(SqliteStoreTest, BeginWhileAnotherBuildsIsAllowed) {
-  absl::StatusOr<int64_t> abandoned = store_->Begin("killed build", 5);
-  ASSERT_TRUE(abandoned.ok());
-  int64_t next = MakeComplete("next build", 5);
-  EXPECT_GT(next, *abandoned);
-  EXPECT_EQ(LatestId(kAnyMri), next);
-  absl::StatusOr<BaselineInfo> info = store_->Get(*abandoned);
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->state, BaselineState::kBuilding);
-}
-
-TEST_F(SqliteStoreTest, ResultsRoundTripSortedAndReplacedByTest) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  std::vector<TestResult> results = {
-      {"tests/z_test.py", TestOutcome::kFailed, 3, 1.25, false},
-      {"tests/a_test.py", TestOutcome::kPassed, 0, 0.5, true},
-      {"tests/m_test.py", TestOutcome::kError, -9, 12.0, false},
-  };
-  ASSERT_TRUE(store_->PutResults(*id, results).ok());
-  // Replace one, add one.
-  ASSERT_TRUE(store_
-                  ->PutResults(*id, {{"tests/z_test.py", TestOutcome::kPassed,
-                                      0, 2.5, true},
-                                     {"tests/b_test.py"}})
-                  .ok());
-
-  absl::StatusOr<std::vector<TestResult>> got = store_->Results(*id);
-  ASSERT_TRUE(got.ok()) << got.status();
-  ASSERT_EQ(got->size(), 4u);
-  EXPECT_EQ((*got)[0].test, "tests/a_test.py");
-  EXPECT_EQ((*got)[0].outcome, TestOutcome::kPassed);
-  EXPECT_EQ((*got)[0].exit_code, 0);
-  EXPECT_DOUBLE_EQ((*got)[0].seconds, 0.5);
-  EXPECT_TRUE((*got)[0].opaque);
-  EXPECT_EQ((*got)[1].test, "tests/b_test.py");
-  EXPECT_EQ((*got)[2].test, "tests/m_test.py");
-  EXPECT_EQ((*got)[2].outcome, TestOutcome::kError);
-  EXPECT_EQ((*got)[2].exit_code, -9);
-  EXPECT_DOUBLE_EQ((*got)[2].seconds, 12.0);
-  EXPECT_FALSE((*got)[2].opaque);
-  EXPECT_EQ((*got)[3].test, "tests/z_test.py");
-  EXPECT_EQ((*got)[3].outcome, TestOutcome::kPassed);  // replaced
-  EXPECT_DOUBLE_EQ((*got)[3].seconds, 2.5);
-  EXPECT_TRUE((*got)[3].opaque);
-
-  // Another baseline's results are its own.
-  absl::StatusOr<int64_t> other = store_->Begin("d", 2);
-  ASSERT_TRUE(other.ok());
-  got = store_->Results(*other);
-  ASSERT_TRUE(got.ok());
-  EXPECT_THAT(*got, IsEmpty());
-}
-
-TEST_F(SqliteStoreTest, PutResultsRejectsAnUnnamedTest) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  EXPECT_TRUE(
-      absl::IsInvalidArgument(store_->PutResults(*id, {{"tests/a.py"}, {""}})));
-  absl::StatusOr<std::vector<TestResult>> got = store_->Results(*id);
-  ASSERT_TRUE(got.ok());
-  EXPECT_THAT(*got, IsEmpty());  // all or nothing
-}
-
-TEST_F(SqliteStoreTest, ListIsNewestFirst) {
-  int64_t a = MakeComplete("a", 5);
-  absl::StatusOr<int64_t> b = store_->Begin("b", 1);
-  ASSERT_TRUE(b.ok());
-  int64_t c = MakeComplete("c", 3);
-  absl::StatusOr<std::vector<BaselineInfo>> list = store_->List();
-  ASSERT_TRUE(list.ok());
-  ASSERT_EQ(list->size(), 3u);
-  EXPECT_EQ((*list)[0].id, c);
-  EXPECT_EQ((*list)[1].id, *b);
-  EXPECT_EQ((*list)[1].state, BaselineState::kBuilding);
-  EXPECT_EQ((*list)[2].id, a);
-  EXPECT_EQ((*list)[2].commit, "a");
-}
-
-TEST_F(SqliteStoreTest, UnknownBaselineIsNotFound) {
-  EXPECT_TRUE(absl::IsNotFound(store_->Get(99).status()));
-  EXPECT_TRUE(absl::IsNotFound(store_->Results(99).status()));
-  EXPECT_TRUE(absl::IsNotFound(store_->BlobPath(99, "index").status()));
-  EXPECT_TRUE(absl::IsNotFound(store_->Complete(99)));
-  EXPECT_TRUE(absl::IsNotFound(store_->MarkFailed(99, "x")));
-  EXPECT_TRUE(absl::IsNotFound(store_->PutBlob(99, "index", "x")));
-  EXPECT_TRUE(absl::IsNotFound(store_->PutResults(99, {{"t"}})));
-  EXPECT_THAT(FileNames(blobs_dir_), IsEmpty());
-}
-
-TEST_F(SqliteStoreTest, MissingBlobIsNotFound) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  absl::Status status = store_->BlobPath(*id, "index").status();
-  EXPECT_TRUE(absl::IsNotFound(status)) << status;
-}
-
-TEST_F(SqliteStoreTest, CompleteRefusesABaselineWithoutBothBlobs) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  absl::Status status = store_->Complete(*id);
-  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("\"index\""));
-
-  ASSERT_TRUE(store_->PutBlob(*id, "index", "i").ok());
-  status = store_->Complete(*id);
-  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("\"inventory\""));
-
-  // Still building, still not served.
-  EXPECT_EQ(LatestId(kAnyMri), -1);
-  ASSERT_TRUE(store_->PutBlob(*id, "inventory", "v").ok());
-  EXPECT_TRUE(store_->Complete(*id).ok());
-}
-
-TEST_F(SqliteStoreTest, CompleteRefusesABaselineThatIsNotBuilding) {
-  int64_t done = MakeComplete("c", 1);
-  absl::Status status = store_->Complete(done);
-  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("complete"));
-
-  absl::StatusOr<int64_t> failed = store_->Begin("f", 2);
-  ASSERT_TRUE(failed.ok());
-  ASSERT_TRUE(store_->PutBlob(*failed, "index", "i").ok());
-  ASSERT_TRUE(store_->PutBlob(*failed, "inventory", "v").ok());
-  ASSERT_TRUE(store_->MarkFailed(*failed, "oops").ok());
-  status = store_->Complete(*failed);
-  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("failed"));
-  EXPECT_EQ(LatestId(kAnyMri), done);
-}
-
-TEST_F(SqliteStoreTest, CompleteRefusesWhenABlobFileIsGone) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(store_->PutBlob(*id, "index", "i").ok());
-  ASSERT_TRUE(store_->PutBlob(*id, "inventory", "v").ok());
-  std::string inventory = BlobFileOf(*id, "inventory");
-  ASSERT_EQ(unlink(inventory.c_str()), 0);
-  absl::Status status = store_->Complete(*id);
-  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr(inventory));
-  EXPECT_EQ(LatestId(kAnyMri), -1);
-}
-
-TEST_F(SqliteStoreTest, MarkFailedKeepsTheReasonAndIsNeverServed) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(store_->MarkFailed(*id, "worker lost").ok());
-  absl::StatusOr<BaselineInfo> info = store_->Get(*id);
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->state, BaselineState::kFailed);
-  EXPECT_EQ(info->failure, "worker lost");
-  EXPECT_EQ(LatestId(kAnyMri), -1);
-  EXPECT_TRUE(absl::IsFailedPrecondition(store_->MarkFailed(*id, "again")));
-}
-
-TEST_F(SqliteStoreTest, AFinishedBaselineTakesNoMoreWrites) {
-  int64_t id = MakeComplete("c", 1);
-  std::vector<std::string> files = FileNames(blobs_dir_);
-  absl::Status status = store_->PutBlob(id, "index", "new");
-  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  status = store_->PutResults(id, {{"t"}});
-  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_EQ(FileNames(blobs_dir_), files);  // no stray file either
-  EXPECT_EQ(ReadWholeFile(BlobFileOf(id, "index")), "index of c");
-}
-
-TEST_F(SqliteStoreTest, PutBlobReplacesAndRemovesTheOldFile) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(store_->PutBlob(*id, "index", "first").ok());
-  ASSERT_TRUE(store_->PutBlob(*id, "index", "second").ok());
-  ASSERT_TRUE(store_->PutBlob(*id, "index", "second").ok());  // same bytes
-  EXPECT_EQ(ReadWholeFile(BlobFileOf(*id, "index")), "second");
-  EXPECT_THAT(
-      FileNames(blobs_dir_),
-      ElementsAre(absl::StrCat(*id, "-index-", Xxh3Hex("second"), ".blob")));
-}
-
-TEST_F(SqliteStoreTest, PutBlobTakesAnEmptyBlob) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(store_->PutBlob(*id, "index", "").ok());
-  EXPECT_EQ(ReadWholeFile(BlobFileOf(*id, "index")), "");
-}
-
-TEST_F(SqliteStoreTest, PutBlobRejectsNamesThatAreNotPlain) {
-  absl::StatusOr<int64_t> id = store_->Begin("c", 1);
-  ASSERT_TRUE(id.ok());
-  for (const char* name : {"", "../x", "a/b", "Index", "x y", ".."}) {
-    EXPECT_TRUE(absl::IsInvalidArgument(store_->PutBlob(*id, name, "b")))
-        << name;
-  }
-  EXPECT_THAT(FileNames(blobs_dir_), IsEmpty());
-}
-
-TEST_F(SqliteStoreTest, BlobPathDetectsATruncatedFile) {
-  int64_t id = MakeComplete("c", 1);
-  std::string path = BlobFileOf(id, "index");
-  ASSERT_EQ(truncate(path.c_str(), 3), 0);
-  absl::Status status = store_->BlobPath(id, "index").status();
-  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr(path));
-  EXPECT_THAT(status.message(), HasSubstr("truncated"));
-  // The other blob is still fine.
-  EXPECT_TRUE(store_->BlobPath(id, "inventory").ok());
 }
 
 TEST_F(SqliteStoreTest, BlobPathDetectsAModifiedByte) {
@@ -458,16 +120,6 @@ TEST_F(SqliteStoreTest, BlobPathDetectsAModifiedByte) {
   EXPECT_TRUE(absl::IsDataLoss(fast->BlobPath(id, "index").status()));
 }
 
-TEST_F(SqliteStoreTest, BlobPathDetectsADeletedFile) {
-  int64_t id = MakeComplete("c", 1);
-  std::string path = BlobFileOf(id, "inventory");
-  ASSERT_EQ(unlink(path.c_str()), 0);
-  absl::Status status = store_->BlobPath(id, "inventory").status();
-  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr(path));
-  EXPECT_THAT(status.message(), HasSubstr("missing"));
-}
-
 TEST_F(SqliteStoreTest, BlobPathRefusesARowPointingOutsideBlobs) {
   int64_t id = MakeComplete("c", 1);
   RawDb raw(db_path_);
@@ -476,40 +128,11 @@ TEST_F(SqliteStoreTest, BlobPathRefusesARowPointingOutsideBlobs) {
   EXPECT_TRUE(absl::IsDataLoss(status)) << status;
 }
 
-TEST_F(SqliteStoreTest, ReopenedStoreKeepsEverything) {
-  int64_t id = MakeComplete("c", 4);
-  ASSERT_TRUE(store_->PutResults(*store_->Begin("d", 5), {{"t"}}).ok());
-  store_.reset();
-  store_ = OpenStore();
-  ASSERT_NE(store_, nullptr);
-  EXPECT_EQ(LatestId(kAnyMri), id);
-  EXPECT_EQ(ReadWholeFile(BlobFileOf(id, "index")), "index of c");
-  absl::StatusOr<std::vector<BaselineInfo>> list = store_->List();
-  ASSERT_TRUE(list.ok());
-  EXPECT_EQ(list->size(), 2u);
-  RawDb raw(db_path_);
-  EXPECT_THAT(raw.Column("SELECT value FROM meta ORDER BY key"),
-              ElementsAre(kSqliteStoreMagic, "1"));
-}
-
 TEST_F(SqliteStoreTest, DatabaseIsWalWithStesApplicationId) {
   RawDb raw(db_path_);
   EXPECT_THAT(raw.Column("PRAGMA journal_mode"), ElementsAre("wal"));
   EXPECT_THAT(raw.Column("PRAGMA application_id"),
               ElementsAre(absl::StrCat(kSqliteStoreApplicationId)));
-}
-
-TEST_F(SqliteStoreTest, TwoConnectionsSeeEachOthersCommits) {
-  std::unique_ptr<BaselineStore> other = OpenStore();
-  ASSERT_NE(other, nullptr);
-  int64_t id = MakeComplete("c", 3);
-  absl::StatusOr<std::optional<BaselineInfo>> seen =
-      other->LatestCompleted(kAnyMri);
-  ASSERT_TRUE(seen.ok() && seen->has_value());
-  EXPECT_EQ((*seen)->id, id);
-  absl::StatusOr<int64_t> next = other->Begin("d", 4);
-  ASSERT_TRUE(next.ok());
-  EXPECT_GT(*next, id);
 }
 
 TEST_F(SqliteStoreTest, ABusyStoreIsUnavailableAfterTheTimeout) {

@@ -1,17 +1,20 @@
-// Copyright: the ste authors. store_crasher DB STEP [DELAY_MS]
+// Copyright: the ste authors. store_crasher STORE STEP [DELAY_MS]
 //
-// Opens the SQLite store DB, records baseline 1 (mri 1) completely, starts
-// baseline 2 (mri 2) and kills itself with SIGKILL at STEP:
+// Opens the store STORE (an SQLite file path, or a postgresql:// URL),
+// records baseline 1 (mri 1) completely, starts baseline 2 (mri 2) and
+// kills itself with SIGKILL at STEP:
 //
 //   after-begin             Begin() returned
-//   blob-half-written       inside PutBlob("index", 50 MB): half the bytes
-//                           are in the temp file (store's fault hook)
-//   blob-renamed            inside PutBlob: the file is durable under its
-//                           final name, its row is not inserted (hook)
+//   blob-half-written       (SQLite) inside PutBlob("index", 50 MB): half
+//                           the bytes are in the temp file (fault hook)
+//   blob-renamed            (SQLite) inside PutBlob: the file is durable
+//                           under its final name, its row is not inserted
+//   blob-before-commit      (PostgreSQL) inside PutBlob: the rows and the
+//                           50 MB are sent, COMMIT is not (fault hook)
 //   blob-thread             a thread raises SIGKILL DELAY_MS after PutBlob
 //                           of the 50 MB index starts, wherever PutBlob is
-//                           then (hashing, writing, fsync, SQLite commit);
-//                           the last hook point passed is printed
+//                           then (hashing, writing or sending, fsync,
+//                           commit); the last hook point passed is printed
 //   after-put-blob          both blobs and the results are stored, before
 //                           Complete()
 //   complete-before-commit  inside Complete(): its UPDATE ran, COMMIT did
@@ -28,10 +31,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "crash_data.h"
+#include "postgres_store.h"
 #include "sqlite_store.h"
 
 namespace {
@@ -62,19 +68,32 @@ void KillAt(const char* step) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: store_crasher DB STEP [DELAY_MS]\n");
+    fprintf(stderr, "usage: store_crasher STORE STEP [DELAY_MS]\n");
     return 2;
   }
   g_step = argv[2];
   const int delay_ms = argc > 3 ? atoi(argv[3]) : 0;
   namespace cd = ste::crash_data;
 
-  ste::SqliteStoreOptions options;
-  options.fault_hook = [](const char* point) {
+  auto hook = [](const char* point) {
     g_last_point = point;
     KillAt(point);
   };
-  auto store = ste::OpenSqliteStore(argv[1], options);
+  const std::string where = argv[1];
+  absl::StatusOr<std::unique_ptr<ste::BaselineStore>> store;
+  if (absl::StartsWith(where, "postgresql://")) {
+    ste::PostgresStoreOptions options;
+    options.fault_hook = hook;
+    // Never written: the crasher asks for no blob path.
+    const std::string cache =
+        (std::filesystem::temp_directory_path() / "ste-store-crasher-cache")
+            .string();
+    store = ste::OpenPostgresStore(where, cache, options);
+  } else {
+    ste::SqliteStoreOptions options;
+    options.fault_hook = hook;
+    store = ste::OpenSqliteStore(where, options);
+  }
   Check(store.status(), "open");
   ste::BaselineStore& s = **store;
 

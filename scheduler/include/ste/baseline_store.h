@@ -14,12 +14,16 @@
 // Complete() can succeed.
 //
 // Implementations: SQLite ("sqlite:PATH", the embedded default; blobs are
-// files beside the database, so a select can mmap the index). PostgreSQL
-// comes with the scheduler (issue 5) behind the same interface.
+// files beside the database, so a select can mmap the index) and
+// PostgreSQL ("postgresql://..." or "postgres://...", a libpq connection
+// URI: a store shared by many machines; blobs are bytea on the server,
+// copied on demand into <root>/.ste/pgcache for BlobPath). Both pass the
+// same contract tests (scheduler/src/store_contract_test.cc).
 //
 // Thread-safety: one BaselineStore object per thread; several processes may
-// open the same store (SQLite serialises writers; a busy store is retried
-// for a few seconds, then reported as Unavailable).
+// open the same store (writers of one baseline are serialised; a busy
+// store is retried for a few seconds, then reported as Unavailable, as is
+// an unreachable server).
 #ifndef STE_BASELINE_STORE_H_
 #define STE_BASELINE_STORE_H_
 
@@ -65,9 +69,11 @@ class BaselineStore {
   virtual ~BaselineStore() = default;
 
   // Opens (creating if needed, with its schema) the store named by `url`:
-  // "sqlite:PATH" (PATH relative to `root` unless absolute). InvalidArgument
-  // for another scheme; DataLoss/FailedPrecondition for a database that is
-  // not ste's or has an unknown schema version.
+  // "sqlite:PATH" (PATH relative to `root` unless absolute), or
+  // "postgresql://..." / "postgres://..." (blob copies go to
+  // `root`/.ste/pgcache). InvalidArgument for another scheme;
+  // DataLoss/FailedPrecondition for a database that is not ste's or has an
+  // unknown schema version; Unavailable for a server that does not answer.
   static absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
       const std::string& url, const std::string& root);
 

@@ -1,0 +1,282 @@
+// Copyright: the ste authors. The two store back-ends the contract tests
+// (store_contract_test.cc) run against, and raw access to each, to look
+// and to damage behind the store's back.
+//
+//   Backend::kSqlite    a store file in the test's temp directory
+//   Backend::kPostgres  a fresh database on the test binary's PostgreSQL
+//                       server (tests/support/pg_test_server.h), blob
+//                       copies cached in the test's temp directory
+//
+// Header-only: scheduler/CMakeLists.txt compiles every non-test .cc of
+// src/ into the library.
+#ifndef STE_SCHEDULER_STORE_BACKENDS_TEST_UTIL_H_
+#define STE_SCHEDULER_STORE_BACKENDS_TEST_UTIL_H_
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "blob_file.h"
+#include "gtest/gtest.h"
+#include "pg_conn.h"
+#include "pg_test_server.h"
+#include "postgres_store.h"
+#include "sqlite_store.h"
+#include "store_test_util.h"
+
+namespace ste {
+namespace testing_util {
+
+// A raw SQLite connection to the store's file, to look behind its back.
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+  }
+  ~RawDb() { sqlite3_close(db_); }
+  RawDb(const RawDb&) = delete;
+  RawDb& operator=(const RawDb&) = delete;
+  void Exec(const std::string& sql) {
+    char* error = nullptr;
+    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
+    EXPECT_EQ(rc, SQLITE_OK) << sql << ": " << (error ? error : "");
+    sqlite3_free(error);
+  }
+  // The first column of every row, as text.
+  std::vector<std::string> Column(const std::string& sql, int column = 0) {
+    std::vector<std::string> values;
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db_);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      const unsigned char* text = sqlite3_column_text(stmt, column);
+      values.push_back(text ? reinterpret_cast<const char*>(text) : "");
+    }
+    sqlite3_finalize(stmt);
+    return values;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+// A raw connection to a PostgreSQL store's database.
+class RawPg {
+ public:
+  explicit RawPg(const std::string& url) {
+    absl::StatusOr<std::unique_ptr<PgConn>> conn = PgConn::Connect(url, 10);
+    EXPECT_TRUE(conn.ok()) << conn.status();
+    if (conn.ok()) conn_ = std::move(*conn);
+  }
+  // Runs `sql`, expecting success.
+  void Exec(const std::string& sql, const PgParams& params = {}) {
+    ASSERT_NE(conn_, nullptr);
+    absl::StatusOr<PgResult> result = conn_->Exec(sql.c_str(), params);
+    EXPECT_TRUE(result.ok()) << sql << ": " << result.status();
+  }
+  // Runs `sql`; its status.
+  absl::Status Try(const std::string& sql, const PgParams& params = {}) {
+    if (conn_ == nullptr) return absl::InternalError("not connected");
+    return conn_->Exec(sql.c_str(), params).status();
+  }
+  // Column `column` of every row, as text.
+  std::vector<std::string> Column(const std::string& sql,
+                                  const PgParams& params = {}, int column = 0) {
+    std::vector<std::string> values;
+    if (conn_ == nullptr) return values;
+    absl::StatusOr<PgResult> result = conn_->Exec(sql.c_str(), params);
+    EXPECT_TRUE(result.ok()) << sql << ": " << result.status();
+    if (!result.ok()) return values;
+    for (int i = 0; i < result->rows(); ++i) {
+      values.push_back(result->Text(i, column));
+    }
+    return values;
+  }
+
+ private:
+  std::unique_ptr<PgConn> conn_;
+};
+
+enum class Backend { kSqlite, kPostgres };
+
+inline std::ostream& operator<<(std::ostream& os, Backend backend) {
+  return os << (backend == Backend::kSqlite ? "Sqlite" : "Postgres");
+}
+
+// The test name suffix: ctest runs "*Postgres*" tests apart (one server).
+inline std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+}
+
+class StoreBackend {
+ public:
+  virtual ~StoreBackend() = default;
+
+  // Opens this test's store (the same store on every call).
+  virtual absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
+      bool verify_blob_hash = true) = 0;
+
+  // Every stored copy of a blob as "<baseline>-<name>-<xxh3>.blob", and
+  // anything else blob writes left behind. SQLite: the files in blobs/
+  // (temp files included); PostgreSQL: the rows of ste.blob_contents.
+  virtual std::vector<std::string> StoredBlobs() = 0;
+
+  // Damage the store's own copy of a blob behind its back (SQLite: the
+  // file; PostgreSQL: the row, and local copies are dropped, as on a
+  // machine that never fetched it), after checking that BlobPath finds it
+  // intact. Each returns what the store's DataLoss message must name.
+  virtual std::string TruncateBlob(BaselineStore& store, int64_t baseline,
+                                   const std::string& name, size_t size) = 0;
+  virtual std::string FlipBlobByte(BaselineStore& store, int64_t baseline,
+                                   const std::string& name) = 0;
+  virtual std::string DeleteBlob(BaselineStore& store, int64_t baseline,
+                                 const std::string& name) = 0;
+
+  // The meta table's values, ordered by key: magic, schema_version.
+  virtual std::vector<std::string> MetaValues() = 0;
+};
+
+class SqliteBackend final : public StoreBackend {
+ public:
+  explicit SqliteBackend(const std::string& dir)
+      : db_path_(dir + "/.ste/ste.db"), blobs_dir_(dir + "/.ste/blobs") {}
+
+  absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
+      bool verify_blob_hash) override {
+    SqliteStoreOptions options;
+    options.verify_blob_hash = verify_blob_hash;
+    return OpenSqliteStore(db_path_, options);
+  }
+  std::vector<std::string> StoredBlobs() override {
+    return FileNames(blobs_dir_);
+  }
+  std::string TruncateBlob(BaselineStore& store, int64_t baseline,
+                           const std::string& name, size_t size) override {
+    std::string path = PathOf(store, baseline, name);
+    EXPECT_EQ(truncate(path.c_str(), static_cast<off_t>(size)), 0) << path;
+    return path;
+  }
+  std::string FlipBlobByte(BaselineStore& store, int64_t baseline,
+                           const std::string& name) override {
+    std::string path = PathOf(store, baseline, name);
+    std::string bytes = ReadWholeFile(path);
+    EXPECT_FALSE(bytes.empty());
+    if (!bytes.empty()) bytes[bytes.size() / 2] ^= 0x01;
+    WriteWholeFile(path, bytes);
+    return path;
+  }
+  std::string DeleteBlob(BaselineStore& store, int64_t baseline,
+                         const std::string& name) override {
+    std::string path = PathOf(store, baseline, name);
+    EXPECT_EQ(unlink(path.c_str()), 0) << path;
+    return path;
+  }
+  std::vector<std::string> MetaValues() override {
+    RawDb raw(db_path_);
+    return raw.Column("SELECT value FROM meta ORDER BY key");
+  }
+
+ private:
+  // The blob's file, where BlobPath says it is (and it must say so).
+  std::string PathOf(BaselineStore& store, int64_t baseline,
+                     const std::string& name) {
+    absl::StatusOr<std::string> path = store.BlobPath(baseline, name);
+    EXPECT_TRUE(path.ok()) << path.status();
+    return path.ok() ? *path : "";
+  }
+
+  std::string db_path_;
+  std::string blobs_dir_;
+};
+
+class PostgresBackend final : public StoreBackend {
+ public:
+  PostgresBackend(std::string url, std::string cache_dir)
+      : url_(std::move(url)), cache_dir_(std::move(cache_dir)) {}
+
+  const std::string& url() const { return url_; }
+  const std::string& cache_dir() const { return cache_dir_; }
+
+  absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
+      bool verify_blob_hash) override {
+    PostgresStoreOptions options;
+    options.verify_blob_hash = verify_blob_hash;
+    return OpenPostgresStore(url_, cache_dir_, options);
+  }
+  std::vector<std::string> StoredBlobs() override {
+    RawPg raw(url_);
+    return raw.Column(
+        "SELECT c.baseline || '-' || c.name || '-' || "
+        "coalesce(b.xxh3_128, '(no row in ste.blobs)') || '.blob' "
+        "FROM ste.blob_contents c LEFT JOIN ste.blobs b USING (baseline, "
+        "name) ORDER BY 1");
+  }
+  std::string TruncateBlob(BaselineStore& store, int64_t baseline,
+                           const std::string& name, size_t size) override {
+    return Damage(store, baseline, name,
+                  absl::StrCat("UPDATE ste.blob_contents SET bytes = "
+                               "substring(bytes FROM 1 FOR ",
+                               size, ")"));
+  }
+  std::string FlipBlobByte(BaselineStore& store, int64_t baseline,
+                           const std::string& name) override {
+    return Damage(store, baseline, name,
+                  "UPDATE ste.blob_contents SET bytes = set_byte(bytes, "
+                  "length(bytes) / 2, get_byte(bytes, length(bytes) / 2) # 1)");
+  }
+  std::string DeleteBlob(BaselineStore& store, int64_t baseline,
+                         const std::string& name) override {
+    return Damage(store, baseline, name, "DELETE FROM ste.blob_contents");
+  }
+  std::vector<std::string> MetaValues() override {
+    RawPg raw(url_);
+    return raw.Column("SELECT value FROM ste.meta ORDER BY key");
+  }
+
+ private:
+  // Fetches the blob (it must be fine), then runs `sql` + WHERE on its
+  // row and drops the local copies.
+  std::string Damage(BaselineStore& store, int64_t baseline,
+                     const std::string& name, const std::string& sql) {
+    absl::StatusOr<std::string> fetched = store.BlobPath(baseline, name);
+    EXPECT_TRUE(fetched.ok()) << fetched.status();
+    RawPg raw(url_);
+    raw.Exec(sql + " WHERE baseline = $1 AND name = $2",
+             PgParams().Int(baseline).Text(name));
+    std::error_code ec;
+    std::filesystem::remove_all(cache_dir_, ec);
+    return absl::StrCat("blob \"", name, "\" of baseline ", baseline);
+  }
+
+  std::string url_;
+  std::string cache_dir_;
+};
+
+// The back-end of one test, with its store in (or its cache under) `dir`.
+inline absl::StatusOr<std::unique_ptr<StoreBackend>> MakeBackend(
+    Backend backend, const std::string& dir) {
+  if (backend == Backend::kSqlite) {
+    return std::unique_ptr<StoreBackend>(new SqliteBackend(dir));
+  }
+  absl::StatusOr<testing::PgTestServer*> server =
+      testing::PgTestServer::Shared();
+  if (!server.ok()) return server.status();
+  absl::StatusOr<std::string> url = (*server)->CreateDatabase();
+  if (!url.ok()) return url.status();
+  return std::unique_ptr<StoreBackend>(
+      new PostgresBackend(*url, dir + "/.ste/pgcache"));
+}
+
+}  // namespace testing_util
+}  // namespace ste
+
+#endif  // STE_SCHEDULER_STORE_BACKENDS_TEST_UTIL_H_
