@@ -193,6 +193,7 @@ std::string Config::CommandFor(std::string_view test_path) const {
 }
 
 std::string Config::SqlitePath() const {
+  if (store_url.rfind("sqlite:", 0) != 0) return "";
   std::string path = store_url.substr(7);  // after "sqlite:"
   return path[0] == '/' ? path : root + "/" + path;
 }
@@ -246,11 +247,14 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
     return Error(name, *r.Find("runner", "command"),
                  "'runner.command' must contain {test} (the test file's path)");
   }
-  if (c.store_url.rfind("sqlite:", 0) != 0 || c.store_url.size() <= 7) {
+  const bool sqlite = c.store_url.rfind("sqlite:", 0) == 0 && c.store_url.size() > 7;
+  const bool postgres = c.store_url.rfind("postgresql://", 0) == 0 ||
+                        c.store_url.rfind("postgres://", 0) == 0;
+  if (!sqlite && !postgres) {
     const toml::node* n = r.Find("store", "url");
     return Error(name, *n,
-                 "'store.url' must be sqlite:PATH (a server store is 'ste record "
-                 "--scheduler')");
+                 "'store.url' must be sqlite:PATH or postgresql://... (a libpq "
+                 "connection URI)");
   }
   return c;
 }

@@ -52,6 +52,19 @@ TEST(Config, DefaultsAlwaysIgnoreGitAndSte) {
   EXPECT_TRUE(c->inventory_external);
 }
 
+TEST(Config, AcceptsAPostgresqlStore) {
+  for (const char* url : {"postgresql:///ste?host=/run/postgresql",
+                          "postgres://ci@db.example.com:5432/ste"}) {
+    auto c = ParseConfig(std::string("[tests]\ninclude=[\"t/*.sh\"]\n[runner]\ncommand=\"sh "
+                                     "{test}\"\n[store]\nurl=\"") +
+                             url + "\"\n",
+                         "ste.toml", "/r");
+    ASSERT_TRUE(c.ok()) << url << ": " << c.status();
+    EXPECT_EQ(c->store_url, url);
+    EXPECT_EQ(c->SqlitePath(), "");
+  }
+}
+
 struct BadCase {
   const char* text;
   const char* message;  // expected substring, incl. the line
@@ -74,8 +87,12 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"[tests]\ninclude=[\"a\"]\n[runnr]\n", "ste.toml:3:2: unknown table 'runnr'"},
       {"[tests]\ninclude=[\"a\"]\n", "ste.toml: missing key 'runner.command'"},
       {"[tests\n", "ste.toml:1:"},
-      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[store]\nurl=\"postgresql://x\"\n",
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[store]\nurl=\"mysql://x\"\n",
+       "ste.toml:6:5: 'store.url' must be sqlite:PATH or postgresql://"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[store]\nurl=\"sqlite:\"\n",
        "ste.toml:6:5: 'store.url' must be sqlite:PATH"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[store]\nurl=\"postgresql:x\"\n",
+       "ste.toml:6:5: 'store.url' must be sqlite:PATH or postgresql://"},
   };
   for (const BadCase& bad : cases) {
     auto c = ParseConfig(bad.text, "ste.toml", "/r");

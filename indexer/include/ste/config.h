@@ -10,7 +10,9 @@
 //   [selection]  run_all = ["ste.toml", ".ci/**"]   a change here => all
 //                skip_all = ["docs/**", "*.md"]     only these => none
 //                mandatory = []                     always selected
-//   [store]      url = "sqlite:.ste/ste.db"          relative to the root
+//   [store]      url = "sqlite:.ste/ste.db"          relative to the root,
+//                   or "postgresql://host/db?..."    a shared PostgreSQL
+//                                     store (a libpq URI; postgres:// too)
 //
 // Every key is optional except tests.include and runner.command. ".git/**"
 // and ".ste/**" are always ignored by the inventory, whatever `ignore`
@@ -45,7 +47,8 @@ struct Config {
   // The runner command for one test: {test} replaced by the shell-quoted
   // repo-relative path.
   std::string CommandFor(std::string_view test_path) const;
-  // The SQLite file for a "sqlite:PATH" store (PATH relative to root).
+  // The SQLite file for a "sqlite:PATH" store (PATH relative to root); ""
+  // for a PostgreSQL store.
   std::string SqlitePath() const;
 };
 
