@@ -2,7 +2,7 @@
 //
 //   index_bench build --out FILE [--tests N] [--files F] [--core C]
 //                     [--producers P] [--threads T] [--seed S]
-//                     [--shuffle-deps]
+//                     [--scattered K] [--shuffle-deps]
 //   index_bench query --index FILE [--changed K] [--core-percent P]
 //                     [--runs R] [--evict]
 //
@@ -27,7 +27,7 @@
 //  - files C..F-1 are the tail, in directories of 500 files. Each test
 //    directory has a pool of 12 tail directories (6 near its own position:
 //    locality, 6 random: shared libraries); each test reads each pool file
-//    with probability 15/16, plus ~170 tail files at random.
+//    with probability 15/16, plus 170 tail files at random (--scattered).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -93,6 +93,7 @@ struct Flags {
   int runs = 20;
   bool evict = false;
   bool shuffle_deps = false;
+  uint32_t scattered = 170;  // tail files per test outside its pool
 };
 
 struct TestDir {
@@ -111,7 +112,6 @@ struct Model {
   static constexpr uint32_t kTailDirSize = 500;
   static constexpr int kPoolNear = 6;
   static constexpr int kPoolFar = 6;
-  static constexpr uint32_t kScattered = 170;
   static constexpr uint32_t kCoreDropPerMille = 2;
 
   void Init() {
@@ -184,7 +184,7 @@ struct Model {
   void Generate(uint32_t t, std::vector<uint32_t>* out) const {
     const TestDir& d = dirs[dir_of_test[t]];
     Rng rng{f.seed * 0x100000001b3ULL + t};
-    out->resize(d.core.size() + d.pool.size() + kScattered);
+    out->resize(d.core.size() + d.pool.size() + f.scattered);
     uint32_t* o = out->data();
     // Core: copy, dropping ~kCoreDropPerMille per mille at random.
     size_t i = 0;
@@ -206,7 +206,7 @@ struct Model {
     }
     // Scattered tail files.
     const uint32_t tail = f.files - f.core;
-    for (uint32_t k = 0; k < kScattered && tail > 0; ++k) {
+    for (uint32_t k = 0; k < f.scattered && tail > 0; ++k) {
       *o++ = f.core + rng.Below(tail);
     }
     out->resize(o - out->data());
@@ -408,7 +408,8 @@ int Usage() {
   std::fprintf(
       stderr,
       "usage: index_bench build --out FILE [--tests N] [--files F] "
-      "[--core C] [--producers P] [--threads T] [--seed S] [--shuffle-deps]\n"
+      "[--core C] [--producers P] [--threads T] [--seed S] [--scattered K] "
+      "[--shuffle-deps]\n"
       "       index_bench query --index FILE [same model flags] "
       "[--changed K] [--core-percent P] [--runs R] [--evict]\n");
   return 2;
@@ -449,6 +450,8 @@ int main(int argc, char** argv) {
       f.runs = std::max(1, std::atoi(value()));
     } else if (a == "--core-percent") {
       f.core_percent = std::clamp(std::atoi(value()), 0, 100);
+    } else if (a == "--scattered") {
+      f.scattered = static_cast<uint32_t>(std::atol(value()));
     } else if (a == "--shuffle-deps") {
       f.shuffle_deps = true;
     } else if (a == "--evict") {

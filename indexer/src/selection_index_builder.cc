@@ -414,7 +414,7 @@ absl::Status SelectionIndexBuilder::AddTestDependencies(
     return absl::InvalidArgumentError(
         absl::StrCat("unknown path id ", max_id, " (", n, " paths interned)"));
   }
-  index_build::AddToRunList(
+  index_build::AddIds(
       path_ids.data(), path_ids.size(),
       &impl_->rows[test_id].by_kind[static_cast<int>(kind) - 1]);
   return absl::OkStatus();

@@ -156,7 +156,13 @@ absl::Status SelectionIndex::Validate(std::string_view what) {
     // read-ahead beats faulting them in a window at a time.
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const uint64_t from = test_table & ~(page - 1);
-    madvise(const_cast<char*>(data_) + from, size_ - from, MADV_WILLNEED);
+    char* tables = const_cast<char*>(data_) + from;
+    madvise(tables, size_ - from, MADV_WILLNEED);
+#ifdef MADV_POPULATE_READ
+    // And map them in one call rather than ~1500 page faults (Linux 5.14+;
+    // older kernels answer EINVAL and the faults happen as before).
+    madvise(tables, size_ - from, MADV_POPULATE_READ);
+#endif
   }
   const uint64_t checksum = fmt::DecodeU64(h + fmt::kOffChecksum);
   const uint64_t actual =

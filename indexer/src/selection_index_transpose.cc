@@ -8,7 +8,8 @@
 // same number of pairs; threads take slices from a queue, each reading only
 // its slice of every row. Closed runs are logged, then grouped by column and
 // added to that column's roaring bitmap in one go: adding each run the moment
-// it closes touches a cold bitmap every time and measured 5x slower.
+// it closes touches a cold bitmap every time, and was the main cost of the
+// first version (bench/index/README.md).
 #include "selection_index_transpose.h"
 
 #include <algorithm>
@@ -121,18 +122,41 @@ void MergeRuns(const RunList& a, const RunList& b, RunList* out) {
   }
 }
 
+// *set = the canonical run list `runs`, with exact capacities.
+void Store(const RunList& runs, IdSet* set) {
+  size_t singles = 0;
+  for (size_t i = 1; i < runs.size(); i += 2) singles += runs[i] == 1;
+  RunList long_runs;
+  long_runs.reserve(runs.size() - 2 * singles);
+  std::vector<uint32_t> single_ids;
+  single_ids.reserve(singles);
+  for (size_t i = 0; i < runs.size(); i += 2) {
+    if (runs[i + 1] == 1) {
+      single_ids.push_back(runs[i]);
+    } else {
+      long_runs.push_back(runs[i]);
+      long_runs.push_back(runs[i + 1]);
+    }
+  }
+  set->runs.swap(long_runs);
+  set->singles.swap(single_ids);
+}
+
 }  // namespace
 
-void AddToRunList(const uint32_t* ids, size_t n, RunList* runs) {
+void AddIds(const uint32_t* ids, size_t n, IdSet* set) {
   if (n == 0) return;
   thread_local RunList fresh, part, merged;
   thread_local std::vector<uint32_t> leftover;
   thread_local std::vector<uint64_t> bits;
-  // Encodes ids in no particular order: through a bitset when they are
-  // dense in their range (O(n + range/64)), else by sorting a copy.
+  // Encodes ids in no particular order: through a bitset over their range
+  // (O(n + range/64)) when they are dense enough in it, else by sorting.
   auto encode_unordered = [&](const uint32_t* v, size_t count, RunList* out) {
     const auto [lo, hi] = std::minmax_element(v, v + count);
-    if (count >= 256 && (size_t{*hi} - *lo) / 64 <= count) {
+    // The bitset costs range/64 word scans, sorting ~count*log2(count)
+    // compares: prefer the bitset while range/64 <= 8 * count, within 16 MiB.
+    const size_t range = size_t{*hi} - *lo + 1;
+    if (count >= 256 && range / 64 <= 8 * count && range <= (size_t{1} << 27)) {
       EncodeDense(v, count, *lo, *hi, &bits, out);
     } else {
       leftover.assign(v, v + count);
@@ -184,25 +208,77 @@ void AddToRunList(const uint32_t* ids, size_t n, RunList* runs) {
       merge_in(part);
     }
   }
-  if (runs->empty()) {
-    runs->assign(fresh.begin(), fresh.end());  // exact capacity
+  if (set->empty()) {
+    Store(fresh, set);
     return;
   }
-  const uint64_t last_end =
-      uint64_t{(*runs)[runs->size() - 2]} + (*runs)[runs->size() - 1];
-  if (fresh[0] > last_end) {
-    runs->insert(runs->end(), fresh.begin(), fresh.end());
+  uint64_t last_end = 0;
+  if (!set->runs.empty()) {
+    last_end = uint64_t{set->runs[set->runs.size() - 2]} + set->runs.back();
+  }
+  if (!set->singles.empty()) {
+    last_end = std::max(last_end, uint64_t{set->singles.back()} + 1);
+  }
+  if (fresh[0] > last_end) {  // all after the set: append
+    for (size_t i = 0; i < fresh.size(); i += 2) {
+      if (fresh[i + 1] == 1) {
+        set->singles.push_back(fresh[i]);
+      } else {
+        set->runs.push_back(fresh[i]);
+        set->runs.push_back(fresh[i + 1]);
+      }
+    }
     return;
   }
-  MergeRuns(*runs, fresh, &merged);
-  runs->assign(merged.begin(), merged.end());
+  ToRunList(*set, &part);
+  MergeRuns(part, fresh, &merged);
+  Store(merged, set);
 }
 
-uint64_t RunListSize(const RunList& runs) {
-  uint64_t n = 0;
+uint64_t IdSet::size() const {
+  uint64_t n = singles.size();
   for (size_t i = 1; i < runs.size(); i += 2) n += runs[i];
   return n;
 }
+
+void ToRunList(const IdSet& set, RunList* out) {
+  out->clear();
+  out->reserve(set.runs.size() + 2 * set.singles.size());
+  size_t i = 0, j = 0;
+  while (i < set.runs.size() || j < set.singles.size()) {
+    if (j == set.singles.size() ||
+        (i < set.runs.size() && set.runs[i] < set.singles[j])) {
+      out->push_back(set.runs[i]);
+      out->push_back(set.runs[i + 1]);
+      i += 2;
+    } else {
+      out->push_back(set.singles[j++]);
+      out->push_back(1);
+    }
+  }
+}
+
+namespace {
+struct Run {  // tests [start, end)
+  uint32_t start = 0;
+  uint32_t end = 0;
+};
+struct ClosedRun {
+  uint32_t state_index;
+  uint32_t start;
+  uint32_t end;
+};
+}  // namespace
+
+// Buffers kept across slices: at the harsh end (5e8 short runs) they are
+// ~100 MB per slice, and allocating them afresh page-faulted for seconds.
+struct Columns::Scratch {
+  std::vector<uint32_t> run_start, run_end;
+  std::vector<ClosedRun> closed;
+  std::vector<size_t> begin, next;
+  std::vector<Run> grouped;
+  std::vector<uint32_t> lone;
+};
 
 Columns Columns::Transpose(const std::vector<TestRow>& rows, uint32_t n_paths,
                            int threads) {
@@ -212,7 +288,12 @@ Columns Columns::Transpose(const std::vector<TestRow>& rows, uint32_t n_paths,
   const size_t stride = std::max<size_t>(1, rows.size() / 4096);
   uint64_t sampled = 0;
   for (size_t t = 0; t < rows.size(); t += stride) {
-    for (const RunList& runs : rows[t].by_kind) {
+    for (const IdSet& set : rows[t].by_kind) {
+      for (uint32_t v : set.singles) {
+        ++histogram[v / kBucket];
+        ++sampled;
+      }
+      const RunList& runs = set.runs;
       for (size_t i = 0; i < runs.size(); i += 2) {
         uint64_t a = runs[i];
         const uint64_t b = a + runs[i + 1];
@@ -250,8 +331,9 @@ Columns Columns::Transpose(const std::vector<TestRow>& rows, uint32_t n_paths,
   std::vector<std::thread> workers;
   for (int j = 0; j < std::max(1, threads); ++j) {
     workers.emplace_back([&rows, &c, &next] {
+      Scratch scratch;
       for (size_t i; (i = next.fetch_add(1)) < c.slices_.size();) {
-        TransposeSlice(rows, &c.slices_[i]);
+        TransposeSlice(rows, &c.slices_[i], &scratch);
       }
     });
   }
@@ -270,26 +352,22 @@ Roaring* Columns::Find(uint32_t path_id, DepKind kind) {
                     static_cast<int>(kind) - 1];
 }
 
-void Columns::TransposeSlice(const std::vector<TestRow>& rows, Slice* slice) {
+void Columns::TransposeSlice(const std::vector<TestRow>& rows, Slice* slice,
+                             Scratch* scratch) {
   const uint32_t first = slice->first_path;
   const uint32_t last = slice->end_path;
   const size_t width = last - first;
   const size_t n_columns = width * kDepKindCount;
-  struct Run {  // tests [start, end)
-    uint32_t start = 0;
-    uint32_t end = 0;
-  };
-  struct ClosedRun {
-    uint32_t state_index;
-    uint32_t start;
-    uint32_t end;
-  };
   // The run being grown per (kind, path), as two arrays indexed
   // kind_index * width + (path - first): `run_end` is read for every pair,
   // `run_start` only when a run closes. end == start is "no run"; extending
   // {0, 0} at test 0 correctly yields [0, 1).
-  std::vector<uint32_t> run_start(n_columns, 0), run_end(n_columns, 0);
-  std::vector<ClosedRun> closed;
+  std::vector<uint32_t>& run_start = scratch->run_start;
+  std::vector<uint32_t>& run_end = scratch->run_end;
+  std::vector<ClosedRun>& closed = scratch->closed;
+  run_start.assign(n_columns, 0);
+  run_end.assign(n_columns, 0);
+  closed.clear();
   uint64_t n_pairs = 0;
   auto restart = [&](size_t i, uint32_t t) {
     if (run_end[i] > run_start[i]) {
@@ -301,7 +379,22 @@ void Columns::TransposeSlice(const std::vector<TestRow>& rows, Slice* slice) {
   };
   for (uint32_t t = 0; t < rows.size(); ++t) {
     for (int k = 0; k < kDepKindCount; ++k) {
-      const RunList& runs = rows[t].by_kind[k];
+      const IdSet& set = rows[t].by_kind[k];
+      const size_t base = width * k - first;
+      uint32_t* ends = run_end.data();
+      const auto single_begin =
+          std::lower_bound(set.singles.begin(), set.singles.end(), first);
+      for (auto it = single_begin; it != set.singles.end() && *it < last;
+           ++it) {
+        const size_t i = base + *it;
+        ++n_pairs;
+        if (ends[i] == t) {
+          ends[i] = t + 1;
+        } else {
+          restart(i, t);
+        }
+      }
+      const RunList& runs = set.runs;
       const size_t n_runs = runs.size() / 2;
       size_t lo = 0, hi = n_runs;  // first run ending after `first`
       while (lo < hi) {
@@ -312,14 +405,12 @@ void Columns::TransposeSlice(const std::vector<TestRow>& rows, Slice* slice) {
           hi = mid;
         }
       }
-      const size_t base = width * k - first;
       for (size_t r = lo; r < n_runs && runs[2 * r] < last; ++r) {
         size_t i = base + std::max(runs[2 * r], first);
         const size_t e =
             base +
             std::min<uint64_t>(uint64_t{runs[2 * r]} + runs[2 * r + 1], last);
         n_pairs += e - i;
-        uint32_t* ends = run_end.data();
         while (i < e) {
           // Eight runs that all go on (vectorizes): the common case.
           if (i + 8 <= e) {
@@ -347,24 +438,22 @@ void Columns::TransposeSlice(const std::vector<TestRow>& rows, Slice* slice) {
           ClosedRun{static_cast<uint32_t>(i), run_start[i], run_end[i]});
     }
   }
-  std::vector<uint32_t>().swap(run_start);
-  std::vector<uint32_t>().swap(run_end);
 
   // Group by state index: count, prefix-sum, scatter (stable: each column's
   // runs stay in test order).
-  std::vector<size_t> begin(n_columns + 1, 0);
+  std::vector<size_t>& begin = scratch->begin;
+  std::vector<size_t>& next = scratch->next;
+  std::vector<Run>& grouped = scratch->grouped;
+  begin.assign(n_columns + 1, 0);
   for (const ClosedRun& r : closed) ++begin[r.state_index + 1];
   for (size_t i = 0; i < n_columns; ++i) begin[i + 1] += begin[i];
-  std::vector<Run> grouped(closed.size());
-  {
-    std::vector<size_t> next(begin.begin(), begin.end() - 1);
-    for (const ClosedRun& r : closed) {
-      grouped[next[r.state_index]++] = Run{r.start, r.end};
-    }
+  grouped.resize(closed.size());
+  next.assign(begin.begin(), begin.end() - 1);
+  for (const ClosedRun& r : closed) {
+    grouped[next[r.state_index]++] = Run{r.start, r.end};
   }
   slice->runs = closed.size();
   slice->pairs = n_pairs;
-  std::vector<ClosedRun>().swap(closed);
 
   slice->columns.resize(n_columns);
   for (int k = 0; k < kDepKindCount; ++k) {
@@ -372,13 +461,24 @@ void Columns::TransposeSlice(const std::vector<TestRow>& rows, Slice* slice) {
       const size_t i = width * k + off;
       if (begin[i] == begin[i + 1]) continue;
       roaring_bitmap_t* col = &slice->columns[off * kDepKindCount + k].roaring;
+      // Lone tests go in batches through add_many, which keeps the
+      // container at hand; runs go in as ranges.
+      std::vector<uint32_t>& lone = scratch->lone;
+      lone.clear();
       for (size_t j = begin[i]; j < begin[i + 1]; ++j) {
         const Run& r = grouped[j];
         if (r.end - r.start == 1) {
-          roaring_bitmap_add(col, r.start);
-        } else {
-          roaring_bitmap_add_range_closed(col, r.start, r.end - 1);
+          lone.push_back(r.start);
+          continue;
         }
+        if (!lone.empty()) {
+          roaring_bitmap_add_many(col, lone.size(), lone.data());
+          lone.clear();
+        }
+        roaring_bitmap_add_range_closed(col, r.start, r.end - 1);
+      }
+      if (!lone.empty()) {
+        roaring_bitmap_add_many(col, lone.size(), lone.data());
       }
       // Compact while it is in cache; keeps the peak memory near the
       // final index size.

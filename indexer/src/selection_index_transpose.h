@@ -15,22 +15,33 @@ namespace ste {
 namespace index_build {
 
 // A set of uint32 as ascending, disjoint, non-adjacent runs, flattened:
-// {start0, length0, start1, length1, ...}, every length >= 1. A test's core
-// dependencies are mostly consecutive path ids (a directory's files are
-// interned together), so this is small and cheap to walk run by run.
+// {start0, length0, start1, length1, ...}, every length >= 1.
 using RunList = std::vector<uint32_t>;
 
-// Adds `ids` (any order, duplicates allowed) to *runs. Long ascending
-// stretches cost one pass and a merge of run lists; ids out of order go
-// through a bitset over their range when they are dense in it, else
-// std::sort. Ascending input is the fast path.
-void AddToRunList(const uint32_t* ids, size_t n, RunList* runs);
+// One test's path ids of one kind. A test's core dependencies are mostly
+// consecutive path ids (a directory's files are interned together), kept as
+// runs; ids with no neighbour in the set are kept apart, at 4 bytes each.
+// Together they are the canonical run list of the set: `runs` holds its
+// runs of length >= 2, `singles` the starts of its runs of length 1.
+struct IdSet {
+  RunList runs;
+  std::vector<uint32_t> singles;  // ascending
 
-// Number of ids in a run list.
-uint64_t RunListSize(const RunList& runs);
+  bool empty() const { return runs.empty() && singles.empty(); }
+  uint64_t size() const;
+};
+
+// Adds `ids` (any order, duplicates allowed) to *set. Long ascending
+// stretches cost one pass and a merge of run lists; ids out of order go
+// through a bitset over their range when they are dense enough in it, else
+// std::sort. Ascending input is the fast path.
+void AddIds(const uint32_t* ids, size_t n, IdSet* set);
+
+// The canonical run list of *set.
+void ToRunList(const IdSet& set, RunList* out);
 
 struct TestRow {
-  RunList by_kind[kDepKindCount];  // path ids, per kind (index kind - 1)
+  IdSet by_kind[kDepKindCount];  // path ids, per kind (index kind - 1)
   bool opaque = false;
 };
 
@@ -56,7 +67,9 @@ class Columns {
     uint64_t pairs = 0;
     uint64_t runs = 0;
   };
-  static void TransposeSlice(const std::vector<TestRow>& rows, Slice* slice);
+  struct Scratch;  // one per thread, reused from slice to slice
+  static void TransposeSlice(const std::vector<TestRow>& rows, Slice* slice,
+                             Scratch* scratch);
 
   std::vector<uint32_t> bounds_;  // slice i covers [bounds_[i], bounds_[i+1])
   std::vector<Slice> slices_;

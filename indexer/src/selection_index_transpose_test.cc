@@ -16,7 +16,17 @@ namespace {
 
 using ::testing::ElementsAre;
 
-std::vector<uint32_t> Expand(const RunList& runs) {
+// The canonical run list, checking the IdSet invariants on the way.
+RunList Canon(const IdSet& set) {
+  for (size_t i = 1; i < set.runs.size(); i += 2) EXPECT_GE(set.runs[i], 2u);
+  EXPECT_TRUE(std::is_sorted(set.singles.begin(), set.singles.end()));
+  RunList runs;
+  ToRunList(set, &runs);
+  return runs;
+}
+
+std::vector<uint32_t> Expand(const IdSet& set) {
+  const RunList runs = Canon(set);
   std::vector<uint32_t> out;
   for (size_t i = 0; i < runs.size(); i += 2) {
     EXPECT_GE(runs[i + 1], 1u);
@@ -27,27 +37,30 @@ std::vector<uint32_t> Expand(const RunList& runs) {
       out.push_back(static_cast<uint32_t>(v));
     }
   }
+  EXPECT_EQ(out.size(), set.size());
   return out;
 }
 
-void Add(std::vector<uint32_t> ids, RunList* runs) {
-  AddToRunList(ids.data(), ids.size(), runs);
+void Add(std::vector<uint32_t> ids, IdSet* set) {
+  AddIds(ids.data(), ids.size(), set);
 }
 
 TEST(SelectionIndexRunListTest, EncodesRuns) {
-  RunList runs;
-  Add({1, 2, 3, 3, 5, 7, 8}, &runs);
-  EXPECT_THAT(runs, ElementsAre(1, 3, 5, 1, 7, 2));
-  EXPECT_EQ(RunListSize(runs), 6u);
-  Add({10, 11}, &runs);  // appended
-  EXPECT_THAT(runs, ElementsAre(1, 3, 5, 1, 7, 2, 10, 2));
-  Add({4, 6, 9}, &runs);  // merged, runs fuse
-  EXPECT_THAT(runs, ElementsAre(1, 11));
-  Add({}, &runs);
-  EXPECT_THAT(runs, ElementsAre(1, 11));
-  RunList top;
+  IdSet set;
+  Add({1, 2, 3, 3, 5, 7, 8}, &set);
+  EXPECT_THAT(Canon(set), ElementsAre(1, 3, 5, 1, 7, 2));
+  EXPECT_THAT(set.singles, ElementsAre(5));
+  EXPECT_EQ(set.size(), 6u);
+  Add({10, 11, 13}, &set);  // appended
+  EXPECT_THAT(Canon(set), ElementsAre(1, 3, 5, 1, 7, 2, 10, 2, 13, 1));
+  Add({4, 6, 9, 12}, &set);  // merged, runs fuse
+  EXPECT_THAT(Canon(set), ElementsAre(1, 13));
+  EXPECT_TRUE(set.singles.empty());
+  Add({}, &set);
+  EXPECT_THAT(Canon(set), ElementsAre(1, 13));
+  IdSet top;
   Add({UINT32_MAX - 1, UINT32_MAX - 2, 0}, &top);
-  EXPECT_THAT(top, ElementsAre(0, 1, UINT32_MAX - 2, 2));
+  EXPECT_THAT(Canon(top), ElementsAre(0, 1, UINT32_MAX - 2, 2));
 }
 
 TEST(SelectionIndexRunListTest, ShuffledDenseInput) {
@@ -63,23 +76,31 @@ TEST(SelectionIndexRunListTest, ShuffledDenseInput) {
       }
     }
     std::shuffle(ids.begin(), ids.end(), rng);
-    RunList runs;
+    IdSet runs;
     Add(ids, &runs);
     ASSERT_EQ(Expand(runs), std::vector<uint32_t>(want.begin(), want.end()))
         << "base " << base;
   }
-  RunList all;  // one run spanning many words
+  {  // sparse in a wide range: sorted instead
+    std::vector<uint32_t> sparse;
+    for (int i = 0; i < 3000; ++i) sparse.push_back(rng() % 100000000);
+    std::set<uint32_t> want(sparse.begin(), sparse.end());
+    IdSet set;
+    Add(sparse, &set);
+    ASSERT_EQ(Expand(set), std::vector<uint32_t>(want.begin(), want.end()));
+  }
+  IdSet all;  // one run spanning many words
   std::vector<uint32_t> ids(4096);
   std::iota(ids.begin(), ids.end(), 5);
   std::shuffle(ids.begin(), ids.end(), rng);
   Add(ids, &all);
-  EXPECT_THAT(all, ElementsAre(5, 4096));
+  EXPECT_THAT(Canon(all), ElementsAre(5, 4096));
 }
 
 TEST(SelectionIndexRunListTest, MatchesASetForAnyInputOrder) {
   std::mt19937 rng(7);
   for (int round = 0; round < 300; ++round) {
-    RunList runs;
+    IdSet runs;
     std::set<uint32_t> want;
     const int calls = 1 + static_cast<int>(rng() % 4);
     for (int c = 0; c < calls; ++c) {

@@ -206,7 +206,8 @@ class SelectionIndexBuilder {
   // What the last Finish/WriteFile did, for benchmarks and logs.
   struct Stats {
     double transpose_seconds = 0;  // rows -> columns
-    double compact_seconds = 0;    // runOptimize + shrinkToFit + sizing
+    double compact_seconds = 0;    // sort keys, size bitmaps (compacted
+                                   // during the transpose already)
     double write_seconds = 0;      // serialize, checksum, write
     uint64_t pairs = 0;            // (test, key) pairs from per-test deps
     uint64_t runs = 0;             // runs of consecutive tests they formed
