@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ste/inventory.h"
+#include "little_endian.h"
 
 namespace ste {
 namespace {
@@ -28,33 +29,6 @@ constexpr size_t kChecksumSize = 8;
 
 absl::string_view AV(std::string_view s) { return {s.data(), s.size()}; }
 
-// Little-endian fixed-width integers, whatever the host's byte order.
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-inline uint32_t ToLittle32(uint32_t v) { return __builtin_bswap32(v); }
-inline uint64_t ToLittle64(uint64_t v) { return __builtin_bswap64(v); }
-#else
-inline uint32_t ToLittle32(uint32_t v) { return v; }
-inline uint64_t ToLittle64(uint64_t v) { return v; }
-#endif
-
-void PutU32(char* p, uint32_t v) {
-  v = ToLittle32(v);
-  std::memcpy(p, &v, sizeof(v));
-}
-void PutU64(char* p, uint64_t v) {
-  v = ToLittle64(v);
-  std::memcpy(p, &v, sizeof(v));
-}
-uint32_t GetU32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return ToLittle32(v);
-}
-uint64_t GetU64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return ToLittle64(v);
-}
 
 absl::Status Corrupt(std::string_view why) {
   return absl::DataLossError(absl::StrCat("inventory: ", AV(why)));
@@ -91,32 +65,32 @@ std::string Inventory::Serialize() const {
   char* p = out.data();
 
   std::memcpy(p, kMagic, sizeof(kMagic));
-  PutU32(p + 8, kVersion);
-  PutU32(p + 12, 0);
-  PutU64(p + 16, entries_.size());
-  PutU64(p + 24, path_bytes);
-  PutU64(p + 32, static_cast<uint64_t>(taken_at_ns_));
-  PutU64(p + 40, 0);
+  EncodeU32(p + 8, kVersion);
+  EncodeU32(p + 12, 0);
+  EncodeU64(p + 16, entries_.size());
+  EncodeU64(p + 24, path_bytes);
+  EncodeU64(p + 32, static_cast<uint64_t>(taken_at_ns_));
+  EncodeU64(p + 40, 0);
 
   uint64_t path_offset = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {
     const InventoryEntry& e = entries_[i];
     char* r = p + records_at + i * kRecordSize;
-    PutU64(r + 0, path_offset);
-    PutU32(r + 8, static_cast<uint32_t>(e.path.size()));
+    EncodeU64(r + 0, path_offset);
+    EncodeU32(r + 8, static_cast<uint32_t>(e.path.size()));
     r[12] = static_cast<char>(e.type);  // 13..15 stay zero
-    PutU64(r + 16, e.size);
-    PutU64(r + 24, static_cast<uint64_t>(e.mtime_ns));
-    PutU64(r + 32, static_cast<uint64_t>(e.ctime_ns));
-    PutU64(r + 40, e.inode);
-    PutU64(r + 48, e.dev);
-    PutU32(r + 56, e.mode);  // 60..63 stay zero
-    PutU64(r + 64, e.hash.low64);
-    PutU64(r + 72, e.hash.high64);
+    EncodeU64(r + 16, e.size);
+    EncodeU64(r + 24, static_cast<uint64_t>(e.mtime_ns));
+    EncodeU64(r + 32, static_cast<uint64_t>(e.ctime_ns));
+    EncodeU64(r + 40, e.inode);
+    EncodeU64(r + 48, e.dev);
+    EncodeU32(r + 56, e.mode);  // 60..63 stay zero
+    EncodeU64(r + 64, e.hash.low64);
+    EncodeU64(r + 72, e.hash.high64);
     std::memcpy(p + paths_at + path_offset, e.path.data(), e.path.size());
     path_offset += e.path.size();
   }
-  PutU64(p + checksum_at, XXH3_64bits(p, checksum_at));
+  EncodeU64(p + checksum_at, XXH3_64bits(p, checksum_at));
   return out;
 }
 
@@ -131,17 +105,17 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
     return Corrupt(absl::StrCat("truncated header: ", size, " bytes, need ",
                                 kHeaderSize + kChecksumSize));
   }
-  const uint32_t version = GetU32(p + 8);
+  const uint32_t version = DecodeU32(p + 8);
   if (version != kVersion) {
     return Corrupt(absl::StrCat("unsupported format version ", version,
                                 " (this build reads version ", kVersion, ")"));
   }
-  if (GetU32(p + 12) != 0 || GetU64(p + 40) != 0) {
+  if (DecodeU32(p + 12) != 0 || DecodeU64(p + 40) != 0) {
     return Corrupt("nonzero reserved header field");
   }
-  const uint64_t count = GetU64(p + 16);
-  const uint64_t path_bytes = GetU64(p + 24);
-  const int64_t taken_at_ns = static_cast<int64_t>(GetU64(p + 32));
+  const uint64_t count = DecodeU64(p + 16);
+  const uint64_t path_bytes = DecodeU64(p + 24);
+  const int64_t taken_at_ns = static_cast<int64_t>(DecodeU64(p + 32));
 
   // Sizes first (overflow-safe), so that a truncated file says so.
   const uint64_t body = size - kHeaderSize - kChecksumSize;
@@ -156,7 +130,7 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
                                 " path bytes, the file has ", size, " bytes"));
   }
   const size_t checksum_at = size - kChecksumSize;
-  const uint64_t stored = GetU64(p + checksum_at);
+  const uint64_t stored = DecodeU64(p + checksum_at);
   const uint64_t computed = XXH3_64bits(p, checksum_at);
   if (stored != computed) {
     return Corrupt(absl::StrCat(
@@ -171,8 +145,8 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
   inventory.entries_.resize(count);
   for (uint64_t i = 0; i < count; ++i) {
     const char* r = records + i * kRecordSize;
-    const uint64_t offset = GetU64(r + 0);
-    const uint32_t length = GetU32(r + 8);
+    const uint64_t offset = DecodeU64(r + 0);
+    const uint32_t length = DecodeU32(r + 8);
     const uint8_t type = static_cast<uint8_t>(r[12]);
     if (length == 0 || offset > path_bytes || length > path_bytes - offset) {
       return Corrupt(absl::StrCat(
@@ -182,7 +156,7 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
     if (!ValidType(type)) {
       return Corrupt(absl::StrCat("entry ", i, ": unknown type ", type));
     }
-    if (r[13] != 0 || r[14] != 0 || r[15] != 0 || GetU32(r + 60) != 0) {
+    if (r[13] != 0 || r[14] != 0 || r[15] != 0 || DecodeU32(r + 60) != 0) {
       return Corrupt(absl::StrCat("entry ", i, ": nonzero reserved field"));
     }
     std::string_view path(paths + offset, length);
@@ -197,14 +171,14 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
     InventoryEntry& e = inventory.entries_[i];
     e.path.assign(path.data(), path.size());
     e.type = static_cast<FileType>(type);
-    e.size = GetU64(r + 16);
-    e.mtime_ns = static_cast<int64_t>(GetU64(r + 24));
-    e.ctime_ns = static_cast<int64_t>(GetU64(r + 32));
-    e.inode = GetU64(r + 40);
-    e.dev = GetU64(r + 48);
-    e.mode = GetU32(r + 56);
-    e.hash.low64 = GetU64(r + 64);
-    e.hash.high64 = GetU64(r + 72);
+    e.size = DecodeU64(r + 16);
+    e.mtime_ns = static_cast<int64_t>(DecodeU64(r + 24));
+    e.ctime_ns = static_cast<int64_t>(DecodeU64(r + 32));
+    e.inode = DecodeU64(r + 40);
+    e.dev = DecodeU64(r + 48);
+    e.mode = DecodeU32(r + 56);
+    e.hash.low64 = DecodeU64(r + 64);
+    e.hash.high64 = DecodeU64(r + 72);
   }
   return inventory;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include "little_endian.h"
 
 namespace ste {
 namespace index_format {
@@ -50,32 +51,11 @@ inline constexpr size_t kKeyBitmapOffset = 16;
 inline constexpr size_t kKeyBitmapSize = 24;
 inline constexpr size_t kKeyBitmapChecksum = 32;
 
-// Fixed-width little-endian integers (memcpy: one load/store on x86).
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-inline uint32_t ToLittle32(uint32_t v) { return __builtin_bswap32(v); }
-inline uint64_t ToLittle64(uint64_t v) { return __builtin_bswap64(v); }
-#else
-inline uint32_t ToLittle32(uint32_t v) { return v; }
-inline uint64_t ToLittle64(uint64_t v) { return v; }
-#endif
-inline void EncodeU32(char* p, uint32_t v) {
-  v = ToLittle32(v);
-  std::memcpy(p, &v, sizeof(v));
-}
-inline void EncodeU64(char* p, uint64_t v) {
-  v = ToLittle64(v);
-  std::memcpy(p, &v, sizeof(v));
-}
-inline uint32_t DecodeU32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return ToLittle32(v);
-}
-inline uint64_t DecodeU64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return ToLittle64(v);
-}
+// The shared little-endian codecs (little_endian.h), under this format's names.
+using ::ste::DecodeU32;
+using ::ste::DecodeU64;
+using ::ste::EncodeU32;
+using ::ste::EncodeU64;
 
 inline uint64_t AlignUp(uint64_t v) {
   return (v + kBitmapAlign - 1) & ~(kBitmapAlign - 1);
