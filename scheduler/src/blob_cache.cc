@@ -31,7 +31,7 @@ absl::StatusOr<bool> BlobCache::Holds(const std::string& path, int64_t size,
     return false;
   }
   if (!verify_hash) return true;
-  absl::StatusOr<std::string> hash = Xxh3HexOfFile(path);
+  absl::StatusOr<std::string> hash = Xxh3HexOfFileCached(path);
   if (absl::IsNotFound(hash.status())) return false;  // removed meanwhile
   if (!hash.ok()) return hash.status();
   return *hash == xxh3_hex;

@@ -10,7 +10,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <vector>
 
@@ -104,6 +108,74 @@ absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path) {
   close(fd);
   if (!status.ok()) return status;
   return hasher.Hex();
+}
+
+namespace {
+
+struct FileIdentity {
+  uint64_t dev = 0, ino = 0, size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+};
+
+bool Identify(const std::string& path, FileIdentity* id) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  id->dev = st.st_dev;
+  id->ino = st.st_ino;
+  id->size = static_cast<uint64_t>(st.st_size);
+  id->mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  id->ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+  return true;
+}
+
+std::string StampPath(const std::string& path) {
+  std::string dir = path.substr(0, path.rfind('/'));
+  std::string parent = dir.substr(0, dir.rfind('/'));
+  return absl::StrCat(parent, "/verified/", path.substr(path.rfind('/') + 1));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Xxh3HexOfFileCached(const std::string& path, bool* rehashed) {
+  if (rehashed != nullptr) *rehashed = false;
+  FileIdentity id;
+  if (!Identify(path, &id)) return ErrnoError(errno, "stat", path);
+  const std::string stamp = StampPath(path);
+  {
+    std::ifstream in(stamp);
+    std::string version, hex;
+    FileIdentity s;
+    int64_t stamped_ns = 0;
+    if (in >> version >> s.dev >> s.ino >> s.size >> s.mtime_ns >> s.ctime_ns >> stamped_ns >>
+        hex) {
+      const int64_t stamped_second = stamped_ns / 1000000000 * 1000000000;
+      if (version == "v1" && s.dev == id.dev && s.ino == id.ino && s.size == id.size &&
+          s.mtime_ns == id.mtime_ns && s.ctime_ns == id.ctime_ns &&
+          id.ctime_ns < stamped_second && hex.size() == 32) {
+        return hex;
+      }
+    }
+  }
+  if (rehashed != nullptr) *rehashed = true;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);  // the clock files are stamped with
+  const int64_t now_ns = int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+  absl::StatusOr<std::string> hex = Xxh3HexOfFile(path);
+  if (!hex.ok()) return hex;
+  FileIdentity after;
+  if (!Identify(path, &after) || after.ctime_ns != id.ctime_ns || after.size != id.size) {
+    return hex;  // changed while read: do not stamp
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(stamp.substr(0, stamp.rfind('/')), ec);
+  const std::string tmp = absl::StrCat(stamp, ".tmp", getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "v1 " << id.dev << " " << id.ino << " " << id.size << " " << id.mtime_ns << " "
+        << id.ctime_ns << " " << now_ns << " " << *hex << "\n";
+  }
+  if (std::rename(tmp.c_str(), stamp.c_str()) != 0) std::remove(tmp.c_str());
+  return hex;
 }
 
 absl::Status ValidateBlobName(const std::string& name) {

@@ -40,6 +40,20 @@ class Xxh3Hasher {
 // NotFound if the file does not exist; other errors name the path.
 absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path);
 
+// Xxh3HexOfFile, remembered. The first call hashes the file and stamps the
+// result in <dir of path>/../verified/<file name> with the file's identity
+// (dev, inode, size, mtime_ns, ctime_ns) and the time of the stamp. A later
+// call returns the stamped hash without reading the file when the identity
+// is unchanged and the file's ctime is strictly older than the whole second
+// the stamp was taken in (git's racy-timestamp rule: a change in the same
+// tick could go unseen). Blob files are written once and renamed into
+// place, and any write changes ctime, which no user can set: a damaged
+// file is always re-hashed. This keeps `ste select` from reading a large
+// index twice (its hash, then its tables). A stamp that cannot be written
+// is not an error. `rehashed` (optional) says whether the file was read.
+absl::StatusOr<std::string> Xxh3HexOfFileCached(const std::string& path,
+                                                bool* rehashed = nullptr);
+
 // OK if `name` can name a blob: 1 to 64 characters of [a-z0-9_.-],
 // starting with [a-z0-9] (it becomes part of a file name); else
 // InvalidArgument.

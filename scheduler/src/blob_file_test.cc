@@ -1,6 +1,9 @@
 // Copyright: the ste authors. Durable blob writes and their hashes.
 #include "blob_file.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -70,6 +73,37 @@ TEST(BlobFileTest, HashOfFileEqualsHashOfBytes) {
     EXPECT_EQ(hash->size(), 32u);
   }
   EXPECT_TRUE(absl::IsNotFound(Xxh3HexOfFile(dir.path() + "/none").status()));
+}
+
+TEST(BlobFileTest, CachedHashReadsAnUnchangedOlderFileOnceAndAnyRewriteAgain) {
+  ScopedTempDir dir;
+  const std::string blobs = dir.path() + "/blobs";
+  ASSERT_EQ(mkdir(blobs.c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFileDurably(blobs, "f", "first").ok());
+  const std::string path = blobs + "/f";
+  bool rehashed = false;
+  absl::StatusOr<std::string> hash = Xxh3HexOfFileCached(path, &rehashed);
+  ASSERT_TRUE(hash.ok()) << hash.status();
+  EXPECT_EQ(*hash, Xxh3Hex("first"));
+  EXPECT_TRUE(rehashed) << "nothing stamped yet";
+
+  // A stamp is trusted only once the file is older than the stamp's whole
+  // second (a change within the same tick could go unseen): wait past it.
+  usleep(1100 * 1000);
+  ASSERT_TRUE(Xxh3HexOfFileCached(path, &rehashed).ok());  // stamps, trusted from now
+  hash = Xxh3HexOfFileCached(path, &rehashed);
+  ASSERT_TRUE(hash.ok());
+  EXPECT_EQ(*hash, Xxh3Hex("first"));
+  EXPECT_FALSE(rehashed) << "unchanged and older than the stamp: not read again";
+  EXPECT_EQ(testing_util::ReadWholeFile(dir.path() + "/verified/f").substr(0, 3), "v1 ");
+
+  // Rewriting in place (same inode, same size) changes ctime: read again.
+  testing_util::WriteWholeFile(path, "FIRST");
+  hash = Xxh3HexOfFileCached(path, &rehashed);
+  ASSERT_TRUE(hash.ok());
+  EXPECT_TRUE(rehashed);
+  EXPECT_EQ(*hash, Xxh3Hex("FIRST"));
+  EXPECT_TRUE(absl::IsNotFound(Xxh3HexOfFileCached(blobs + "/none").status()));
 }
 
 }  // namespace

@@ -420,7 +420,7 @@ absl::StatusOr<std::string> SqliteStore::BlobPath(int64_t baseline,
       std::string path,
       CheckBlobFile(baseline, name, stmt.ColumnText(0), stmt.ColumnInt(1)));
   if (options_.verify_blob_hash) {
-    absl::StatusOr<std::string> hash = Xxh3HexOfFile(path);
+    absl::StatusOr<std::string> hash = Xxh3HexOfFileCached(path);
     if (absl::IsNotFound(hash.status())) {
       return absl::DataLossError(absl::StrCat("blob file ", path, " (\"", name,
                                               "\" of baseline ", baseline,
