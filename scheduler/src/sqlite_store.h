@@ -45,10 +45,12 @@
 // names a blob that was not durable first.
 //
 // Verification. BlobPath() stats the file (size must match) and, unless
-// disabled in the options, reads the whole file once to recompute its
-// XXH3-128: a read of every byte, at ~memory bandwidth (the index file is
-// mmapped right afterwards, and the page cache makes that second read
-// free). Any mismatch, or a missing file, is DataLoss naming the file.
+// disabled in the options, checks its XXH3-128. The hash is read once per
+// file (Xxh3HexOfFileCached in blob_file.h): later calls trust a stamp
+// keyed by the file's identity (dev, inode, size, mtime, ctime) when the
+// file is older than the stamp's second, so `ste select` does not read a
+// 274 MiB index twice (~35 ms) on every run; any rewrite changes ctime and
+// is re-hashed. Any mismatch, or a missing file, is DataLoss naming the file.
 //
 // Garbage. Blob files of failed or abandoned (forever "building")
 // baselines, blob files renamed into place by a write that was killed
@@ -82,7 +84,8 @@ inline constexpr char kLatestCompletedSql[] =
     " ORDER BY mri DESC, id DESC LIMIT 1";
 
 struct SqliteStoreOptions {
-  // BlobPath() re-hashes the whole file (true) or checks its size only.
+  // BlobPath() checks the hash (true; remembered per file identity, see
+  // "Verification") or the size only.
   bool verify_blob_hash = true;
   // How long a statement waits for another writer before Unavailable.
   int busy_timeout_ms = 5000;
