@@ -70,20 +70,12 @@ class PostgresStoreTest : public ::testing::Test {
 
   int64_t MakeComplete(BaselineStore& store, const std::string& commit,
                        int64_t mri, const std::string& index) {
-    absl::StatusOr<int64_t> id = store.Begin(commit, mri);
-    EXPECT_TRUE(id.ok()) << id.status();
-    EXPECT_TRUE(store.PutBlob(*id, "index", index).ok());
-    EXPECT_TRUE(store.PutBlob(*id, "inventory", "inv of " + commit).ok());
-    absl::Status done = store.Complete(*id);
-    EXPECT_TRUE(done.ok()) << done;
-    return *id;
+    return testing_util::MakeCompleteBaseline(store, commit, mri, index);
   }
 
   std::string BlobFileOf(BaselineStore& store, int64_t baseline,
                          const std::string& name) {
-    absl::StatusOr<std::string> path = store.BlobPath(baseline, name);
-    EXPECT_TRUE(path.ok()) << path.status();
-    return path.ok() ? *path : "";
+    return testing_util::BlobFileOf(store, baseline, name);
   }
 
   ScopedTempDir dir_;

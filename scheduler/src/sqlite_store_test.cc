@@ -56,26 +56,15 @@ class SqliteStoreTest : public ::testing::Test {
 
   // Begin + both blobs + Complete; returns the id.
   int64_t MakeComplete(const std::string& commit, int64_t mri) {
-    absl::StatusOr<int64_t> id = store_->Begin(commit, mri);
-    EXPECT_TRUE(id.ok()) << id.status();
-    EXPECT_TRUE(store_->PutBlob(*id, "index", "index of " + commit).ok());
-    EXPECT_TRUE(store_->PutBlob(*id, "inventory", "inv of " + commit).ok());
-    absl::Status done = store_->Complete(*id);
-    EXPECT_TRUE(done.ok()) << done;
-    return *id;
+    return testing_util::MakeCompleteBaseline(*store_, commit, mri);
   }
 
   int64_t LatestId(int64_t max_mri) {
-    absl::StatusOr<std::optional<BaselineInfo>> latest =
-        store_->LatestCompleted(max_mri);
-    EXPECT_TRUE(latest.ok()) << latest.status();
-    return latest.ok() && latest->has_value() ? (*latest)->id : -1;
+    return testing_util::LatestCompletedId(*store_, max_mri);
   }
 
   std::string BlobFileOf(int64_t baseline, const std::string& name) {
-    absl::StatusOr<std::string> path = store_->BlobPath(baseline, name);
-    EXPECT_TRUE(path.ok()) << path.status();
-    return path.ok() ? *path : "";
+    return testing_util::BlobFileOf(*store_, baseline, name);
   }
 
   ScopedTempDir dir_;

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "ste/baseline_store.h"
 
 namespace ste {
 namespace testing_util {
@@ -77,6 +79,33 @@ inline std::vector<std::string> FileNames(const std::string& dir) {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// Begin + both blobs + Complete on `store`; returns the id. The index blob
+// holds `index`, or "index of <commit>" when empty.
+inline int64_t MakeCompleteBaseline(BaselineStore& store, const std::string& commit,
+                                    int64_t mri, const std::string& index = "") {
+  absl::StatusOr<int64_t> id = store.Begin(commit, mri);
+  EXPECT_TRUE(id.ok()) << id.status();
+  EXPECT_TRUE(store.PutBlob(*id, "index", index.empty() ? "index of " + commit : index).ok());
+  EXPECT_TRUE(store.PutBlob(*id, "inventory", "inv of " + commit).ok());
+  absl::Status done = store.Complete(*id);
+  EXPECT_TRUE(done.ok()) << done;
+  return *id;
+}
+
+// The id LatestCompleted(max_mri) returns, or -1 for none.
+inline int64_t LatestCompletedId(BaselineStore& store, int64_t max_mri) {
+  absl::StatusOr<std::optional<BaselineInfo>> latest = store.LatestCompleted(max_mri);
+  EXPECT_TRUE(latest.ok()) << latest.status();
+  return latest.ok() && latest->has_value() ? (*latest)->id : -1;
+}
+
+// The local file BlobPath returns, or "" (with a test failure).
+inline std::string BlobFileOf(BaselineStore& store, int64_t baseline, const std::string& name) {
+  absl::StatusOr<std::string> path = store.BlobPath(baseline, name);
+  EXPECT_TRUE(path.ok()) << path.status();
+  return path.ok() ? *path : "";
 }
 
 }  // namespace testing_util
