@@ -276,37 +276,20 @@ OPENAT_HOOK(openat64)
 CREAT_HOOK(creat)
 CREAT_HOOK(creat64)
 
-int __open_2(const char* path, int flags) {
-  int ret = STE_REAL(__open_2)(path, flags);
-  int err = errno;
-  note_open(AT_FDCWD, path, flags, ret, err);
-  errno = err;
-  return ret;
-}
+/* The fortify variants (-D_FORTIFY_SOURCE callers): no mode argument. */
+#define OPEN2_HOOK(name, params, args, dirfd_expr)   \
+  int name params {                                  \
+    int ret = STE_REAL(name) args;                   \
+    int err = errno;                                 \
+    note_open(dirfd_expr, path, flags, ret, err);    \
+    errno = err;                                     \
+    return ret;                                      \
+  }
 
-int __open64_2(const char* path, int flags) {
-  int ret = STE_REAL(__open64_2)(path, flags);
-  int err = errno;
-  note_open(AT_FDCWD, path, flags, ret, err);
-  errno = err;
-  return ret;
-}
-
-int __openat_2(int dirfd, const char* path, int flags) {
-  int ret = STE_REAL(__openat_2)(dirfd, path, flags);
-  int err = errno;
-  note_open(dirfd, path, flags, ret, err);
-  errno = err;
-  return ret;
-}
-
-int __openat64_2(int dirfd, const char* path, int flags) {
-  int ret = STE_REAL(__openat64_2)(dirfd, path, flags);
-  int err = errno;
-  note_open(dirfd, path, flags, ret, err);
-  errno = err;
-  return ret;
-}
+OPEN2_HOOK(__open_2, (const char* path, int flags), (path, flags), AT_FDCWD)
+OPEN2_HOOK(__open64_2, (const char* path, int flags), (path, flags), AT_FDCWD)
+OPEN2_HOOK(__openat_2, (int dirfd, const char* path, int flags), (dirfd, path, flags), dirfd)
+OPEN2_HOOK(__openat64_2, (int dirfd, const char* path, int flags), (dirfd, path, flags), dirfd)
 
 /* stdio does not call the public open(): fopen modes map to open flags. */
 static int fopen_flags(const char* mode) {
