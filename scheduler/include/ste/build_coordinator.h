@@ -1,0 +1,125 @@
+// The state of one distributed record build, whatever carries it.
+//
+// A BuildCoordinator hands tests to workers and takes their results back:
+//   - tests are leased in priority order: unknown durations first (a new
+//     test's cost is a guess, so start it early), then longest first, ties
+//     by name;
+//   - a worker is alive while it calls in (RegisterWorker, Heartbeat,
+//     Lease, Accept) at least every `lease_timeout`; a worker silent for
+//     longer is expired on the next call of anyone: its unfinished leases
+//     go back to the queue, and it must register again to lease more;
+//   - each test's result is accepted exactly once: the first result for
+//     any lease of a test wins (a late result from an expired worker
+//     included); every later one is a duplicate, acknowledged and ignored.
+// The gRPC service (issue 5) is a thin adapter over this class; the
+// embedded `ste record` uses the same class in process.
+//
+// Time comes from Options::now, so tests drive it by hand.
+// Thread-safety: every method may be called from any thread.
+#ifndef STE_BUILD_COORDINATOR_H_
+#define STE_BUILD_COORDINATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace ste {
+
+struct BuildTest {
+  std::string test;               // repo-relative test path
+  double historical_seconds = 0;  // 0: unknown
+};
+
+struct TestLease {
+  uint64_t lease_id = 0;  // unique within the build, never 0
+  std::string test;
+};
+
+class BuildCoordinator {
+ public:
+  struct Options {
+    absl::Duration lease_timeout = absl::Seconds(30);
+    std::function<absl::Time()> now = [] { return absl::Now(); };
+  };
+
+  // Duplicate test names are collapsed.
+  BuildCoordinator(std::vector<BuildTest> tests, Options options);
+
+  // A new worker id ("w1", "w2", ...); `name` is for logs.
+  std::string RegisterWorker(const std::string& name);
+
+  // Keeps a worker alive. NotFound: never registered. FailedPrecondition:
+  // expired (its leases were given back); it must register again.
+  absl::Status Heartbeat(const std::string& worker_id);
+
+  // Up to `max_tests` tests for the worker, in priority order; empty when
+  // none is queued right now (others are leased). *done is set when every
+  // test has been accepted. Errors as Heartbeat.
+  absl::StatusOr<std::vector<TestLease>> Lease(const std::string& worker_id,
+                                               size_t max_tests, bool* done);
+
+  enum class Acceptance { kAccepted, kDuplicate };
+  // The result of a lease has arrived. kAccepted the first time a result
+  // comes for its test (the caller then feeds it to the index builder);
+  // kDuplicate afterwards. InvalidArgument for a lease id never issued.
+  // A result also counts as the worker calling in (if it is not expired).
+  absl::StatusOr<Acceptance> Accept(uint64_t lease_id);
+
+  struct Progress {
+    size_t total = 0;
+    size_t done = 0;
+    size_t queued = 0;
+    size_t leased = 0;
+    size_t workers = 0;  // alive
+  };
+  Progress progress();
+  bool complete();
+
+  // The tests in lease priority order (for logs and tests).
+  std::vector<std::string> PriorityOrder() const;
+
+ private:
+  enum class State { kQueued, kLeased, kDone };
+  struct Worker {
+    std::string name;
+    absl::Time last_seen;
+    bool expired = false;
+    std::set<uint64_t> outstanding;  // lease ids not yet reported
+  };
+  struct LeaseInfo {
+    size_t test = 0;  // index into tests_
+    std::string worker;
+  };
+
+  // Expires silent workers and re-queues their unfinished tests. Requires mu_.
+  void ExpireLocked(absl::Time now);
+  // Requires mu_.
+  absl::Status AliveLocked(const std::string& worker_id, absl::Time now);
+
+  const Options options_;
+  std::vector<BuildTest> tests_;  // in priority order; never changes
+  // Guards everything below. A std::mutex, not absl::Mutex: Debian's
+  // abseil is not built for ThreadSanitizer, which then reports false races
+  // inside absl::Mutex sections; std::mutex it understands.
+  std::mutex mu_;
+  std::vector<State> state_;
+  std::set<size_t> queue_;  // indices, priority order
+  std::map<std::string, Worker> workers_;
+  absl::flat_hash_map<uint64_t, LeaseInfo> leases_;
+  uint64_t next_lease_ = 1;
+  uint64_t next_worker_ = 1;
+  size_t done_ = 0;
+};
+
+}  // namespace ste
+
+#endif  // STE_BUILD_COORDINATOR_H_

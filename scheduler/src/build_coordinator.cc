@@ -1,0 +1,142 @@
+#include "ste/build_coordinator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ste {
+
+BuildCoordinator::BuildCoordinator(std::vector<BuildTest> tests, Options options)
+    : options_(std::move(options)), tests_(std::move(tests)) {
+  std::sort(tests_.begin(), tests_.end(), [](const BuildTest& a, const BuildTest& b) {
+    bool a_new = a.historical_seconds <= 0, b_new = b.historical_seconds <= 0;
+    if (a_new != b_new) return a_new;  // unknown durations first
+    if (a.historical_seconds != b.historical_seconds) {
+      return a.historical_seconds > b.historical_seconds;
+    }
+    return a.test < b.test;
+  });
+  // A name given twice keeps its first place in priority order.
+  std::set<std::string> seen;
+  std::vector<BuildTest> unique;
+  for (BuildTest& t : tests_) {
+    if (seen.insert(t.test).second) unique.push_back(std::move(t));
+  }
+  tests_ = std::move(unique);
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.assign(tests_.size(), State::kQueued);
+  for (size_t i = 0; i < tests_.size(); i++) queue_.insert(queue_.end(), i);
+}
+
+std::vector<std::string> BuildCoordinator::PriorityOrder() const {
+  std::vector<std::string> names;
+  for (const BuildTest& t : tests_) names.push_back(t.test);
+  return names;
+}
+
+void BuildCoordinator::ExpireLocked(absl::Time now) {
+  for (auto& [id, worker] : workers_) {
+    if (worker.expired || now - worker.last_seen <= options_.lease_timeout) continue;
+    worker.expired = true;
+    for (uint64_t lease : worker.outstanding) {
+      size_t test = leases_[lease].test;
+      if (state_[test] == State::kLeased) {
+        state_[test] = State::kQueued;
+        queue_.insert(test);
+      }
+    }
+    worker.outstanding.clear();
+  }
+}
+
+absl::Status BuildCoordinator::AliveLocked(const std::string& worker_id, absl::Time now) {
+  ExpireLocked(now);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) {
+    return absl::NotFoundError(absl::StrCat("unknown worker ", worker_id));
+  }
+  if (it->second.expired) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "worker ", worker_id, " (", it->second.name,
+        ") was silent longer than the lease timeout; its tests were given to "
+        "others: register again"));
+  }
+  it->second.last_seen = now;
+  return absl::OkStatus();
+}
+
+std::string BuildCoordinator::RegisterWorker(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string id = absl::StrCat("w", next_worker_++);
+  Worker& w = workers_[id];
+  w.name = name;
+  w.last_seen = options_.now();
+  return id;
+}
+
+absl::Status BuildCoordinator::Heartbeat(const std::string& worker_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return AliveLocked(worker_id, options_.now());
+}
+
+absl::StatusOr<std::vector<TestLease>> BuildCoordinator::Lease(const std::string& worker_id,
+                                                               size_t max_tests, bool* done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status alive = AliveLocked(worker_id, options_.now());
+  if (!alive.ok()) return alive;
+  std::vector<TestLease> out;
+  Worker& worker = workers_[worker_id];
+  while (out.size() < max_tests && !queue_.empty()) {
+    size_t test = *queue_.begin();
+    queue_.erase(queue_.begin());
+    state_[test] = State::kLeased;
+    uint64_t id = next_lease_++;
+    leases_[id] = LeaseInfo{test, worker_id};
+    worker.outstanding.insert(id);
+    out.push_back(TestLease{id, tests_[test].test});
+  }
+  *done = done_ == tests_.size();
+  return out;
+}
+
+absl::StatusOr<BuildCoordinator::Acceptance> BuildCoordinator::Accept(uint64_t lease_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = options_.now();
+  ExpireLocked(now);
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("no lease ", lease_id, " in this build"));
+  }
+  const LeaseInfo& lease = it->second;
+  Worker& worker = workers_[lease.worker];
+  worker.outstanding.erase(lease_id);
+  if (!worker.expired) worker.last_seen = now;
+  if (state_[lease.test] == State::kDone) return Acceptance::kDuplicate;
+  // First result for this test, from this lease or an earlier one whose
+  // worker was given up on: taken. A re-queued copy leaves the queue; a
+  // re-leased copy's result will be a duplicate.
+  queue_.erase(lease.test);
+  state_[lease.test] = State::kDone;
+  done_++;
+  return Acceptance::kAccepted;
+}
+
+BuildCoordinator::Progress BuildCoordinator::progress() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(options_.now());
+  Progress p;
+  p.total = tests_.size();
+  p.done = done_;
+  p.queued = queue_.size();
+  for (State s : state_) p.leased += s == State::kLeased;
+  for (const auto& [id, w] : workers_) p.workers += !w.expired;
+  return p;
+}
+
+bool BuildCoordinator::complete() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_ == tests_.size();
+}
+
+}  // namespace ste
