@@ -38,10 +38,13 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	@$(MAKE) --no-print-directory test-sanitize
 
-# The unit tests again under ASan+UBSan (the preload library and the
-# programs it is loaded into are not: ASan must come first in a process).
+# The unit tests again under ASan+UBSan, and the scheduler's under TSan (the
+# preload library and the programs it is loaded into are not: a sanitizer
+# runtime must come first in a process).
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 SAN_TESTS := ste_indexer_test ste_scheduler_test
+# The scheduler's threads under ThreadSanitizer too.
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 test-sanitize: deps
 	@[ -f $(BUILD)-asan/build.ninja ] || cmake -S . -B $(BUILD)-asan -G Ninja \
 	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" \
@@ -52,6 +55,12 @@ test-sanitize: deps
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    $(BUILD)-asan/tests/$$t --gtest_brief=1 || exit 1; \
 	done
+	@[ -f $(BUILD)-tsan/build.ninja ] || cmake -S . -B $(BUILD)-tsan -G Ninja \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(TSAN_FLAGS)" >/dev/null
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target ste_scheduler_test
+	@echo "== ste_scheduler_test (TSan)"
+	@TSAN_OPTIONS=halt_on_error=1 $(BUILD)-tsan/tests/ste_scheduler_test --gtest_brief=1
 
 demo: build
 	@./docs/demo.sh $(BUILD)
@@ -60,4 +69,4 @@ bench: build
 	@./bench/run_all.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
