@@ -104,6 +104,21 @@ class PostgresStore final : public BaselineStore {
   absl::StatusOr<std::string> FetchIntoCache(int64_t baseline,
                                              const std::string& name);
   // "blob \"index\" of baseline 3 in postgresql database ...", for messages.
+  // DataLoss unless the blob's bytes are on the server (`present`) with the
+  // recorded size (`stored` == `size`).
+  absl::Status CheckStoredBytes(int64_t baseline, absl::string_view name, bool present,
+                                int64_t size, int64_t stored) const {
+    if (!present) {
+      return absl::DataLossError(absl::StrCat(
+          BlobWhere(baseline, name), " is missing from ste.blob_contents"));
+    }
+    if (stored != size) {
+      return absl::DataLossError(
+          absl::StrCat(BlobWhere(baseline, name), " is ", stored, " bytes, ",
+                       size, " were recorded (truncated or replaced)"));
+    }
+    return absl::OkStatus();
+  }
   std::string BlobWhere(int64_t baseline, absl::string_view name) const {
     return absl::StrCat("blob \"", name, "\" of baseline ", baseline, " in ",
                         conn_->name());
@@ -289,15 +304,7 @@ absl::Status PostgresStore::Complete(int64_t baseline) {
     const bool present = blob.Bool(0, 1);
     const int64_t stored = blob.Int(0, 2);
     STE_RETURN_IF_ERROR(blob.ParseStatus());
-    if (!present) {
-      return absl::DataLossError(absl::StrCat(
-          BlobWhere(baseline, name), " is missing from ste.blob_contents"));
-    }
-    if (stored != size) {
-      return absl::DataLossError(
-          absl::StrCat(BlobWhere(baseline, name), " is ", stored, " bytes, ",
-                       size, " were recorded (truncated or replaced)"));
-    }
+    STE_RETURN_IF_ERROR(CheckStoredBytes(baseline, name, present, size, stored));
   }
   STE_RETURN_IF_ERROR(
       conn_
@@ -448,15 +455,7 @@ absl::StatusOr<std::string> PostgresStore::FetchIntoCache(
                                             " has a bad row (size ", size,
                                             ", xxh3_128 \"", hash, "\")"));
   }
-  if (!present) {
-    return absl::DataLossError(absl::StrCat(
-        BlobWhere(baseline, name), " is missing from ste.blob_contents"));
-  }
-  if (stored != size) {
-    return absl::DataLossError(
-        absl::StrCat(BlobWhere(baseline, name), " is ", stored, " bytes, ",
-                     size, " were recorded (truncated or replaced)"));
-  }
+  STE_RETURN_IF_ERROR(CheckStoredBytes(baseline, name, present, size, stored));
 
   const std::string path = cache_.PathFor(baseline, name, hash);
   STE_ASSIGN_OR_RETURN(BlobCache::Writer writer, cache_.Create(path));
