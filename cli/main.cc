@@ -22,6 +22,8 @@ constexpr char kUsage[] =
     "  deps TEST   what a test depends on\n"
     "  inventory   hash the tree; compare two inventories\n"
     "  index dump  every test of the baseline's index with its dependencies\n"
+    "  scheduler   the service for distributed record builds and selection\n"
+    "  worker      run the tests of a distributed record build\n"
     "  run         run a command under the interceptor, recording what it uses\n"
     "  log dump    print the records of a run's logs\n"
     "\n"
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
   if (command == "deps") return ste::cli::DepsCommand(args);
   if (command == "index") return ste::cli::IndexCommand(args);
   if (command == "inventory") return ste::cli::InventoryCommand(args);
+  if (command == "scheduler") return ste::cli::SchedulerCommand(args);
+  if (command == "worker") return ste::cli::WorkerCommand(args);
   std::fprintf(stderr, "ste: unknown command '%s' (see 'ste --help')\n",
                command.c_str());
   return 2;

@@ -53,43 +53,12 @@ int64_t CurrentMri(const Config& config) {
 absl::StatusOr<LoadedBaseline> LoadBaseline(BaselineStore& store,
                                             const Config& config,
                                             const std::string& base) {
-  LoadedBaseline loaded;
-  if (base.empty() || base == "auto") {
-    int64_t mri = CurrentMri(config);
-    absl::StatusOr<std::optional<BaselineInfo>> latest = store.LatestCompleted(mri);
-    if (!latest.ok()) return latest.status();
-    if (!latest->has_value()) {
-      return absl::NotFoundError(
-          mri == INT64_MAX
-              ? std::string("no completed baseline in the store (run 'ste record')")
-              : absl::StrCat("no completed baseline with mri <= ", mri,
-                             " (run 'ste record' on an ancestor)"));
-    }
-    loaded.info = **latest;
-  } else {
-    int64_t id;
-    if (!absl::SimpleAtoi(base, &id)) {
-      return absl::InvalidArgumentError(absl::StrCat("--base: '", base, "' is not auto or an id"));
-    }
-    absl::StatusOr<BaselineInfo> info = store.Get(id);
-    if (!info.ok()) return info.status();
-    if (info->state != BaselineState::kComplete) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("baseline ", id, " is ", std::string(BaselineStateName(info->state))));
-    }
-    loaded.info = *info;
+  if (base.empty() || base == "auto") return LoadCompletedBaseline(store, CurrentMri(config), 0);
+  int64_t id;
+  if (!absl::SimpleAtoi(base, &id) || id <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--base: '", base, "' is not auto or an id"));
   }
-  absl::StatusOr<std::string> index_path = store.BlobPath(loaded.info.id, "index");
-  if (!index_path.ok()) return index_path.status();
-  absl::StatusOr<std::unique_ptr<SelectionIndex>> index = SelectionIndex::Open(*index_path);
-  if (!index.ok()) return index.status();
-  loaded.index = *std::move(index);
-  absl::StatusOr<std::string> inventory_path = store.BlobPath(loaded.info.id, "inventory");
-  if (!inventory_path.ok()) return inventory_path.status();
-  absl::StatusOr<Inventory> inventory = Inventory::ReadFile(*inventory_path);
-  if (!inventory.ok()) return inventory.status();
-  loaded.inventory = *std::move(inventory);
-  return loaded;
+  return LoadCompletedBaseline(store, 0, id);
 }
 
 std::string Seconds(double s) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "ste/baseline_loader.h"
 #include "ste/baseline_store.h"
 #include "ste/config.h"
 #include "ste/inventory.h"
@@ -22,12 +23,6 @@ namespace ste::cli {
 std::optional<Config> LoadRepoConfig(const std::string& command,
                                      const std::string& config_flag,
                                      int* exit_code);
-
-struct LoadedBaseline {
-  BaselineInfo info;
-  std::unique_ptr<SelectionIndex> index;
-  Inventory inventory;
-};
 
 // The baseline to compare with: `base` is "auto" (the latest complete one
 // with mri <= the MRI of HEAD, or of any baseline outside git) or an id.

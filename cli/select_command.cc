@@ -56,17 +56,6 @@ constexpr char kSelectHelp[] =
     "could not be read, so no test list could be made: run everything.\n"
     "\n";
 
-std::string ChangeName(const InventoryChange& c) {
-  switch (c.change) {
-    case ChangeKind::kAdded: return "added";
-    case ChangeKind::kDeleted: return "deleted";
-    case ChangeKind::kModified: break;
-  }
-  if (c.old_type == FileType::kMissing) return "added";
-  if (c.type == FileType::kMissing) return "deleted";
-  return "modified";
-}
-
 std::string ReasonText(const SelectionReason& r) {
   if (r.kind.empty()) return r.change;
   std::string what = r.kind == "absent"    ? "was absent, now exists"
@@ -93,7 +82,7 @@ std::string Json(const Selection& s, const std::optional<BaselineInfo>& base) {
     if (i) out += ",";
     out += "{";
     AppendJsonPathField("path", s.changed[i].path, &out);
-    absl::StrAppend(&out, ",\"change\":\"", ChangeName(s.changed[i]), "\",\"type\":\"",
+    absl::StrAppend(&out, ",\"change\":\"", std::string(ChangeWord(s.changed[i])), "\",\"type\":\"",
                     std::string(FileTypeName(s.changed[i].type)), "\"}");
   }
   out += "],\"tests\":[";

@@ -79,6 +79,7 @@ TEST(SchedulerProto, ServiceHasTheDesignedMethods) {
       {"Heartbeat", false, false},   {"Lease", false, false},
       {"Report", true, false},       {"WatchBuild", false, true},
       {"Select", false, false},
+      {"GetBaseline", false, false},
   };
   ASSERT_EQ(service->method_count(), static_cast<int>(std::size(expected)));
   for (const Expected& e : expected) {

@@ -66,12 +66,87 @@ std::vector<std::string> ExternalPaths(const SelectionIndex& index) {
   return {paths.begin(), paths.end()};
 }
 
+std::string_view ChangeWord(const InventoryChange& c) {
+  switch (c.change) {
+    case ChangeKind::kAdded: return "added";
+    case ChangeKind::kDeleted: return "deleted";
+    case ChangeKind::kModified: break;
+  }
+  if (c.old_type == FileType::kMissing) return "added";
+  if (c.type == FileType::kMissing) return "deleted";
+  return "modified";
+}
+
+absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
+    const Inventory& base, const std::vector<std::pair<std::string, std::string>>& paths) {
+  std::map<std::string, InventoryChange> out;
+  auto listing = [&](const std::string& path) {
+    size_t slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    if (dir.empty()) dir = "/";
+    if (out.count(dir)) return;
+    InventoryChange c;
+    c.path = dir;
+    c.change = ChangeKind::kModified;
+    c.type = c.old_type = FileType::kDirectory;
+    out[dir] = c;
+  };
+  for (const auto& [path, word] : paths) {
+    const InventoryEntry* e = base.Find(path);
+    bool existed = e != nullptr && e->type != FileType::kMissing;
+    InventoryChange c;
+    c.path = path;
+    if (word == "deleted") {
+      if (!existed) continue;  // nothing the baseline knew
+      c.change = ChangeKind::kDeleted;
+      c.type = c.old_type = e->type;
+    } else if (word == "added" || (word == "modified" && !existed)) {
+      c.change = ChangeKind::kAdded;
+      c.type = FileType::kRegular;
+      c.old_type = FileType::kMissing;
+    } else if (word == "modified") {
+      c.change = ChangeKind::kModified;
+      c.type = c.old_type = e->type;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "change '", word, "' of ", path, " is not added, deleted or modified"));
+    }
+    out[path] = c;
+    if (c.change == ChangeKind::kModified) continue;
+    // Directories an added path brought with it are added too; the first
+    // one the baseline knew has a changed listing.
+    std::string p = path;
+    for (;;) {
+      size_t slash = p.rfind('/');
+      if (slash == std::string::npos || slash == 0) break;
+      std::string dir = p.substr(0, slash);
+      const InventoryEntry* d = base.Find(dir);
+      if (c.change == ChangeKind::kDeleted || (d && d->type != FileType::kMissing) ||
+          out.count(dir)) {
+        break;
+      }
+      InventoryChange a;
+      a.path = dir;
+      a.change = ChangeKind::kAdded;
+      a.type = FileType::kDirectory;
+      a.old_type = FileType::kMissing;
+      out[dir] = a;
+      p = dir;
+    }
+    listing(p);
+  }
+  std::vector<InventoryChange> changes;
+  for (auto& [path, c] : out) changes.push_back(std::move(c));
+  return changes;
+}
+
 Selection Select(const SelectionInputs& in) {
   const Config& config = *in.config;
   if (!in.no_baseline.empty()) {
     return All(absl::StrCat("no usable baseline: ", in.no_baseline), in.head_tests, {});
   }
-  std::vector<InventoryChange> changed = Inventory::Diff(*in.base, *in.head).changes;
+  std::vector<InventoryChange> changed =
+      in.changes ? *in.changes : Inventory::Diff(*in.base, *in.head).changes;
   if (!in.force_all.empty()) return All(in.force_all, in.head_tests, changed);
 
   auto skip_all = GlobSet::Compile(config.skip_all);

@@ -100,6 +100,13 @@ absl::StatusOr<std::vector<TestLease>> BuildCoordinator::Lease(const std::string
   return out;
 }
 
+std::optional<std::string> BuildCoordinator::LeaseTest(uint64_t lease_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return std::nullopt;
+  return tests_[it->second.test].test;
+}
+
 absl::StatusOr<BuildCoordinator::Acceptance> BuildCoordinator::Accept(uint64_t lease_id) {
   std::lock_guard<std::mutex> lock(mu_);
   absl::Time now = options_.now();

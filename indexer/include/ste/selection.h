@@ -67,11 +67,29 @@ struct SelectionInputs {
   const SelectionIndex* index = nullptr;     // required unless no_baseline
   const Inventory* base = nullptr;           // required unless no_baseline
   const Inventory* head = nullptr;           // required unless no_baseline
+                                             // or changes
+  // Instead of diffing base and head: the changes as the caller knows
+  // them (sorted by path; see ChangesFromPaths).
+  const std::vector<InventoryChange>* changes = nullptr;
   std::vector<std::string> head_tests;       // test files now, sorted
   std::vector<std::string> failed_tests;     // failed in the baseline
 };
 
 Selection Select(const SelectionInputs& in);
+
+// Changes given as paths (e.g. `git diff --name-status`: each path with
+// "added", "deleted" or "modified"), made comparable to an inventory diff
+// against `base`: types come from `base` (an added path is regular), a
+// path added or deleted also changes its directory's listing, and a
+// "modified" path that `base` does not have counts as added. Sorted by
+// path. InvalidArgument for another change word.
+absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
+    const Inventory& base,
+    const std::vector<std::pair<std::string, std::string>>& paths);
+
+// How a change reads to a user: "added", "deleted" or "modified" (an
+// external path that appears is added, one that goes is deleted).
+std::string_view ChangeWord(const InventoryChange& change);
 
 // The test files of a tree: regular files (or symlinks) of `inventory`
 // matching config.test_include and not config.test_exclude, sorted.

@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ class BuildCoordinator {
   // test has been accepted. Errors as Heartbeat.
   absl::StatusOr<std::vector<TestLease>> Lease(const std::string& worker_id,
                                                size_t max_tests, bool* done);
+
+  // The test a lease was issued for; nullopt for a lease never issued.
+  std::optional<std::string> LeaseTest(uint64_t lease_id);
 
   enum class Acceptance { kAccepted, kDuplicate };
   // The result of a lease has arrived. kAccepted the first time a result

@@ -1,0 +1,115 @@
+// `ste worker --scheduler ADDR [--build ID] [-j N]`
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "commands.h"
+#include "flags.h"
+#include "repo_context.h"
+#include "rpc_flags.h"
+#include "ste/git.h"
+#include "ste/traced_run.h"
+#include "ste/worker.h"
+
+namespace ste::cli {
+namespace {
+
+const std::vector<FlagSpec> kWorkerFlags = WithClientFlags(
+    {
+        {"jobs", 'j', true, "N", "tests to run at a time (default: runner.jobs)"},
+        {"build", 0, true, "ID",
+         "the build to join (default: the newest running build of this checkout's commit)"},
+        {"wait", 0, true, "SECONDS",
+         "how long to wait for a build to start (default 60)"},
+        {"name", 0, true, "NAME", "for the scheduler's log (default host:pid)"},
+        {"quiet", 'q', false, "", "no line per test"},
+        {"config", 0, true, "FILE", "ste.toml to use"},
+    },
+    "the scheduler (HOST:PORT or unix:PATH); required");
+
+constexpr char kWorkerHelp[] =
+    "Usage: ste worker --scheduler ADDR [-j N] [--build ID] [--token-file F]\n"
+    "\n"
+    "Joins a record build on a scheduler, from a checkout of the same\n"
+    "commit: leases tests (longest first), runs each under the interceptor\n"
+    "with runner.command, and streams its result and what it touched to the\n"
+    "scheduler; heartbeats meanwhile. Exits when the build has every result.\n"
+    "\n"
+    "Exit status: 0 the build is done; 1 the worker could not go on (the\n"
+    "build is gone, refused this checkout, or the scheduler stayed\n"
+    "unreachable); 2 bad usage or configuration.\n"
+    "\n";
+
+}  // namespace
+
+int WorkerCommand(const std::vector<std::string>& args) {
+  auto flags = ParseFlags(args, kWorkerFlags);
+  if (!flags.ok()) return UsageError("worker", std::string(flags.status().message()));
+  if (flags->Has("help")) {
+    std::printf("%s%s", kWorkerHelp, FlagsHelp(kWorkerFlags).c_str());
+    return 0;
+  }
+  if (!flags->positional.empty()) return UsageError("worker", "takes no arguments");
+  if (!flags->Has("scheduler")) return UsageError("worker", "--scheduler ADDR is required");
+  int jobs = 0;
+  if (flags->Has("jobs") && (!absl::SimpleAtoi(flags->Get("jobs"), &jobs) || jobs < 1)) {
+    return UsageError("worker", "-j needs a positive number");
+  }
+  double wait = 60;
+  if (flags->Has("wait") && (!absl::SimpleAtod(flags->Get("wait"), &wait) || wait < 0)) {
+    return UsageError("worker", "--wait takes a number of seconds");
+  }
+  std::optional<RpcAuth> auth = ClientAuth("worker", *flags);
+  if (!auth) return 2;
+  int exit_code = 0;
+  std::optional<Config> config = LoadRepoConfig("worker", flags->Get("config"), &exit_code);
+  if (!config) return exit_code;
+  absl::StatusOr<std::string> preload = FindPreloadLibrary();
+  if (!preload.ok()) {
+    std::fprintf(stderr, "ste worker: %s\n", std::string(preload.status().message()).c_str());
+    return 1;
+  }
+  WorkerOptions o;
+  o.config = *config;
+  o.preload_library = *preload;
+  o.slots = jobs > 0 ? jobs : config->jobs;
+  o.build_id = flags->Get("build");
+  o.auth = *auth;
+  o.wait_for_build = absl::Seconds(wait);
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  o.name = flags->Get("name", absl::StrCat(host, ":", getpid()));
+  if (IsGitRepo(config->root)) {
+    absl::StatusOr<std::string> head = GitHead(config->root);
+    if (head.ok()) o.commit = *head;
+  }
+  const bool quiet = flags->Has("quiet");
+  o.log = [quiet](const std::string& line) {
+    if (quiet && line.rfind("ran ", 0) == 0) return;
+    std::fprintf(stderr, "ste worker: %s\n", line.c_str());
+  };
+  std::string scratch = absl::StrCat(DefaultScratchRoot(), "/ste-worker-XXXXXX");
+  if (mkdtemp(scratch.data()) == nullptr) {
+    std::fprintf(stderr, "ste worker: cannot create a scratch directory\n");
+    return 1;
+  }
+  o.scratch_dir = scratch;
+  absl::StatusOr<WorkerSummary> done = RunWorker(MakeChannel(flags->Get("scheduler"), *auth), o);
+  rmdir(scratch.c_str());
+  if (!done.ok()) {
+    std::fprintf(stderr, "ste worker: %s\n", std::string(done.status().message()).c_str());
+    return 1;
+  }
+  std::fprintf(stderr,
+               "ste worker: build %s done: ran %zu tests (%zu results accepted, %zu duplicates, "
+               "%zu refused)\n",
+               done->build_id.c_str(), done->tests_run, done->accepted, done->duplicates,
+               done->refused);
+  return 0;
+}
+
+}  // namespace ste::cli

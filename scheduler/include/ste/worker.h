@@ -1,0 +1,93 @@
+// The worker: runs leased tests of a record build under the interceptor
+// and streams their results to the scheduler.
+//
+//   RegisterWorker (retried while no build is running yet)
+//   N slot threads:   Lease(1) -> RunOneTest -> queue
+//   a heartbeat thread every heartbeat_interval (re-registers if the
+//     scheduler gave up on it: its unfinished leases went to others)
+//   a reporter thread: the queue -> Report streams, dictionary-coded
+//     (ReportEncoder). A stream is closed after 256 results or when idle,
+//     and its summary confirms every result on it; a stream that breaks is
+//     replayed whole on a new one (the scheduler accepts a result once, so
+//     a replay is harmless).
+// Files outside the repo that a test read are hashed here, on the machine
+// the test ran on, and sent (ExternalFiles) before the result naming them.
+//
+// The embedded `ste record` runs this same worker in process, on the
+// in-process channel of a local scheduler.
+#ifndef STE_WORKER_H_
+#define STE_WORKER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ste/baseline_store.h"
+#include "ste/config.h"
+#include "ste/rpc_common.h"
+#include "ste/test_recorder.h"
+#include "ste/v1/scheduler.pb.h"
+
+namespace ste {
+
+// Dictionary coding of results on one Report stream: each path is sent
+// once (PathTable), then referred to by id. A result with more ids than
+// `max_ids_per_message` is split into several TestResult messages
+// (continued), a path table into several PathTables.
+class ReportEncoder {
+ public:
+  explicit ReportEncoder(size_t max_ids_per_message = 1 << 20);
+  // Appends the messages for one result (worker_id not set).
+  void Encode(uint64_t lease_id, const TestRecord& record, std::vector<v1::ReportMessage>* out);
+  // A new stream: every path will be sent again.
+  void Reset();
+  size_t paths() const { return ids_.size(); }
+
+ private:
+  size_t max_ids_;
+  absl::flat_hash_map<std::string, uint32_t> ids_;
+};
+
+// The outcome a test's record stands for.
+TestOutcome OutcomeOf(const TestRecord& record);
+
+struct WorkerOptions {
+  Config config;
+  std::string preload_library;  // absolute path of libste_preload.so
+  std::string scratch_dir;      // per-test log directories go under it
+  int slots = 1;                // tests at a time
+  std::string name;             // for the scheduler's log
+  std::string build_id;         // "" : the newest running build of `commit`
+  std::string commit;           // this checkout's; "" outside git
+  RpcAuth auth;
+  // How long to wait for a build to join (RegisterWorker says NOT_FOUND).
+  absl::Duration wait_for_build = absl::Seconds(60);
+  // How long the scheduler may be unreachable before the worker gives up.
+  absl::Duration unavailable_grace = absl::Seconds(30);
+  size_t max_ids_per_message = 1 << 20;
+  std::function<void(const std::string&)> log;  // any thread, serialised
+};
+
+struct WorkerSummary {
+  std::string build_id;
+  size_t tests_run = 0;
+  size_t accepted = 0;    // as the scheduler counted them
+  size_t duplicates = 0;  // results another worker had already given
+  size_t refused = 0;     // results the scheduler refused
+};
+
+// Runs until the build is done (OK) or cannot go on (the build is gone or
+// failed, the scheduler unreachable for longer than unavailable_grace, a
+// refused registration): an error saying why.
+absl::StatusOr<WorkerSummary> RunWorker(std::shared_ptr<grpc::Channel> channel,
+                                        const WorkerOptions& options);
+
+}  // namespace ste
+
+#endif  // STE_WORKER_H_

@@ -1,0 +1,311 @@
+#include "ste/build_session.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "ste/status_macros.h"
+#include "ste/test_recorder.h"
+
+namespace ste {
+namespace {
+
+constexpr size_t kMaxPathBytes = 4096;
+
+std::string Quoted(std::string_view path) {
+  return absl::StrCat("'", absl::CHexEscape(std::string(path.substr(0, 200))), path.size() > 200 ? "...'" : "'");
+}
+
+// Every component of `rest` (split on '/') is non-empty, not "." or "..".
+bool CleanComponents(std::string_view rest) {
+  size_t start = 0;
+  for (;;) {
+    size_t slash = rest.find('/', start);
+    std::string_view c = rest.substr(start, slash == std::string_view::npos ? rest.npos : slash - start);
+    if (c.empty() || c == "." || c == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+}  // namespace
+
+absl::Status ValidateDependencyPath(std::string_view path) {
+  if (path.empty()) return absl::InvalidArgumentError("an empty path");
+  if (path.size() > kMaxPathBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("a path of ", path.size(), " bytes: ", Quoted(path)));
+  }
+  if (path.find('\0') != std::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("a path with a NUL byte: ", Quoted(path)));
+  }
+  if (path == "." || path == "/") return absl::OkStatus();
+  bool absolute = path[0] == '/';
+  if (!CleanComponents(absolute ? path.substr(1) : path)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        absolute ? "an absolute path that is not normalised: "
+                 : "a repo-relative path with an empty, '.' or '..' component (it could "
+                   "escape the repo): ",
+        Quoted(path)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateTestPath(std::string_view path) {
+  STE_RETURN_IF_ERROR(ValidateDependencyPath(path));
+  if (path[0] == '/' || path == ".") {
+    return absl::InvalidArgumentError(absl::StrCat("a test path must be repo-relative: ", Quoted(path)));
+  }
+  return absl::OkStatus();
+}
+
+BuildSession::BuildSession(BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options)
+    : spec_(std::move(spec)), options_(std::move(options)), store_(std::move(store)) {}
+
+BuildSession::~BuildSession() = default;
+
+absl::StatusOr<std::unique_ptr<BuildSession>> BuildSession::Create(
+    BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options) {
+  if (spec.tests.empty()) return absl::InvalidArgumentError("a build needs at least one test");
+  std::set<std::string> seen;
+  for (const BuildTest& t : spec.tests) {
+    STE_RETURN_IF_ERROR(ValidateTestPath(t.test));
+    if (!seen.insert(t.test).second) {
+      return absl::InvalidArgumentError(absl::StrCat("test listed twice: ", Quoted(t.test)));
+    }
+  }
+  // Durations the previous baseline measured, for tests the client did not time.
+  absl::StatusOr<std::optional<BaselineInfo>> previous = store->LatestCompleted(spec.mri);
+  if (previous.ok() && previous->has_value()) {
+    absl::StatusOr<std::vector<TestResult>> results = store->Results((*previous)->id);
+    if (results.ok()) {
+      std::map<std::string, double> seconds;
+      for (const TestResult& r : *results) seconds[r.test] = r.seconds;
+      for (BuildTest& t : spec.tests) {
+        auto it = seconds.find(t.test);
+        if (t.historical_seconds <= 0 && it != seconds.end()) t.historical_seconds = it->second;
+      }
+    }
+  }
+  STE_ASSIGN_OR_RETURN(int64_t baseline, store->Begin(spec.commit, spec.mri));
+  std::unique_ptr<BuildSession> s(new BuildSession(std::move(spec), std::move(store), std::move(options)));
+  s->baseline_id_ = baseline;
+  s->id_ = absl::StrCat("b", baseline);
+  std::vector<std::string> scopes;
+  for (const BuildTest& t : s->spec_.tests) scopes.push_back(TestScope(t.test));
+  absl::Status added = s->builder_.AddTests(scopes);
+  if (!added.ok()) {
+    (void)s->store_->MarkFailed(baseline, std::string(added.message()));
+    return added;
+  }
+  s->coordinator_ = std::make_unique<BuildCoordinator>(s->spec_.tests, s->options_.coordinator);
+  s->Log(absl::StrCat("build ", s->id_, " created: ", s->spec_.tests.size(), " tests, mri ",
+                      s->spec_.mri, s->spec_.commit.empty() ? "" : ", commit ",
+                      s->spec_.commit.substr(0, 12)));
+  return s;
+}
+
+void BuildSession::Log(const std::string& line) {
+  if (options_.log) options_.log(line);
+}
+
+absl::StatusOr<uint32_t> BuildSession::InternPath(std::string_view path) {
+  STE_RETURN_IF_ERROR(ValidateDependencyPath(path));
+  std::lock_guard<std::mutex> lock(paths_mu_);
+  uint32_t id = builder_.InternPath(path);
+  if (id == paths_.size()) paths_.emplace_back(path);
+  return id;
+}
+
+absl::Status BuildSession::AddExternal(const Inventory& external) {
+  for (const InventoryEntry& e : external) {
+    STE_RETURN_IF_ERROR(ValidateDependencyPath(e.path));
+    if (e.path[0] != '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("an external file must be an absolute path: ", Quoted(e.path)));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const InventoryEntry& e : external) external_.emplace(e.path, e);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseResult& r) {
+  // 1. Validate everything before anything is taken.
+  std::optional<std::string> leased = coordinator_->LeaseTest(r.lease_id);
+  if (!leased) return absl::InvalidArgumentError(absl::StrCat("no lease ", r.lease_id, " in build ", id_));
+  if (*leased != r.test) {
+    return absl::InvalidArgumentError(absl::StrCat("lease ", r.lease_id, " is for ", Quoted(*leased),
+                                                   ", not ", Quoted(r.test)));
+  }
+  const std::string own = TestScope(r.test);
+  std::vector<std::string> absolute;
+  {
+    std::lock_guard<std::mutex> lock(paths_mu_);
+    for (const ResultScope& s : r.scopes) {
+      STE_RETURN_IF_ERROR(ValidateScope(s.scope));
+      if (!ScopeContains(s.scope, own) && !ScopeContains(own, s.scope)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "scope ", Quoted(s.scope), " is not the test's, beneath it or above it (", own, ")"));
+      }
+      if (!s.ids[0].empty()) return absl::InvalidArgumentError("dependencies of kind 0");
+      for (int kind = 1; kind <= kDepKindCount; kind++) {
+        for (uint32_t id : s.ids[kind]) {
+          if (id >= paths_.size()) {
+            return absl::InvalidArgumentError(absl::StrCat("unknown path id ", id));
+          }
+          if (spec_.external && paths_[id][0] == '/') absolute.push_back(paths_[id]);
+        }
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Every test of a complete build was accepted: a late result is a
+    // duplicate (a revived worker's, a replayed stream's).
+    if (state_ == BaselineState::kComplete) return BuildCoordinator::Acceptance::kDuplicate;
+    if (state_ != BaselineState::kBuilding) {
+      return absl::FailedPreconditionError(absl::StrCat("build ", id_, " is over: ",
+                                                        failure_.empty() ? "complete" : failure_));
+    }
+    for (const std::string& p : absolute) {
+      if (!external_.count(p)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the result depends on ", Quoted(p), ", outside the repo, but no ExternalFiles "
+            "entry for it came first"));
+      }
+    }
+  }
+  // 2. Taken once.
+  STE_ASSIGN_OR_RETURN(BuildCoordinator::Acceptance acceptance, coordinator_->Accept(r.lease_id));
+  if (acceptance == BuildCoordinator::Acceptance::kDuplicate) return acceptance;
+
+  // 3. Fed to the index (outside mu_: one test is fed by one thread).
+  absl::Status fed = absl::OkStatus();
+  std::optional<uint32_t> test_id = builder_.FindTest(own);
+  if (!test_id) fed = absl::InternalError("test vanished: " + r.test);
+  for (const ResultScope& s : r.scopes) {
+    if (!fed.ok()) break;
+    if (ScopeContains(own, s.scope)) {
+      for (int kind = 1; kind <= kDepKindCount && fed.ok(); kind++) {
+        if (!s.ids[kind].empty()) {
+          fed = builder_.AddTestDependencies(*test_id, s.ids[kind], static_cast<DepKind>(kind));
+        }
+      }
+    } else {
+      std::lock_guard<std::mutex> lock(paths_mu_);
+      for (int kind = 1; kind <= kDepKindCount && fed.ok(); kind++) {
+        for (uint32_t id : s.ids[kind]) {
+          fed = builder_.AddScopeDependency(s.scope, paths_[id], static_cast<DepKind>(kind));
+          if (!fed.ok()) break;
+        }
+      }
+    }
+  }
+  if (fed.ok() && r.opaque) fed = builder_.SetOpaque(*test_id);
+
+  // 4. Counted; the last one stores the baseline.
+  std::lock_guard<std::mutex> lock(mu_);
+  TestResult stored;
+  stored.test = r.test;
+  stored.outcome = r.outcome;
+  stored.exit_code = r.exit_code;
+  stored.seconds = r.seconds;
+  stored.opaque = r.opaque;
+  results_.push_back(stored);
+  FinishedTest f;
+  f.test = r.test;
+  f.outcome = r.outcome;
+  f.exit_code = r.exit_code;
+  f.seconds = r.seconds;
+  f.opaque = r.opaque;
+  f.detail = !r.error.empty() ? r.error : r.opaque_reasons.empty() ? "" : r.opaque_reasons[0];
+  finished_.push_back(std::move(f));
+  fed_++;
+  if (!fed.ok()) {
+    FailLocked(absl::StrCat("the index builder refused the result of ", r.test, ": ", fed.message()));
+  } else if (fed_ == spec_.tests.size() && state_ == BaselineState::kBuilding) {
+    Finalize();
+  }
+  changed_.notify_all();
+  return acceptance;
+}
+
+void BuildSession::Finalize() {
+  // Requires mu_, every test fed. The index, the inventory (the checkout's
+  // plus the files outside it), the results, then Complete(): the baseline
+  // becomes visible in one step, or not at all.
+  absl::Status status = absl::OkStatus();
+  absl::StatusOr<std::string> index = builder_.Finish();
+  std::string inventory;
+  if (!index.ok()) {
+    status = index.status();
+  } else {
+    std::vector<InventoryEntry> entries = spec_.inventory.entries();
+    for (const auto& [path, e] : external_) entries.push_back(e);
+    absl::StatusOr<Inventory> merged = Inventory::FromEntries(std::move(entries), spec_.inventory.taken_at_ns());
+    if (!merged.ok()) {
+      status = merged.status();
+    } else {
+      inventory = merged->Serialize();
+      inventory_entries_ = merged->size();
+    }
+  }
+  std::sort(results_.begin(), results_.end(),
+            [](const TestResult& a, const TestResult& b) { return a.test < b.test; });
+  if (status.ok()) status = store_->PutBlob(baseline_id_, "index", *index);
+  if (status.ok()) status = store_->PutBlob(baseline_id_, "inventory", inventory);
+  if (status.ok()) status = store_->PutResults(baseline_id_, results_);
+  if (status.ok()) status = store_->Complete(baseline_id_);
+  if (!status.ok()) {
+    FailLocked(absl::StrCat("cannot store the baseline: ", status.message()));
+    return;
+  }
+  index_bytes_ = index->size();
+  state_ = BaselineState::kComplete;
+  size_t failed = 0;
+  for (const TestResult& r : results_) failed += r.outcome != TestOutcome::kPassed;
+  Log(absl::StrCat("build ", id_, " complete: baseline ", baseline_id_, ", ", results_.size(),
+                   " tests (", failed, " failed or in error), index ", index_bytes_, " bytes"));
+}
+
+void BuildSession::FailLocked(const std::string& why) {
+  if (state_ != BaselineState::kBuilding) return;
+  state_ = BaselineState::kFailed;
+  failure_ = why;
+  absl::Status marked = store_->MarkFailed(baseline_id_, why);
+  Log(absl::StrCat("build ", id_, " failed: ", why,
+                   marked.ok() ? "" : absl::StrCat(" (and cannot mark it so: ", marked.message(), ")")));
+  changed_.notify_all();
+}
+
+void BuildSession::Fail(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FailLocked(why);
+}
+
+bool BuildSession::running() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_ == BaselineState::kBuilding;
+}
+
+BuildSnapshot BuildSession::Snapshot(size_t from, absl::Duration wait) {
+  BuildCoordinator::Progress p = coordinator_->progress();
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait_for(lock, absl::ToChronoNanoseconds(wait), [&] {
+    return finished_.size() > from || state_ != BaselineState::kBuilding;
+  });
+  BuildSnapshot s;
+  s.state = state_;
+  s.done = finished_.size();
+  s.total = spec_.tests.size();
+  s.workers = p.workers;
+  s.baseline_id = baseline_id_;
+  s.failure = failure_;
+  s.index_bytes = index_bytes_;
+  s.inventory_entries = inventory_entries_;
+  for (size_t i = from; i < finished_.size(); i++) s.finished.push_back(finished_[i]);
+  return s;
+}
+
+}  // namespace ste

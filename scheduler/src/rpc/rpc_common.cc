@@ -1,0 +1,86 @@
+#include "ste/rpc_common.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+
+namespace ste {
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  std::string line = text->substr(0, text->find('\n'));
+  absl::string_view token = absl::StripAsciiWhitespace(line);
+  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file ", path, " is empty"));
+  return std::string(token);
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const RpcAuth& auth) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kDefaultMaxMessageBytes);
+  args.SetMaxSendMessageSize(kDefaultMaxMessageBytes);
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (auth.tls_ca.empty()) {
+    creds = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = auth.tls_ca;
+    creds = grpc::SslCredentials(ssl);
+  }
+  return grpc::CreateCustomChannel(address, creds, args);
+}
+
+std::unique_ptr<grpc::ClientContext> NewCallContext(const RpcAuth& auth, double deadline_seconds) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  if (!auth.token.empty()) ctx->AddMetadata("authorization", "Bearer " + auth.token);
+  if (deadline_seconds > 0) {
+    ctx->set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds(static_cast<int64_t>(deadline_seconds * 1000)));
+  }
+  return ctx;
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  // Every byte of the longer is looked at, whatever matches.
+  size_t n = std::max(a.size(), b.size());
+  volatile unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff = diff | static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+bool IsLoopbackAddress(std::string_view address) {
+  if (absl::StartsWith(absl::string_view(address.data(), address.size()), "unix:")) return true;
+  size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  std::string_view host = address.substr(0, colon);
+  return host == "localhost" || host == "[::1]" ||
+         absl::StartsWith(absl::string_view(host.data(), host.size()), "127.");
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+}  // namespace ste

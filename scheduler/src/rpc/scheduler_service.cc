@@ -1,0 +1,600 @@
+#include "ste/scheduler_service.h"
+
+#include <climits>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "ste/baseline_loader.h"
+#include "ste/config.h"
+#include "ste/rpc_common.h"
+#include "ste/selection.h"
+#include "ste/test_recorder.h"
+
+namespace ste {
+namespace {
+
+using grpc::Status;
+using grpc::StatusCode;
+
+Status Invalid(const std::string& what) { return Status(StatusCode::INVALID_ARGUMENT, what); }
+
+v1::TestOutcome ToProto(TestOutcome o) {
+  switch (o) {
+    case TestOutcome::kPassed: return v1::TEST_OUTCOME_PASSED;
+    case TestOutcome::kFailed: return v1::TEST_OUTCOME_FAILED;
+    case TestOutcome::kError: return v1::TEST_OUTCOME_ERROR;
+  }
+  return v1::TEST_OUTCOME_ERROR;
+}
+
+v1::BuildState ToProto(BaselineState s) {
+  switch (s) {
+    case BaselineState::kBuilding: return v1::BUILD_STATE_RUNNING;
+    case BaselineState::kComplete: return v1::BUILD_STATE_COMPLETE;
+    case BaselineState::kFailed: return v1::BUILD_STATE_FAILED;
+  }
+  return v1::BUILD_STATE_FAILED;
+}
+
+// Decodes one TestResult through the stream's path table.
+Status Decode(const v1::TestResult& m, const std::vector<uint32_t>& table, LeaseResult* r) {
+  r->lease_id = m.lease_id();
+  r->test = m.test();
+  switch (m.outcome()) {
+    case v1::TEST_OUTCOME_PASSED: r->outcome = TestOutcome::kPassed; break;
+    case v1::TEST_OUTCOME_FAILED: r->outcome = TestOutcome::kFailed; break;
+    case v1::TEST_OUTCOME_ERROR: r->outcome = TestOutcome::kError; break;
+    default: return Invalid(absl::StrCat("result of lease ", m.lease_id(), ": no outcome"));
+  }
+  r->exit_code = m.exit_code();
+  if (!m.error().empty()) r->error = m.error();
+  r->seconds = m.seconds();
+  r->opaque = r->opaque || m.opaque();
+  for (const std::string& why : m.opaque_reasons()) r->opaque_reasons.push_back(why);
+  for (const v1::ScopeDependencies& s : m.scopes()) {
+    ResultScope* out = nullptr;
+    for (ResultScope& have : r->scopes) {
+      if (have.scope == s.scope()) out = &have;
+    }
+    if (out == nullptr) {
+      r->scopes.emplace_back();
+      out = &r->scopes.back();
+      out->scope = s.scope();
+    }
+    auto map = [&](const google::protobuf::RepeatedField<uint32_t>& ids, DepKind kind) -> Status {
+      std::vector<uint32_t>& dst = out->ids[static_cast<int>(kind)];
+      dst.reserve(dst.size() + ids.size());
+      for (uint32_t id : ids) {
+        if (id >= table.size()) {
+          return Invalid(absl::StrCat("result of lease ", m.lease_id(), ": path id ", id,
+                                      " not in the stream's path table (", table.size(),
+                                      " paths)"));
+        }
+        dst.push_back(table[id]);
+      }
+      return Status::OK;
+    };
+    Status st = map(s.content(), DepKind::kContent);
+    if (st.ok()) st = map(s.absent(), DepKind::kAbsent);
+    if (st.ok()) st = map(s.listing(), DepKind::kListing);
+    if (!st.ok()) return st;
+  }
+  return Status::OK;
+}
+
+void FillProgress(const BuildSnapshot& s, const BuildSession& b, v1::BuildProgress* p) {
+  p->set_state(ToProto(s.state));
+  p->set_done(s.done);
+  p->set_total(s.total);
+  p->set_workers(s.workers);
+  p->set_baseline_id(s.baseline_id);
+  p->set_failure(s.failure);
+  p->set_mri(b.mri());
+  p->set_commit(b.commit());
+  p->set_index_bytes(s.index_bytes);
+  p->set_inventory_entries(s.inventory_entries);
+  for (const FinishedTest& f : s.finished) {
+    v1::FinishedTest* t = p->add_finished();
+    t->set_test(f.test);
+    t->set_outcome(ToProto(f.outcome));
+    t->set_exit_code(f.exit_code);
+    t->set_seconds(f.seconds);
+    t->set_opaque(f.opaque);
+    t->set_detail(f.detail);
+  }
+}
+
+}  // namespace
+
+SchedulerService::SchedulerService(SchedulerOptions options) : options_(std::move(options)) {}
+SchedulerService::~SchedulerService() = default;
+
+void SchedulerService::Log(const std::string& line) {
+  if (!options_.log) return;
+  std::lock_guard<std::mutex> lock(log_mu_);
+  options_.log(line);
+}
+
+Status SchedulerService::Authorize(grpc::ServerContext* ctx, const char* method) {
+  if (options_.token.empty()) return Status::OK;
+  const auto& md = ctx->client_metadata();
+  auto it = md.find("authorization");
+  std::string why;
+  if (it == md.end()) {
+    why = "no token";
+  } else {
+    std::string_view given(it->second.data(), it->second.size());
+    const std::string expected = "Bearer " + options_.token;
+    if (ConstantTimeEquals(given, expected)) return Status::OK;
+    why = "wrong token";
+  }
+  Log(absl::StrCat("refused ", method, " from ", ctx->peer(), ": ", why));
+  return Status(StatusCode::UNAUTHENTICATED, why + " (this scheduler requires --token-file)");
+}
+
+absl::StatusOr<std::unique_ptr<BaselineStore>> SchedulerService::OpenStore() {
+  return BaselineStore::Open(options_.store_url, options_.store_root);
+}
+
+void SchedulerService::Shutdown(const std::string& why) {
+  std::map<std::string, std::shared_ptr<BuildSession>> builds;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    builds = builds_;
+  }
+  for (auto& [id, b] : builds) b->Fail(why);
+}
+
+Status SchedulerService::FindBuild(const std::string& build_id,
+                                   std::shared_ptr<BuildSession>* out) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = builds_.find(build_id);
+    if (it != builds_.end()) {
+      *out = it->second;
+      return Status::OK;
+    }
+  }
+  int64_t baseline = 0;
+  if (build_id.size() < 2 || build_id[0] != 'b' || !absl::SimpleAtoi(build_id.substr(1), &baseline)) {
+    return Status(StatusCode::NOT_FOUND, absl::StrCat("no build '", build_id, "'"));
+  }
+  // A build of an earlier run of the scheduler: it cannot go on (its
+  // accepted results died with that process); mark it failed if it is
+  // still "building", so nobody waits for it.
+  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+  if (store.ok()) {
+    absl::StatusOr<BaselineInfo> info = (*store)->Get(baseline);
+    if (info.ok() && info->state == BaselineState::kBuilding) {
+      const std::string why = "the scheduler restarted during the build";
+      if ((*store)->MarkFailed(baseline, why).ok()) {
+        Log(absl::StrCat("build ", build_id, " failed: ", why));
+      }
+    }
+    if (info.ok()) {
+      return Status(StatusCode::NOT_FOUND,
+                    absl::StrCat("build ", build_id, " is not running in this scheduler (",
+                                 info->state == BaselineState::kComplete
+                                     ? "it is complete"
+                                     : "it failed: the scheduler restarted during it, or it "
+                                       "was stopped",
+                                 ")"));
+    }
+  }
+  return Status(StatusCode::NOT_FOUND, absl::StrCat("no build '", build_id, "'"));
+}
+
+Status SchedulerService::FindWorker(const std::string& worker_id,
+                                    std::shared_ptr<BuildSession>* build, std::string* worker) {
+  size_t slash = worker_id.find('/');
+  if (slash == std::string::npos) return Invalid(absl::StrCat("bad worker id '", worker_id, "'"));
+  *worker = worker_id.substr(slash + 1);
+  return FindBuild(worker_id.substr(0, slash), build);
+}
+
+Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateBuildRequest* req,
+                                     v1::CreateBuildResponse* resp) {
+  if (Status a = Authorize(ctx, "CreateBuild"); !a.ok()) return a;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return Status(StatusCode::UNAVAILABLE, "the scheduler is stopping");
+  }
+  BuildSpec spec;
+  spec.commit = req->commit();
+  spec.mri = req->mri();
+  spec.external = !req->no_external();
+  if (spec.mri < 0) return Invalid("mri must be >= 0");
+  for (const v1::TestSpec& t : req->tests()) {
+    if (!(t.historical_seconds() >= 0)) return Invalid("historical_seconds must be >= 0");
+    spec.tests.push_back(BuildTest{t.test(), t.historical_seconds()});
+  }
+  absl::StatusOr<Inventory> inventory = Inventory::Parse(req->inventory());
+  if (!inventory.ok()) return Invalid(absl::StrCat("inventory: ", inventory.status().message()));
+  spec.inventory = *std::move(inventory);
+  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+  if (!store.ok()) return ToGrpcStatus(store.status());
+  BuildSession::Options o;
+  o.coordinator.lease_timeout = options_.lease_timeout;
+  o.log = [this](const std::string& line) { Log(line); };
+  absl::StatusOr<std::unique_ptr<BuildSession>> build =
+      BuildSession::Create(std::move(spec), *std::move(store), std::move(o));
+  if (!build.ok()) {
+    Log(absl::StrCat("refused CreateBuild from ", ctx->peer(), ": ", build.status().message()));
+    return ToGrpcStatus(build.status());
+  }
+  std::shared_ptr<BuildSession> b = *std::move(build);
+  resp->set_build_id(b->id());
+  std::lock_guard<std::mutex> lock(mu_);
+  builds_[b->id()] = b;
+  // Keep the last builds only (their state is in the store anyway).
+  while (builds_.size() > 64) {
+    auto oldest = builds_.end();
+    for (auto it = builds_.begin(); it != builds_.end(); ++it) {
+      if (!it->second->running() &&
+          (oldest == builds_.end() || it->second->baseline_id() < oldest->second->baseline_id())) {
+        oldest = it;
+      }
+    }
+    if (oldest == builds_.end()) break;
+    builds_.erase(oldest);
+  }
+  return Status::OK;
+}
+
+Status SchedulerService::RegisterWorker(grpc::ServerContext* ctx,
+                                        const v1::RegisterWorkerRequest* req,
+                                        v1::RegisterWorkerResponse* resp) {
+  if (Status a = Authorize(ctx, "RegisterWorker"); !a.ok()) return a;
+  std::shared_ptr<BuildSession> build;
+  if (!req->build_id().empty()) {
+    if (Status s = FindBuild(req->build_id(), &build); !s.ok()) return s;
+  } else {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, b] : builds_) {
+      if (b->running() && (req->commit().empty() || b->commit().empty() ||
+                           b->commit() == req->commit()) &&
+          (!build || b->baseline_id() > build->baseline_id())) {
+        build = b;
+      }
+    }
+    if (!build) {
+      return Status(StatusCode::NOT_FOUND,
+                    absl::StrCat("no running build", req->commit().empty() ? "" : " of commit ",
+                                 req->commit().substr(0, 12), " yet"));
+    }
+  }
+  if (!build->running()) {
+    return Status(StatusCode::FAILED_PRECONDITION, absl::StrCat("build ", build->id(), " is over"));
+  }
+  if (!req->commit().empty() && !build->commit().empty() && req->commit() != build->commit()) {
+    return Status(StatusCode::FAILED_PRECONDITION,
+                  absl::StrCat("build ", build->id(), " records commit ", build->commit(),
+                               "; this checkout is at ", req->commit()));
+  }
+  std::string name = absl::StrCat(req->worker_name(), " (", ctx->peer(), ")");
+  std::string w = build->coordinator().RegisterWorker(name);
+  resp->set_worker_id(absl::StrCat(build->id(), "/", w));
+  resp->set_build_id(build->id());
+  resp->set_heartbeat_interval_ms(
+      static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.heartbeat_interval)));
+  resp->set_lease_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.lease_timeout)));
+  Log(absl::StrCat("build ", build->id(), ": worker ", w, " joined: ", name, ", ", req->slots(),
+                   " slots"));
+  return Status::OK;
+}
+
+Status SchedulerService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
+                                   v1::HeartbeatResponse* resp) {
+  if (Status a = Authorize(ctx, "Heartbeat"); !a.ok()) return a;
+  std::shared_ptr<BuildSession> build;
+  std::string w;
+  if (Status s = FindWorker(req->worker_id(), &build, &w); !s.ok()) return s;
+  if (!build->running()) {
+    resp->set_build_done(true);
+    return Status::OK;
+  }
+  absl::Status alive = build->coordinator().Heartbeat(w);
+  if (!alive.ok()) return ToGrpcStatus(alive);
+  resp->set_build_done(build->coordinator().complete());
+  return Status::OK;
+}
+
+Status SchedulerService::Lease(grpc::ServerContext* ctx, const v1::LeaseRequest* req,
+                               v1::LeaseResponse* resp) {
+  if (Status a = Authorize(ctx, "Lease"); !a.ok()) return a;
+  std::shared_ptr<BuildSession> build;
+  std::string w;
+  if (Status s = FindWorker(req->worker_id(), &build, &w); !s.ok()) return s;
+  if (!build->running()) {
+    resp->set_build_done(true);
+    return Status::OK;
+  }
+  bool done = false;
+  absl::StatusOr<std::vector<TestLease>> leases =
+      build->coordinator().Lease(w, std::min<uint32_t>(std::max<uint32_t>(req->max_tests(), 1), 1024), &done);
+  if (!leases.ok()) return ToGrpcStatus(leases.status());
+  for (const TestLease& l : *leases) {
+    v1::Lease* out = resp->add_leases();
+    out->set_lease_id(l.lease_id);
+    out->set_test(l.test);
+  }
+  resp->set_build_done(done);
+  return Status::OK;
+}
+
+Status SchedulerService::Report(grpc::ServerContext* ctx,
+                                grpc::ServerReader<v1::ReportMessage>* reader,
+                                v1::ReportSummary* summary) {
+  if (Status a = Authorize(ctx, "Report"); !a.ok()) return a;
+  std::shared_ptr<BuildSession> build;
+  std::string worker_id;
+  std::vector<uint32_t> table;              // stream path id -> builder path id
+  std::map<uint64_t, LeaseResult> partial;  // continued results
+  v1::ReportMessage m;
+  auto refuse = [&](Status s) {
+    Log(absl::StrCat("refused a report from ", worker_id.empty() ? ctx->peer() : worker_id, ": ",
+                     s.error_message()));
+    return s;
+  };
+  while (reader->Read(&m)) {
+    if (!m.worker_id().empty() && m.worker_id() != worker_id) {
+      if (build) return refuse(Invalid("one stream, one worker"));
+      std::string w;
+      if (Status s = FindWorker(m.worker_id(), &build, &w); !s.ok()) return s;
+      worker_id = m.worker_id();
+    }
+    if (!build) return refuse(Invalid("the first message of a report must name its worker"));
+    switch (m.item_case()) {
+      case v1::ReportMessage::kPaths: {
+        if (m.paths().first_id() != table.size()) {
+          return refuse(Invalid(absl::StrCat("path table starts at ", m.paths().first_id(),
+                                             ", expected ", table.size())));
+        }
+        for (const std::string& p : m.paths().paths()) {
+          absl::StatusOr<uint32_t> id = build->InternPath(p);
+          if (!id.ok()) return refuse(Invalid(absl::StrCat("path table: ", id.status().message())));
+          table.push_back(*id);
+        }
+        break;
+      }
+      case v1::ReportMessage::kExternal: {
+        absl::StatusOr<Inventory> ext = Inventory::Parse(m.external().inventory());
+        absl::Status added = ext.ok() ? build->AddExternal(*ext) : ext.status();
+        if (!added.ok()) return refuse(Invalid(absl::StrCat("external files: ", added.message())));
+        break;
+      }
+      case v1::ReportMessage::kResult: {
+        const v1::TestResult& r = m.result();
+        // A result refused: nothing of it reaches the index; the test
+        // itself is taken as an error, opaque (always selected), so that
+        // the build can finish.
+        auto refuse_result = [&](const Status& why) {
+          LeaseResult rejected;
+          rejected.lease_id = r.lease_id();
+          rejected.test = r.test();
+          rejected.outcome = TestOutcome::kError;
+          rejected.exit_code = -1;
+          rejected.opaque = true;
+          rejected.error = absl::StrCat("its report was refused: ", why.error_message());
+          rejected.opaque_reasons.push_back(rejected.error);
+          (void)build->Submit(rejected);
+          return refuse(why);
+        };
+        LeaseResult& acc = partial[r.lease_id()];
+        if (Status s = Decode(r, table, &acc); !s.ok()) return refuse_result(s);
+        if (r.continued()) break;
+        LeaseResult whole = std::move(acc);
+        partial.erase(r.lease_id());
+        absl::StatusOr<BuildCoordinator::Acceptance> taken = build->Submit(whole);
+        if (!taken.ok()) {
+          if (absl::IsFailedPrecondition(taken.status())) return ToGrpcStatus(taken.status());
+          return refuse_result(ToGrpcStatus(taken.status()));
+        }
+        if (*taken == BuildCoordinator::Acceptance::kAccepted) {
+          summary->set_accepted(summary->accepted() + 1);
+        } else {
+          summary->set_duplicates(summary->duplicates() + 1);
+          Log(absl::StrCat("build ", build->id(), ": duplicate result for ", whole.test,
+                           " from ", worker_id, " ignored"));
+        }
+        break;
+      }
+      default:
+        return refuse(Invalid("an empty report message"));
+    }
+  }
+  if (!partial.empty()) {
+    return refuse(Invalid(absl::StrCat("the stream ended inside the result of lease ",
+                                       partial.begin()->first, " (continued without an end)")));
+  }
+  return Status::OK;
+}
+
+Status SchedulerService::WatchBuild(grpc::ServerContext* ctx, const v1::WatchBuildRequest* req,
+                                    grpc::ServerWriter<v1::BuildProgress>* writer) {
+  if (Status a = Authorize(ctx, "WatchBuild"); !a.ok()) return a;
+  std::shared_ptr<BuildSession> build;
+  if (Status s = FindBuild(req->build_id(), &build); !s.ok()) return s;
+  size_t from = 0;
+  for (;;) {
+    BuildSnapshot snap = build->Snapshot(from, absl::Seconds(1));
+    from += snap.finished.size();
+    v1::BuildProgress p;
+    FillProgress(snap, *build, &p);
+    if (!writer->Write(p)) return Status(StatusCode::CANCELLED, "the watcher went away");
+    if (snap.state != BaselineState::kBuilding) return Status::OK;
+    if (ctx->IsCancelled()) return Status(StatusCode::CANCELLED, "cancelled");
+  }
+}
+
+Status SchedulerService::GetBaseline(grpc::ServerContext* ctx, const v1::GetBaselineRequest* req,
+                                     v1::GetBaselineResponse* resp) {
+  if (Status a = Authorize(ctx, "GetBaseline"); !a.ok()) return a;
+  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+  absl::StatusOr<LoadedBaseline> base =
+      store.ok() ? LoadCompletedBaseline(**store, req->baseline_id() > 0 ? 0 : req->mri(),
+                                         req->baseline_id())
+                 : absl::StatusOr<LoadedBaseline>(store.status());
+  if (!base.ok()) {
+    resp->set_why_not(std::string(base.status().message()));
+    return Status::OK;
+  }
+  resp->set_found(true);
+  resp->mutable_baseline()->set_id(base->info.id);
+  resp->mutable_baseline()->set_mri(base->info.mri);
+  resp->mutable_baseline()->set_commit(base->info.commit);
+  for (const std::string& p : ExternalPaths(*base->index)) resp->add_external_paths(p);
+  return Status::OK;
+}
+
+Status SchedulerService::Select(grpc::ServerContext* ctx, const v1::SelectRequest* req,
+                                v1::SelectResponse* resp) {
+  if (Status a = Authorize(ctx, "Select"); !a.ok()) return a;
+  // The client's ste.toml, read as if its checkout were at /checkout.
+  absl::StatusOr<Config> config = ParseConfig(req->config(), "ste.toml", "/checkout");
+  if (!config.ok()) return Invalid(std::string(config.status().message()));
+  config->config_path = "/checkout/ste.toml";
+  SelectionInputs in;
+  in.config = &*config;
+  for (const std::string& t : req->head_tests()) {
+    absl::Status valid = ValidateTestPath(t);
+    if (!valid.ok()) return Invalid(absl::StrCat("head_tests: ", valid.message()));
+    in.head_tests.push_back(t);
+  }
+  std::sort(in.head_tests.begin(), in.head_tests.end());
+  if (req->force_all()) in.force_all = req->force_reason().empty() ? "forced by the client" : req->force_reason();
+
+  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+  absl::StatusOr<LoadedBaseline> base =
+      store.ok() ? LoadCompletedBaseline(**store, req->baseline_id() > 0 ? 0 : req->mri(),
+                                         req->baseline_id())
+                 : absl::StatusOr<LoadedBaseline>(store.status());
+  Inventory head;
+  std::vector<InventoryChange> changes;
+  if (!base.ok()) {
+    in.no_baseline = std::string(base.status().message());
+  } else {
+    absl::StatusOr<std::vector<TestResult>> results = (*store)->Results(base->info.id);
+    if (!results.ok()) {
+      in.no_baseline = absl::StrCat("baseline results unreadable: ", results.status().message());
+    } else {
+      for (const TestResult& r : *results) {
+        if (r.outcome != TestOutcome::kPassed) in.failed_tests.push_back(r.test);
+      }
+    }
+    in.index = base->index.get();
+    in.base = &base->inventory;
+    if (req->tree_case() == v1::SelectRequest::kInventory) {
+      absl::StatusOr<Inventory> parsed = Inventory::Parse(req->inventory());
+      if (!parsed.ok()) return Invalid(absl::StrCat("inventory: ", parsed.status().message()));
+      head = *std::move(parsed);
+      in.head = &head;
+    } else if (req->tree_case() == v1::SelectRequest::kChanged) {
+      std::vector<std::pair<std::string, std::string>> paths;
+      for (const v1::Change& c : req->changed().changes()) {
+        absl::Status valid = ValidateDependencyPath(c.path());
+        if (!valid.ok()) return Invalid(absl::StrCat("changed: ", valid.message()));
+        paths.emplace_back(c.path(), c.change());
+      }
+      absl::StatusOr<std::vector<InventoryChange>> computed = ChangesFromPaths(base->inventory, paths);
+      if (!computed.ok()) return Invalid(std::string(computed.status().message()));
+      changes = *std::move(computed);
+      in.changes = &changes;
+    } else {
+      return Invalid("a select needs the checkout's inventory or its changed paths");
+    }
+  }
+  ste::Selection s = ste::Select(in);
+  switch (s.mode) {
+    case SelectionMode::kAll: resp->set_mode(v1::SELECTION_MODE_ALL); break;
+    case SelectionMode::kSubset: resp->set_mode(v1::SELECTION_MODE_SUBSET); break;
+    case SelectionMode::kNone: resp->set_mode(v1::SELECTION_MODE_NONE); break;
+  }
+  resp->set_reason(s.reason);
+  if (base.ok()) {
+    resp->mutable_baseline()->set_id(base->info.id);
+    resp->mutable_baseline()->set_mri(base->info.mri);
+    resp->mutable_baseline()->set_commit(base->info.commit);
+  }
+  for (const InventoryChange& c : s.changed) {
+    v1::Change* out = resp->add_changed();
+    out->set_path(c.path);
+    out->set_change(std::string(ChangeWord(c)));
+    out->set_type(std::string(FileTypeName(c.type)));
+  }
+  for (const SelectedTest& t : s.tests) {
+    v1::SelectedTest* out = resp->add_tests();
+    out->set_test(t.test);
+    out->set_more_reasons(static_cast<uint32_t>(t.more_reasons));
+    for (const SelectionReason& r : t.reasons) {
+      v1::SelectionReason* why = out->add_reasons();
+      why->set_path(r.path);
+      why->set_kind(r.kind);
+      why->set_change(r.change);
+    }
+  }
+  return Status::OK;
+}
+
+// ---------------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(SchedulerOptions options,
+                                                                       Listen listen) {
+  if (!listen.address.empty() && options.token.empty() && !IsLoopbackAddress(listen.address)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "refusing to listen on ", listen.address,
+        " without a token: give --token-file, or listen on loopback (127.0.0.1:PORT) or a "
+        "unix socket (unix:PATH)"));
+  }
+  std::unique_ptr<SchedulerServer> s(new SchedulerServer());
+  s->max_message_bytes_ = listen.max_message_bytes > 0 ? listen.max_message_bytes : kDefaultMaxMessageBytes;
+  s->service_ = std::make_unique<SchedulerService>(std::move(options));
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(s->max_message_bytes_);
+  builder.SetMaxSendMessageSize(kDefaultMaxMessageBytes);
+  builder.RegisterService(s->service_.get());
+  int port = 0;
+  if (!listen.address.empty()) {
+    std::shared_ptr<grpc::ServerCredentials> creds;
+    if (!listen.tls_cert.empty()) {
+      grpc::SslServerCredentialsOptions ssl;
+      ssl.pem_key_cert_pairs.push_back({listen.tls_key, listen.tls_cert});
+      creds = grpc::SslServerCredentials(ssl);
+    } else {
+      creds = grpc::InsecureServerCredentials();
+    }
+    builder.AddListeningPort(listen.address, creds, &port);
+  }
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || (!listen.address.empty() && port == 0 &&
+                      listen.address.rfind("unix:", 0) != 0)) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", listen.address));
+  }
+  if (listen.address.rfind("unix:", 0) == 0) {
+    s->address_ = listen.address;
+  } else if (!listen.address.empty()) {
+    s->address_ = absl::StrCat(listen.address.substr(0, listen.address.rfind(':')), ":", port);
+  }
+  return s;
+}
+
+SchedulerServer::~SchedulerServer() { Shutdown("the scheduler stopped", absl::Seconds(5)); }
+
+std::shared_ptr<grpc::Channel> SchedulerServer::InProcessChannel() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kDefaultMaxMessageBytes);
+  args.SetMaxSendMessageSize(max_message_bytes_);
+  return server_->InProcessChannel(args);
+}
+
+void SchedulerServer::Shutdown(const std::string& why, absl::Duration grace) {
+  if (stopped_.exchange(true)) return;
+  service_->Shutdown(why);
+  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
+  server_->Wait();
+}
+
+void SchedulerServer::Wait() { server_->Wait(); }
+
+}  // namespace ste

@@ -1,0 +1,487 @@
+#include "ste/worker.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ste/build_session.h"
+#include "ste/inventory.h"
+#include "ste/v1/scheduler.grpc.pb.h"
+
+namespace ste {
+namespace {
+
+constexpr size_t kPathTableBytes = 4 << 20;  // per PathTable message
+constexpr size_t kResultsPerStream = 256;
+
+bool Retryable(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+         s.error_code() == grpc::StatusCode::ABORTED ||
+         s.error_code() == grpc::StatusCode::INTERNAL;
+}
+
+}  // namespace
+
+TestOutcome OutcomeOf(const TestRecord& r) {
+  if (!r.started) return TestOutcome::kError;
+  return r.exit_code == 0 ? TestOutcome::kPassed : TestOutcome::kFailed;
+}
+
+ReportEncoder::ReportEncoder(size_t max_ids_per_message)
+    : max_ids_(std::max<size_t>(max_ids_per_message, 1)) {}
+
+void ReportEncoder::Reset() { ids_.clear(); }
+
+void ReportEncoder::Encode(uint64_t lease_id, const TestRecord& record,
+                           std::vector<v1::ReportMessage>* out) {
+  // New paths first, in tables of bounded size.
+  v1::PathTable* table = nullptr;
+  size_t table_bytes = 0;
+  for (const ScopeDependencies& s : record.deps.scopes) {
+    for (const DepKey& k : s.deps) {
+      auto [it, added] = ids_.try_emplace(k.path, static_cast<uint32_t>(ids_.size()));
+      if (!added) continue;
+      if (table == nullptr || table_bytes + k.path.size() > kPathTableBytes ||
+          static_cast<size_t>(table->paths_size()) >= max_ids_) {
+        out->emplace_back();
+        table = out->back().mutable_paths();
+        table->set_first_id(it->second);
+        table_bytes = 0;
+      }
+      table->add_paths(k.path);
+      table_bytes += k.path.size();
+    }
+  }
+  // Then the result, split when it has too many ids.
+  auto start = [&]() {
+    out->emplace_back();
+    v1::TestResult* r = out->back().mutable_result();
+    r->set_lease_id(lease_id);
+    r->set_test(record.test);
+    switch (OutcomeOf(record)) {
+      case TestOutcome::kPassed: r->set_outcome(v1::TEST_OUTCOME_PASSED); break;
+      case TestOutcome::kFailed: r->set_outcome(v1::TEST_OUTCOME_FAILED); break;
+      case TestOutcome::kError: r->set_outcome(v1::TEST_OUTCOME_ERROR); break;
+    }
+    r->set_exit_code(record.exit_code);
+    r->set_seconds(record.seconds);
+    return r;
+  };
+  v1::TestResult* r = start();
+  r->set_opaque(record.deps.opaque);
+  for (const std::string& why : record.deps.opaque_reasons) r->add_opaque_reasons(why);
+  r->set_error(record.error);
+  size_t in_message = 0;
+  for (const ScopeDependencies& s : record.deps.scopes) {
+    v1::ScopeDependencies* scope = nullptr;
+    for (const DepKey& k : s.deps) {
+      if (in_message >= max_ids_) {
+        r->set_continued(true);
+        r = start();
+        scope = nullptr;
+        in_message = 0;
+      }
+      if (scope == nullptr) {
+        scope = r->add_scopes();
+        scope->set_scope(s.scope);
+      }
+      uint32_t id = ids_.at(k.path);
+      switch (k.kind) {
+        case DepKind::kContent: scope->add_content(id); break;
+        case DepKind::kAbsent: scope->add_absent(id); break;
+        case DepKind::kListing: scope->add_listing(id); break;
+      }
+      in_message++;
+    }
+  }
+}
+
+namespace {
+
+class Worker {
+ public:
+  Worker(std::shared_ptr<grpc::Channel> channel, const WorkerOptions& options)
+      : stub_(v1::Scheduler::NewStub(channel)), o_(options) {}
+
+  absl::StatusOr<WorkerSummary> Run();
+
+ private:
+  struct Pending {
+    uint64_t lease_id = 0;
+    TestRecord record;
+    int attempts = 0;
+  };
+
+  void Log(const std::string& line) {
+    if (!o_.log) return;
+    std::lock_guard<std::mutex> lock(log_mu_);
+    o_.log(line);
+  }
+  void Fatal(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fatal_.empty()) fatal_ = why;
+    stop_ = true;
+    cv_.notify_all();
+  }
+  bool Stopping() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stop_;
+  }
+  std::string WorkerId() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return worker_id_;
+  }
+  // Registers (again, if `stale` is still the current id).
+  grpc::Status Register(const std::string& stale);
+  // Handles a failed call: true to retry it (after a pause).
+  bool ShouldRetry(const grpc::Status& s, const char* what, const std::string& id);
+  void Slot();
+  void Heartbeats();
+  void Reporter();
+  // Makes the record safe to send: paths the scheduler would refuse are
+  // dropped and make the test opaque.
+  void Sanitize(TestRecord* record);
+  // The ExternalFiles message for the absolute paths of `record` that this
+  // stream has not described yet; false when there are none.
+  bool ExternalMessage(const TestRecord& record, std::set<std::string>* sent,
+                       v1::ReportMessage* out);
+
+  std::unique_ptr<v1::Scheduler::Stub> stub_;
+  const WorkerOptions& o_;
+  std::mutex log_mu_;
+
+  std::mutex mu_;  // guards everything below
+  std::condition_variable cv_;
+  std::string worker_id_, build_id_;
+  absl::Duration heartbeat_ = absl::Seconds(5);
+  bool stop_ = false;        // stop leasing (build done, or fatal)
+  bool slots_done_ = false;  // no more results will be queued
+  std::string fatal_;
+  absl::Time unreachable_since_ = absl::InfiniteFuture();
+  std::deque<Pending> queue_;
+  WorkerSummary summary_;
+  absl::flat_hash_map<std::string, InventoryEntry> external_;  // hashed here
+};
+
+grpc::Status Worker::Register(const std::string& stale) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (worker_id_ != stale) return grpc::Status::OK;  // someone did it
+  v1::RegisterWorkerRequest req;
+  req.set_build_id(build_id_.empty() ? o_.build_id : build_id_);
+  req.set_worker_name(o_.name);
+  req.set_slots(o_.slots);
+  req.set_commit(o_.commit);
+  v1::RegisterWorkerResponse resp;
+  auto ctx = NewCallContext(o_.auth, 30);
+  grpc::Status s = stub_->RegisterWorker(ctx.get(), req, &resp);
+  if (!s.ok()) return s;
+  worker_id_ = resp.worker_id();
+  build_id_ = resp.build_id();
+  summary_.build_id = build_id_;
+  if (resp.heartbeat_interval_ms() > 0) heartbeat_ = absl::Milliseconds(resp.heartbeat_interval_ms());
+  return s;
+}
+
+bool Worker::ShouldRetry(const grpc::Status& s, const char* what, const std::string& id) {
+  if (s.ok()) return false;
+  if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+      s.error_message().find("register again") != std::string::npos) {
+    Log(absl::StrCat(what, ": the scheduler gave up on ", id, "; registering again"));
+    grpc::Status again = Register(id);
+    if (again.ok()) return true;
+    Fatal(absl::StrCat("cannot register again: ", again.error_message()));
+    return false;
+  }
+  if (Retryable(s)) {
+    absl::Time now = absl::Now();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unreachable_since_ == absl::InfiniteFuture()) unreachable_since_ = now;
+    if (now - unreachable_since_ <= o_.unavailable_grace) return true;
+  }
+  Fatal(absl::StrCat(what, ": ", s.error_message()));
+  return false;
+}
+
+void Worker::Sanitize(TestRecord* r) {
+  for (ScopeDependencies& s : r->deps.scopes) {
+    std::vector<DepKey> kept;
+    kept.reserve(s.deps.size());
+    for (DepKey& k : s.deps) {
+      absl::Status valid = ValidateDependencyPath(k.path);
+      if (valid.ok()) {
+        kept.push_back(std::move(k));
+      } else {
+        r->deps.opaque = true;
+        r->deps.opaque_reasons.push_back(absl::StrCat("a path the scheduler cannot take: ", valid.message()));
+      }
+    }
+    s.deps = std::move(kept);
+  }
+}
+
+bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* sent,
+                             v1::ReportMessage* out) {
+  if (!o_.config.inventory_external) return false;
+  std::vector<std::string> wanted, unhashed;
+  for (const ScopeDependencies& s : record.deps.scopes) {
+    for (const DepKey& k : s.deps) {
+      if (k.path[0] == '/' && !sent->count(k.path)) wanted.push_back(k.path);
+    }
+  }
+  if (wanted.empty()) return false;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  for (const std::string& p : wanted) {
+    if (!external_.count(p)) unhashed.push_back(p);
+  }
+  if (!unhashed.empty()) {
+    // Hashed as the embedded record does: each as one entry, from a root
+    // that holds nothing.
+    std::string empty_root = o_.scratch_dir + "/external-XXXXXX";
+    if (mkdtemp(empty_root.data()) != nullptr) {
+      ScanOptions scan;
+      scan.root = empty_root;
+      scan.external_paths = unhashed;
+      scan.threads = 1;
+      absl::StatusOr<Inventory> hashed = Inventory::Scan(scan, nullptr);
+      rmdir(empty_root.c_str());
+      if (hashed.ok()) {
+        for (const InventoryEntry& e : *hashed) {
+          if (e.path[0] == '/') external_.emplace(e.path, e);
+        }
+      } else {
+        Log(absl::StrCat("cannot hash files outside the repo: ", hashed.status().message()));
+      }
+    }
+  }
+  std::vector<InventoryEntry> entries;
+  for (const std::string& p : wanted) {
+    auto it = external_.find(p);
+    if (it != external_.end()) entries.push_back(it->second);
+  }
+  absl::StatusOr<Inventory> inv = Inventory::FromEntries(std::move(entries), 0);
+  if (!inv.ok()) return false;
+  for (const InventoryEntry& e : *inv) sent->insert(e.path);
+  out->mutable_external()->set_inventory(inv->Serialize());
+  return true;
+}
+
+void Worker::Slot() {
+  RunOneTestOptions run;
+  run.preload_library = o_.preload_library;
+  run.scratch_dir = o_.scratch_dir;
+  while (!Stopping()) {
+    std::string id = WorkerId();
+    v1::LeaseRequest req;
+    req.set_worker_id(id);
+    req.set_max_tests(1);
+    v1::LeaseResponse resp;
+    auto ctx = NewCallContext(o_.auth, 30);
+    grpc::Status s = stub_->Lease(ctx.get(), req, &resp);
+    if (!s.ok()) {
+      if (!ShouldRetry(s, "lease", id)) return;
+      absl::SleepFor(absl::Milliseconds(200));
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      unreachable_since_ = absl::InfiniteFuture();
+    }
+    if (resp.leases().empty()) {
+      if (resp.build_done()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_ = true;
+        cv_.notify_all();
+        return;
+      }
+      // Everything left is leased to others; one of them may die.
+      absl::SleepFor(absl::Milliseconds(100));
+      continue;
+    }
+    for (const v1::Lease& l : resp.leases()) {
+      Pending p;
+      p.lease_id = l.lease_id();
+      p.record = RunOneTest(o_.config, l.test(), run);
+      Sanitize(&p.record);
+      Log(absl::StrCat("ran ", p.record.test, ": ",
+                       std::string(TestOutcomeName(OutcomeOf(p.record))), " in ",
+                       absl::StrFormat("%.2fs", p.record.seconds)));
+      std::lock_guard<std::mutex> lock(mu_);
+      summary_.tests_run++;
+      queue_.push_back(std::move(p));
+      cv_.notify_all();
+    }
+  }
+}
+
+void Worker::Heartbeats() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, absl::ToChronoMilliseconds(heartbeat_), [&] { return slots_done_; });
+      if (slots_done_) return;
+    }
+    std::string id = WorkerId();
+    v1::HeartbeatRequest req;
+    req.set_worker_id(id);
+    v1::HeartbeatResponse resp;
+    auto ctx = NewCallContext(o_.auth, 10);
+    grpc::Status s = stub_->Heartbeat(ctx.get(), req, &resp);
+    if (!s.ok()) {
+      if (!ShouldRetry(s, "heartbeat", id)) return;
+    } else if (resp.build_done()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      cv_.notify_all();
+    }
+  }
+}
+
+void Worker::Reporter() {
+  ReportEncoder encoder(o_.max_ids_per_message);
+  std::vector<Pending> on_stream;  // written on the open stream, unconfirmed
+  std::unique_ptr<grpc::ClientContext> ctx;
+  std::unique_ptr<grpc::ClientWriter<v1::ReportMessage>> writer;
+  v1::ReportSummary summary;
+  std::set<std::string> external_sent;
+  std::deque<Pending> replay;
+
+  // Closes the stream; on failure its results go to `replay`. False when
+  // the worker must stop.
+  auto close = [&]() -> bool {
+    if (!writer) return true;
+    writer->WritesDone();
+    grpc::Status s = writer->Finish();
+    writer.reset();
+    ctx.reset();
+    if (s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      summary_.accepted += summary.accepted();
+      summary_.duplicates += summary.duplicates();
+      unreachable_since_ = absl::InfiniteFuture();
+      on_stream.clear();
+      return true;
+    }
+    bool refused = s.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
+    if (refused) {
+      Log(absl::StrCat("the scheduler refused a report: ", s.error_message()));
+      std::lock_guard<std::mutex> lock(mu_);
+      summary_.refused++;
+    } else if (!ShouldRetry(s, "report", WorkerId())) {
+      return false;
+    } else {
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+    // Replayed on the next stream: the scheduler takes each result once.
+    for (Pending& p : on_stream) {
+      if (++p.attempts <= 3) replay.push_back(std::move(p));
+    }
+    on_stream.clear();
+    return true;
+  };
+
+  for (;;) {
+    Pending item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (replay.empty()) {
+        cv_.wait_for(lock, std::chrono::milliseconds(200),
+                     [&] { return !queue_.empty() || slots_done_ || !fatal_.empty(); });
+      }
+      if (!fatal_.empty()) return;
+      if (!replay.empty()) {
+        item = std::move(replay.front());
+        replay.pop_front();
+      } else if (!queue_.empty()) {
+        item = std::move(queue_.front());
+        queue_.pop_front();
+      } else {
+        bool finished = slots_done_;
+        lock.unlock();
+        // Idle: close the stream, which confirms what is on it.
+        if (!close()) return;
+        if (finished && replay.empty()) return;
+        continue;
+      }
+    }
+    if (!writer) {
+      ctx = NewCallContext(o_.auth, 0);
+      summary.Clear();
+      writer = stub_->Report(ctx.get(), &summary);
+      encoder.Reset();
+      external_sent.clear();
+    }
+    std::vector<v1::ReportMessage> messages;
+    messages.emplace_back();
+    if (!ExternalMessage(item.record, &external_sent, &messages.back())) messages.pop_back();
+    encoder.Encode(item.lease_id, item.record, &messages);
+    if (on_stream.empty()) messages.front().set_worker_id(WorkerId());
+    bool written = true;
+    for (const v1::ReportMessage& m : messages) {
+      if (!writer->Write(m)) {
+        written = false;
+        break;
+      }
+    }
+    on_stream.push_back(std::move(item));
+    if (!written || on_stream.size() >= kResultsPerStream) {
+      if (!close()) return;
+    }
+  }
+}
+
+absl::StatusOr<WorkerSummary> Worker::Run() {
+  // Join a build: retried while none runs yet or the scheduler is not up.
+  absl::Time deadline = absl::Now() + o_.wait_for_build;
+  bool said = false;
+  for (;;) {
+    grpc::Status s = Register("");
+    if (s.ok()) break;
+    bool wait = s.error_code() == grpc::StatusCode::NOT_FOUND && o_.build_id.empty();
+    if ((!wait && !Retryable(s)) || absl::Now() > deadline) {
+      return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                          absl::StrCat("cannot join a build: ", s.error_message()));
+    }
+    if (!said) {
+      Log(absl::StrCat("waiting for a build: ", s.error_message()));
+      said = true;
+    }
+    absl::SleepFor(absl::Milliseconds(250));
+  }
+  Log(absl::StrCat("joined build ", build_id_, " as ", worker_id_, " with ", o_.slots, " slots"));
+  std::thread heartbeats([this] { Heartbeats(); });
+  std::thread reporter([this] { Reporter(); });
+  std::vector<std::thread> slots;
+  for (int i = 0; i < std::max(1, o_.slots); i++) slots.emplace_back([this] { Slot(); });
+  for (std::thread& t : slots) t.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    slots_done_ = true;
+    cv_.notify_all();
+  }
+  reporter.join();
+  heartbeats.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fatal_.empty()) return absl::UnavailableError(fatal_);
+  return summary_;
+}
+
+}  // namespace
+
+absl::StatusOr<WorkerSummary> RunWorker(std::shared_ptr<grpc::Channel> channel,
+                                        const WorkerOptions& options) {
+  Worker w(std::move(channel), options);
+  return w.Run();
+}
+
+}  // namespace ste
