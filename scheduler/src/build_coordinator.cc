@@ -39,14 +39,17 @@ void BuildCoordinator::ExpireLocked(absl::Time now) {
   for (auto& [id, worker] : workers_) {
     if (worker.expired || now - worker.last_seen <= options_.lease_timeout) continue;
     worker.expired = true;
+    size_t requeued = 0;
     for (uint64_t lease : worker.outstanding) {
       size_t test = leases_[lease].test;
       if (state_[test] == State::kLeased) {
         state_[test] = State::kQueued;
         queue_.insert(test);
+        requeued++;
       }
     }
     worker.outstanding.clear();
+    if (options_.on_expired) options_.on_expired(id, worker.name, requeued);
   }
 }
 

@@ -98,7 +98,16 @@ absl::StatusOr<std::unique_ptr<BuildSession>> BuildSession::Create(
     (void)s->store_->MarkFailed(baseline, std::string(added.message()));
     return added;
   }
-  s->coordinator_ = std::make_unique<BuildCoordinator>(s->spec_.tests, s->options_.coordinator);
+  BuildCoordinator::Options co = s->options_.coordinator;
+  if (!co.on_expired) {
+    BuildSession* self = s.get();
+    co.on_expired = [self](const std::string& worker, const std::string& name, size_t requeued) {
+      self->Log(absl::StrCat("build ", self->id_, ": worker ", worker, " (", name,
+                             ") silent past the lease timeout: ", requeued,
+                             " of its tests go back to the queue"));
+    };
+  }
+  s->coordinator_ = std::make_unique<BuildCoordinator>(s->spec_.tests, co);
   s->Log(absl::StrCat("build ", s->id_, " created: ", s->spec_.tests.size(), " tests, mri ",
                       s->spec_.mri, s->spec_.commit.empty() ? "" : ", commit ",
                       s->spec_.commit.substr(0, 12)));

@@ -50,6 +50,11 @@ class BuildCoordinator {
   struct Options {
     absl::Duration lease_timeout = absl::Seconds(30);
     std::function<absl::Time()> now = [] { return absl::Now(); };
+    // Called (under the coordinator's lock: log, do not call back) when a
+    // worker is given up on, with the number of its tests re-queued.
+    std::function<void(const std::string& worker_id, const std::string& name,
+                       size_t requeued)>
+        on_expired;
   };
 
   // Duplicate test names are collapsed.
