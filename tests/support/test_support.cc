@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -39,10 +42,10 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-Spawned Spawn(const std::vector<std::string>& argv,
-              const std::vector<std::string>& extra_env, const std::string& cwd) {
-  std::string dir = MakeTempDir();
-  std::string out_file = dir + "/stdout", err_file = dir + "/stderr";
+Process::Process(const std::vector<std::string>& argv,
+                 const std::vector<std::string>& extra_env, const std::string& cwd,
+                 const std::string& out_file, const std::string& err_file)
+    : out_file_(out_file), err_file_(err_file) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string entry = *e;
@@ -69,13 +72,52 @@ Spawned Spawn(const std::vector<std::string>& argv,
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   pid_t pid;
-  Spawned result;
-  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data()) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data()) == 0) pid_ = pid;
   posix_spawn_file_actions_destroy(&actions);
+}
+
+Process::~Process() {
+  if (running()) {
+    Signal(SIGKILL);
+    Wait();
+  }
+}
+
+bool Process::running() { return pid_ > 0 && Wait(0) == -1; }
+
+void Process::Signal(int sig) {
+  if (pid_ > 0 && exit_code_ == -1) kill(pid_, sig);
+}
+
+int Process::Wait(double timeout_seconds) {
+  if (pid_ <= 0 || exit_code_ != -1) return exit_code_;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
+  for (;;) {
+    int status = 0;
+    pid_t got = waitpid(pid_, &status, timeout_seconds < 0 ? 0 : WNOHANG);
+    if (got == pid_) {
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return exit_code_;
+    }
+    if (got < 0) return exit_code_;
+    if (timeout_seconds >= 0 && std::chrono::steady_clock::now() >= deadline) return -1;
+    usleep(10000);
+  }
+}
+
+std::string Process::out() const { return ReadFile(out_file_); }
+std::string Process::err() const { return ReadFile(err_file_); }
+
+Spawned Spawn(const std::vector<std::string>& argv,
+              const std::vector<std::string>& extra_env, const std::string& cwd) {
+  std::string dir = MakeTempDir();
+  std::string out_file = dir + "/stdout", err_file = dir + "/stderr";
+  Spawned result;
+  {
+    Process p(argv, extra_env, cwd, out_file, err_file);
+    result.exit_code = p.Wait();
+  }
   result.out = ReadFile(out_file);
   result.err = ReadFile(err_file);
   unlink(out_file.c_str());

@@ -28,6 +28,33 @@ Spawned Spawn(const std::vector<std::string>& argv,
               const std::vector<std::string>& extra_env = {},
               const std::string& cwd = "");
 
+// A program running in the background (real process), stdout and stderr
+// going to files. Stopped only by its pid: Signal(), or SIGKILL by the
+// destructor if it is still running then.
+class Process {
+ public:
+  // Starts argv as Spawn does; output to `out_file` and `err_file`.
+  Process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+          const std::string& cwd, const std::string& out_file, const std::string& err_file);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  int pid() const { return pid_; }
+  bool running();
+  void Signal(int sig);
+  // The exit code (128+N when killed by signal N), or -1 if it is still
+  // running after `timeout_seconds` (< 0: wait for ever).
+  int Wait(double timeout_seconds = -1);
+  std::string out() const;
+  std::string err() const;
+
+ private:
+  int pid_ = -1;
+  int exit_code_ = -1;
+  std::string out_file_, err_file_;
+};
+
 // Number of '\n' in `text`.
 size_t Lines(const std::string& text);
 

@@ -1,0 +1,387 @@
+// The distributed record build end to end, with real processes: the real
+// `ste scheduler`, `ste worker`s and `ste record --scheduler --wait` on a
+// real git repository, a real PostgreSQL (tests/support/pg_test_server.h)
+// or SQLite store, and real faults: workers SIGKILLed or SIGSTOPped
+// mid-test, the scheduler SIGKILLed and restarted, SIGTERM, bad tokens.
+//
+// The measure of a faulty build is the index it stores: `ste index dump
+// --json` must be identical to that of a fault-free embedded `ste record`
+// of the same tree (a clone of it), and every test's result is taken once.
+//
+// The repository: kTests shell tests, each sourcing lib/common.sh, reading
+// one of src/mod_*.txt, listing fixtures/, probing an absent file, reading
+// a file outside the repo, and sleeping a little so that kills land
+// mid-test; tests/test_07.sh fails.
+//
+// Everything a test starts it stops by pid (testing::Process).
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "pg_test_server.h"
+#include "test_support.h"
+
+namespace ste {
+namespace {
+
+using ::ste::testing::MakeTempDir;
+using ::ste::testing::PgTestServer;
+using ::ste::testing::Process;
+using ::ste::testing::ReadFile;
+using ::ste::testing::Spawn;
+using ::ste::testing::Spawned;
+using ::ste::testing::WriteFile;
+
+const std::string kSte = STE_BINARY;
+constexpr int kTests = 24;
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) n++;
+  return n;
+}
+
+// Polls `done` every 20 ms for up to `seconds`.
+bool WaitFor(double seconds, const std::function<bool()>& done) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+class Distributed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    root_ = dir_ + "/repo";
+    ext_ = dir_ + "/ext";
+    WriteFile(ext_ + "/site.cfg", "site = 1\n");
+    W("lib/common.sh", "check() { [ -n \"$1\" ]; }\n");
+    for (int m = 0; m < 5; m++) W(absl::StrFormat("src/mod_%d.txt", m), absl::StrCat("mod ", m, "\n"));
+    W("fixtures/a.txt", "a\n");
+    W("fixtures/b.txt", "b\n");
+    for (int t = 0; t < kTests; t++) {
+      W(absl::StrFormat("tests/test_%02d.sh", t),
+        absl::StrFormat(". lib/common.sh\nread x < src/mod_%d.txt\ncheck \"$x\"\nls fixtures > /dev/null\n"
+                        "[ -f config/t%d.env ] && exit 3\nread y < '%s/site.cfg'\nsleep 0.%d\n%s",
+                        t % 5, t, ext_, 1 + t % 4, t == 7 ? "exit 1\n" : "exit 0\n"));
+    }
+    Git({"init", "-q"});
+    Git({"config", "user.email", "t@example.com"});
+    Git({"config", "user.name", "t"});
+  }
+
+  // ste.toml with `store` (a URL, or "" for the default SQLite store), committed.
+  void Configure(const std::string& store) {
+    W("ste.toml", absl::StrCat("[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n",
+                               store.empty() ? "" : absl::StrCat("[store]\nurl = \"", store, "\"\n")));
+    Git({"add", "-A"});
+    Git({"commit", "-q", "-m", "init"});
+  }
+
+  void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
+  void Git(const std::vector<std::string>& args, const std::string& cwd = "") {
+    std::vector<std::string> argv = {"git", "-C", cwd.empty() ? root_ : cwd};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Spawned s = Spawn(argv);
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+  }
+  Spawned Ste(std::vector<std::string> args, const std::string& cwd = "") {
+    args.insert(args.begin(), kSte);
+    return Spawn(args, {}, cwd.empty() ? root_ : cwd);
+  }
+  std::unique_ptr<Process> Background(const std::string& name, std::vector<std::string> args,
+                                      const std::string& cwd = "") {
+    args.insert(args.begin(), kSte);
+    return std::make_unique<Process>(args, std::vector<std::string>{}, cwd.empty() ? root_ : cwd,
+                                     dir_ + "/" + name + ".out", dir_ + "/" + name + ".err");
+  }
+
+  // `ste scheduler` on `listen` (port 0 for any) with `store`; returns its address.
+  std::string StartScheduler(const std::string& store, const std::string& listen = "127.0.0.1:0",
+                             std::vector<std::string> extra = {}) {
+    std::string port_file = absl::StrCat(dir_, "/port", ++schedulers_);
+    std::vector<std::string> args = {"scheduler", "--listen", listen, "--store", store,
+                                     "--lease-timeout", "2", "--heartbeat", "0.3",
+                                     "--port-file", port_file};
+    args.insert(args.end(), extra.begin(), extra.end());
+    scheduler_ = Background(absl::StrCat("scheduler", schedulers_), args, dir_);
+    EXPECT_TRUE(WaitFor(20, [&] { return !ReadFile(port_file).empty() || !scheduler_->running(); }))
+        << scheduler_->err();
+    std::string address = ReadFile(port_file);
+    if (!address.empty()) address.pop_back();  // '\n'
+    EXPECT_FALSE(address.empty()) << scheduler_->err();
+    return address;
+  }
+
+  std::unique_ptr<Process> StartWorker(const std::string& name, const std::string& address,
+                                       std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"worker", "--scheduler", address, "-j", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Background(name, args);
+  }
+
+  // A fault-free embedded record of a clone of the repo: its index dump.
+  std::string ReferenceDump() {
+    std::string clone = dir_ + "/reference";
+    Spawned c = Spawn({"git", "clone", "-q", root_, clone});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+    // Same tree, SQLite store of its own.
+    W("../reference/ste.toml",
+      "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n");
+    Spawned r = Ste({"record", "--progress", "none", "-j", "4"}, clone);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    Spawned d = Ste({"index", "dump", "--json"}, clone);
+    EXPECT_EQ(d.exit_code, 0) << d.err;
+    return d.out;
+  }
+  std::string Dump() {
+    Spawned d = Ste({"index", "dump", "--json"});
+    EXPECT_EQ(d.exit_code, 0) << d.err;
+    return d.out;
+  }
+
+  std::string Log() { return scheduler_ ? scheduler_->err() : ""; }
+
+  std::string dir_, root_, ext_;
+  int schedulers_ = 0;
+  std::unique_ptr<Process> scheduler_;
+};
+
+// A PostgreSQL database of its own for each test, on the shared server.
+class DistributedPostgres : public Distributed {
+ protected:
+  void SetUp() override {
+    Distributed::SetUp();
+    absl::StatusOr<PgTestServer*> server = PgTestServer::Shared();
+    ASSERT_TRUE(server.ok()) << server.status();
+    absl::StatusOr<std::string> url = (*server)->CreateDatabase();
+    ASSERT_TRUE(url.ok()) << url.status();
+    url_ = *url;
+    Configure(url_);
+  }
+  std::string url_;
+};
+
+TEST_F(Distributed, FourWorkersBuildTheSameIndexAsTheEmbeddedRecord) {
+  const std::string store = "sqlite:" + dir_ + "/sched.db";
+  Configure(store);
+  std::string address = StartScheduler(store);
+  auto record = Background("record", {"record", "--scheduler", address, "--wait", "--progress", "plain"});
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int i = 0; i < 4; i++) workers.push_back(StartWorker(absl::StrCat("w", i), address, {"-j", "1"}));
+  ASSERT_EQ(record->Wait(120), 0) << record->out() << record->err() << Log();
+  for (auto& w : workers) EXPECT_EQ(w->Wait(30), 0) << w->err();
+  EXPECT_NE(record->out().find(absl::StrCat(kTests, " tests, ", kTests - 1, " passed, 1 failed")),
+            std::string::npos)
+      << record->out();
+  EXPECT_EQ(Count(record->err(), "] ok "), static_cast<size_t>(kTests - 1)) << record->err();
+  EXPECT_NE(Log().find("joined"), std::string::npos);
+  EXPECT_NE(Log().find("complete: baseline 1"), std::string::npos) << Log();
+  std::string dump = Dump();
+  EXPECT_EQ(Count(dump, "\"test\""), static_cast<size_t>(kTests));
+  // What is compared is every dependency: in the repo, outside it (hashed
+  // by the workers), absent and listed.
+  EXPECT_EQ(Count(dump, ext_ + "/site.cfg"), static_cast<size_t>(kTests)) << dump.substr(0, 2000);
+  EXPECT_EQ(Count(dump, "lib/common.sh"), static_cast<size_t>(kTests));
+  EXPECT_GE(Count(dump, "config/t"), static_cast<size_t>(kTests));
+  EXPECT_GE(Count(dump, "fixtures"), static_cast<size_t>(kTests));
+  EXPECT_EQ(dump, ReferenceDump());
+  // And `ste select` finds the baseline the workers built.
+  W("src/mod_2.txt", "changed\n");
+  Spawned s = Ste({"select"});
+  EXPECT_NE(s.err.find("mode subset"), std::string::npos) << s.err;
+}
+
+TEST_F(DistributedPostgres, AWorkerKilledMidTestLosesItsTestsToAnotherAndTheIndexIsIdentical) {
+  std::string address = StartScheduler(url_);
+  auto record = Background("record", {"record", "--scheduler", address, "--wait", "--progress", "plain"});
+  auto victim = StartWorker("victim", address);
+  // Kill it mid-test: it has run one test and is running more.
+  ASSERT_TRUE(WaitFor(30, [&] { return Count(victim->err(), "ran tests/") >= 1; })) << victim->err();
+  victim->Signal(SIGKILL);
+  EXPECT_EQ(victim->Wait(10), 128 + SIGKILL);
+  size_t ran_by_victim = Count(victim->err(), "ran tests/");
+  auto survivor = StartWorker("survivor", address);
+  ASSERT_EQ(record->Wait(120), 0) << record->out() << record->err() << Log();
+  EXPECT_EQ(survivor->Wait(30), 0) << survivor->err();
+  // The victim's unfinished leases went back after the lease timeout.
+  EXPECT_NE(Log().find("silent past the lease timeout"), std::string::npos) << Log();
+  // Every test taken once: kTests finished lines in the record's progress.
+  EXPECT_EQ(Count(record->err(), "] ok ") + Count(record->err(), "] FAIL "), static_cast<size_t>(kTests))
+      << record->err();
+  EXPECT_LE(Count(survivor->err(), "ran tests/"), static_cast<size_t>(kTests));
+  EXPECT_GE(Count(survivor->err(), "ran tests/") + ran_by_victim, static_cast<size_t>(kTests));
+  EXPECT_EQ(Dump(), ReferenceDump());
+}
+
+TEST_F(DistributedPostgres, TwoOfFourWorkersKilledAtRandomPointsStillGiveTheSameIndex) {
+  const unsigned seed = static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count());
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937 rng(seed);
+  std::string address = StartScheduler(url_);
+  auto record = Background("record", {"record", "--scheduler", address, "--wait", "--progress", "plain"});
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int i = 0; i < 4; i++) workers.push_back(StartWorker(absl::StrCat("w", i), address, {"-j", "1"}));
+  // Two victims, each killed after a random number of its own tests (0-3)
+  // plus a random delay: at any point of a test, or between tests.
+  std::vector<int> victims = {0, 1, 2, 3};
+  std::shuffle(victims.begin(), victims.end(), rng);
+  victims.resize(2);
+  for (int v : victims) {
+    size_t after = std::uniform_int_distribution<int>(0, 3)(rng);
+    int delay_ms = std::uniform_int_distribution<int>(0, 400)(rng);
+    WaitFor(30, [&] { return Count(workers[v]->err(), "ran tests/") >= after || !workers[v]->running(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    workers[v]->Signal(SIGKILL);
+  }
+  ASSERT_EQ(record->Wait(120), 0) << record->out() << record->err() << Log();
+  for (int i = 0; i < 4; i++) {
+    int rc = workers[i]->Wait(30);
+    if (i != victims[0] && i != victims[1]) {
+      EXPECT_EQ(rc, 0) << workers[i]->err();
+    }
+  }
+  EXPECT_EQ(Count(record->err(), "] ok ") + Count(record->err(), "] FAIL "), static_cast<size_t>(kTests));
+  EXPECT_NE(record->out().find(absl::StrCat(kTests, " tests, ", kTests - 1, " passed, 1 failed")),
+            std::string::npos)
+      << record->out();
+  EXPECT_EQ(Dump(), ReferenceDump());
+}
+
+TEST_F(DistributedPostgres, AStoppedWorkerComingBackLateIsADuplicateAndIgnored) {
+  std::string address = StartScheduler(url_);
+  auto record = Background("record", {"record", "--scheduler", address, "--wait", "--progress", "plain"});
+  auto sleeper = StartWorker("sleeper", address, {"-j", "1"});
+  ASSERT_TRUE(WaitFor(30, [&] { return Count(sleeper->err(), "ran tests/") >= 1; })) << sleeper->err();
+  // Frozen mid-test, past the lease timeout: its test goes to another.
+  sleeper->Signal(SIGSTOP);
+  auto other = StartWorker("other", address);
+  ASSERT_EQ(record->Wait(120), 0) << record->out() << record->err() << Log();
+  EXPECT_EQ(other->Wait(30), 0) << other->err();
+  // Thawed: it finishes the test it was running and reports it; the
+  // scheduler has every result already.
+  sleeper->Signal(SIGCONT);
+  EXPECT_EQ(sleeper->Wait(60), 0) << sleeper->err();
+  EXPECT_NE(sleeper->err().find("1 duplicates"), std::string::npos) << sleeper->err() << Log();
+  EXPECT_EQ(Count(record->err(), "] ok ") + Count(record->err(), "] FAIL "), static_cast<size_t>(kTests));
+  EXPECT_EQ(Dump(), ReferenceDump());
+}
+
+TEST_F(DistributedPostgres, SchedulerKilledMidBuildAndRestartedKeepsThePreviousBaseline) {
+  // Baseline 1, complete (embedded record on the same store).
+  Spawned first = Ste({"record", "--progress", "none"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  W("src/mod_1.txt", "changed\n");
+  Git({"commit", "-q", "-am", "change mod_1"});
+  const std::string socket = "unix:" + dir_ + "/sched.sock";
+  std::string address = StartScheduler(url_, socket);
+  auto record = Background("record", {"record", "--scheduler", address, "--wait", "--progress", "plain"});
+  auto worker = StartWorker("w", address);
+  ASSERT_TRUE(WaitFor(30, [&] { return Count(record->err(), "] ok ") >= 3; })) << record->err();
+  scheduler_->Signal(SIGKILL);
+  EXPECT_EQ(scheduler_->Wait(10), 128 + SIGKILL);
+  // Half-way: baseline 2 is "building" in the store, never served.
+  Spawned mid = Ste({"select", "--format", "json"});
+  EXPECT_NE(mid.out.find("\"baseline\":{\"id\":1,"), std::string::npos) << mid.out << mid.err;
+  // Restarted on the same store and socket: the build is gone, marked
+  // failed, and everyone waiting on it is told.
+  unlink((dir_ + "/sched.sock").c_str());
+  StartScheduler(url_, socket);
+  EXPECT_EQ(record->Wait(60), 1) << record->err();
+  EXPECT_NE(record->err().find("b2"), std::string::npos) << record->err();
+  EXPECT_EQ(worker->Wait(60), 1) << worker->err();
+  EXPECT_NE(Log().find("build b2 failed: the scheduler restarted during the build"), std::string::npos)
+      << Log();
+  // The previous baseline is still the one served, locally and by the scheduler.
+  Spawned local = Ste({"select", "--format", "json"});
+  EXPECT_NE(local.out.find("\"baseline\":{\"id\":1,"), std::string::npos) << local.out;
+  Spawned remote = Ste({"select", "--scheduler", address, "--format", "json"});
+  EXPECT_EQ(remote.out, local.out) << remote.err;
+  // And the next build goes through.
+  auto again = Background("again", {"record", "--scheduler", address, "--wait", "--progress", "none"});
+  auto w2 = StartWorker("w2", address);
+  ASSERT_EQ(again->Wait(120), 0) << again->err() << Log();
+  EXPECT_NE(again->out().find("baseline 3"), std::string::npos) << again->out();
+  EXPECT_EQ(w2->Wait(30), 0) << w2->err();
+}
+
+TEST_F(DistributedPostgres, SigtermStopsGracefullyAndFailsTheRunningBuild) {
+  Spawned first = Ste({"record", "--progress", "none"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::string address = StartScheduler(url_);
+  auto record = Background("record", {"record", "--scheduler", address, "--wait", "--progress", "plain"});
+  auto worker = StartWorker("w", address);
+  ASSERT_TRUE(WaitFor(30, [&] { return Count(record->err(), "] ok ") >= 2; })) << record->err();
+  scheduler_->Signal(SIGTERM);
+  EXPECT_EQ(scheduler_->Wait(30), 0) << Log();
+  EXPECT_NE(Log().find("build b2 failed: the scheduler was stopped"), std::string::npos) << Log();
+  EXPECT_NE(Log().find("stopped"), std::string::npos);
+  EXPECT_EQ(record->Wait(60), 1);
+  EXPECT_NE(record->err().find("failed: the scheduler was stopped"), std::string::npos) << record->err();
+  worker->Wait(60);
+  Spawned s = Ste({"select", "--format", "json"});
+  EXPECT_NE(s.out.find("\"baseline\":{\"id\":1,"), std::string::npos) << s.out;
+}
+
+TEST_F(Distributed, TokensAreRequiredAndCheckedAndSelectMatchesTheLocalOne) {
+  const std::string store = "sqlite:" + dir_ + "/sched.db";
+  Configure(store);
+  WriteFile(dir_ + "/token", "s3cret-token\n");
+  WriteFile(dir_ + "/wrong", "s3cret-tokeN\n");
+  // Without a token, anything but loopback or a unix socket is refused.
+  Spawned open = Spawn({kSte, "scheduler", "--listen", "0.0.0.0:0", "--store", store}, {}, dir_);
+  EXPECT_EQ(open.exit_code, 1);
+  EXPECT_NE(open.err.find("without a token"), std::string::npos) << open.err;
+
+  std::string address = StartScheduler(store, "127.0.0.1:0", {"--token-file", dir_ + "/token"});
+  EXPECT_NE(scheduler_->err().find("token required"), std::string::npos);
+  Spawned none = Ste({"record", "--scheduler", address});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no token"), std::string::npos) << none.err;
+  Spawned wrong = Ste({"record", "--scheduler", address, "--token-file", dir_ + "/wrong"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("wrong token"), std::string::npos) << wrong.err;
+  Spawned worker_without = Ste({"worker", "--scheduler", address, "--wait", "0"});
+  EXPECT_EQ(worker_without.exit_code, 1);
+  EXPECT_NE(worker_without.err.find("no token"), std::string::npos) << worker_without.err;
+  EXPECT_GE(Count(Log(), "refused "), 3u) << Log();
+
+  auto record = Background("record", {"record", "--scheduler", address, "--wait", "--progress",
+                                      "none", "--token-file", dir_ + "/token"});
+  auto worker = StartWorker("w", address, {"--token-file", dir_ + "/token"});
+  ASSERT_EQ(record->Wait(120), 0) << record->err() << Log();
+  EXPECT_EQ(worker->Wait(30), 0) << worker->err();
+
+  // Selection through the scheduler: the same answer as the local store's.
+  W("src/mod_3.txt", "changed\n");  // tests 3, 8, 13, 18, 23 (and 7, failed)
+  Spawned local = Ste({"select", "--format", "json"});
+  Spawned remote = Ste({"select", "--format", "json", "--scheduler", address, "--token-file",
+                        dir_ + "/token"});
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_NE(local.out.find("\"mode\":\"subset\""), std::string::npos) << local.out;
+  EXPECT_EQ(remote.out, local.out);
+  // Without the token the answer is all, with the reason: never narrower.
+  Spawned refused = Ste({"select", "--scheduler", address});
+  EXPECT_EQ(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("mode all: the scheduler did not answer"), std::string::npos) << refused.err;
+  EXPECT_EQ(testing::Lines(refused.out), static_cast<size_t>(kTests));
+}
+
+}  // namespace
+}  // namespace ste
