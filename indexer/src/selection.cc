@@ -113,6 +113,14 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
     }
     out[path] = c;
     if (c.change == ChangeKind::kModified) continue;
+    if (path[0] == '/') {
+      // Outside the repo only the entries tests used are known: a
+      // directory's listing counts if the baseline has that directory.
+      std::string dir = path.substr(0, std::max<size_t>(path.rfind('/'), 1));
+      const InventoryEntry* d = base.Find(dir);
+      if (d && d->type == FileType::kDirectory) listing(path);
+      continue;
+    }
     // Directories an added path brought with it are added too; the first
     // one the baseline knew has a changed listing.
     std::string p = path;
