@@ -218,6 +218,11 @@ int RecordCommand(const std::vector<std::string>& args) {
     if (!preload.ok()) return fail(std::string(preload.status().message()));
     scratch = absl::StrCat(DefaultScratchRoot(), "/ste-record-XXXXXX");
     if (mkdtemp(scratch.data()) == nullptr) return fail("cannot create a scratch directory");
+    if (config->batch_runner()) {
+      absl::StatusOr<std::string> integrations = FindIntegrationsDir();
+      if (!integrations.ok()) return fail(std::string(integrations.status().message()));
+      wo.integrations_dir = *integrations;
+    }
     wo.config = *config;
     wo.preload_library = *preload;
     wo.scratch_dir = scratch;

@@ -27,7 +27,7 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
      "baseline to compare with (default auto: the latest complete one with "
      "mri <= MRI(HEAD))"},
     {"explain", 0, false, "", "after each test, the changes that selected it"},
-    {"format", 0, true, "FMT", "text (default), json or github"},
+    {"format", 0, true, "FMT", "text (default), json, github or runner"},
     {"all", 0, false, "", "select every test (mode all)"},
     {"changed-files", 0, false, "", "print the changed paths instead of tests"},
     {"tests-file", 0, true, "FILE",
@@ -52,6 +52,9 @@ constexpr char kSelectHelp[] =
     "none: nothing), the mode and reason on stderr; --explain adds\n"
     "'  <- path (kind change)' lines. json: {\"mode\",\"reason\",\"baseline\",\n"
     "\"changed\",\"tests\":[{\"test\",\"reasons\":[{\"path\",\"kind\",\"change\"}]}]}.\n"
+    "runner: the tests as arguments for the runner to take back, on one line,\n"
+    "shell-quoted (pytest/unittest/minitest/rspec take files); nothing at all\n"
+    "for mode none (run no test: do not call the runner with no arguments).\n"
     "github: text on stdout, and mode=, reason=, tests_file= appended to\n"
     "$GITHUB_OUTPUT and a Markdown summary to $GITHUB_STEP_SUMMARY when set.\n"
     "\n"
@@ -333,8 +336,8 @@ int SelectCommand(const std::vector<std::string>& args) {
   }
   if (!flags->positional.empty()) return UsageError("select", "takes no arguments");
   const std::string format = flags->Get("format", "text");
-  if (format != "text" && format != "json" && format != "github") {
-    return UsageError("select", "--format is text, json or github");
+  if (format != "text" && format != "json" && format != "github" && format != "runner") {
+    return UsageError("select", "--format is text, json, github or runner");
   }
   int exit_code = 0;
   std::optional<Config> config = LoadRepoConfig("select", flags->Get("config"), &exit_code);
@@ -362,6 +365,12 @@ int SelectCommand(const std::vector<std::string>& args) {
                     : "");
   if (format == "json") {
     std::fputs(Json(s, info).c_str(), stdout);
+    return 0;
+  }
+  if (format == "runner") {
+    std::string line;
+    for (const SelectedTest& t : s.tests) absl::StrAppend(&line, line.empty() ? "" : " ", ShellQuote(t.test));
+    if (!line.empty()) std::printf("%s\n", line.c_str());
     return 0;
   }
   std::string text = Text(s, flags->Has("explain"));

@@ -74,6 +74,14 @@ int WorkerCommand(const std::vector<std::string>& args) {
     return 1;
   }
   WorkerOptions o;
+  if (config->batch_runner()) {
+    absl::StatusOr<std::string> integrations = FindIntegrationsDir();
+    if (!integrations.ok()) {
+      std::fprintf(stderr, "ste worker: %s\n", std::string(integrations.status().message()).c_str());
+      return 1;
+    }
+    o.integrations_dir = *integrations;
+  }
   o.config = *config;
   o.preload_library = *preload;
   o.slots = jobs > 0 ? jobs : config->jobs;

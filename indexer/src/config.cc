@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstdlib>
@@ -192,6 +193,35 @@ std::string Config::CommandFor(std::string_view test_path) const {
   return out;
 }
 
+std::string Config::CommandForBatch(const std::vector<std::string>& tests) const {
+  std::string quoted;
+  for (const std::string& t : tests) {
+    if (!quoted.empty()) quoted += ' ';
+    quoted += ShellQuote(t);
+  }
+  std::string out;
+  size_t at = 0;
+  for (;;) {
+    size_t next = runner_command.find("{tests}", at);
+    if (next == std::string::npos) break;
+    out.append(runner_command, at, next - at);
+    out += quoted;
+    at = next + 7;
+  }
+  out.append(runner_command, at, std::string::npos);
+  return out;
+}
+
+std::string DefaultBatchCommand(std::string_view kind) {
+  if (kind == "pytest") return "python3 -m pytest -p ste_pytest {tests}";
+  if (kind == "unittest") return "python3 \"$STE_INTEGRATIONS/python/ste_unittest.py\" {tests}";
+  if (kind == "minitest" || kind == "rspec") {
+    return absl::StrCat("ruby \"$STE_INTEGRATIONS/ruby/ste_forking_runner.rb\" --framework ",
+                        std::string(kind), " {tests}");
+  }
+  return "";
+}
+
 std::string Config::SqlitePath() const {
   if (store_url.rfind("sqlite:", 0) != 0) return "";
   std::string path = store_url.substr(7);  // after "sqlite:"
@@ -211,7 +241,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   Reader r(name, table);
   absl::Status s = r.CheckKeys({
       {"tests", {"include", "exclude"}},
-      {"runner", {"command", "jobs"}},
+      {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes"}},
       {"inventory", {"ignore", "external"}},
       {"selection", {"run_all", "skip_all", "mandatory"}},
       {"store", {"url"}},
@@ -225,8 +255,12 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   for (absl::Status step : {
            r.Globs("tests", "include", true, &c.test_include),
            r.Globs("tests", "exclude", false, &c.test_exclude),
-           r.String("runner", "command", true, &c.runner_command),
+           r.String("runner", "kind", false, &c.runner_kind),
+           r.String("runner", "command", false, &c.runner_command),
            r.Int("runner", "jobs", 1, 1024, &c.jobs),
+           r.Int("runner", "batch", 1, 100000, &c.runner_batch),
+           r.Globs("runner", "preload", false, &c.runner_preload),
+           r.Bool("runner", "case_scopes", &c.runner_case_scopes),
            r.Globs("inventory", "ignore", false, &ignore),
            r.Bool("inventory", "external", &c.inventory_external),
            r.Globs("selection", "run_all", false, &c.run_all),
@@ -243,9 +277,31 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
     return Error(name, *r.Find("tests", "include"),
                  "'tests.include' must name at least one glob");
   }
-  if (c.runner_command.find("{test}") == std::string::npos) {
-    return Error(name, *r.Find("runner", "command"),
-                 "'runner.command' must contain {test} (the test file's path)");
+  if (std::find(std::begin(kRunnerKinds), std::end(kRunnerKinds), c.runner_kind) ==
+      std::end(kRunnerKinds)) {
+    return Error(name, *r.Find("runner", "kind"),
+                 absl::StrCat("'runner.kind' must be generic, batch, pytest, unittest, minitest "
+                              "or rspec, not '", c.runner_kind, "'"));
+  }
+  const toml::node* command = r.Find("runner", "command");
+  if (!c.batch_runner()) {
+    if (command == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": missing key 'runner.command' (required with the generic runner)"));
+    }
+    if (c.runner_command.find("{test}") == std::string::npos) {
+      return Error(name, *command, "'runner.command' must contain {test} (the test file's path)");
+    }
+  } else if (command == nullptr) {
+    c.runner_command = DefaultBatchCommand(c.runner_kind);
+    if (c.runner_command.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": missing key 'runner.command' (required with kind '", c.runner_kind, "')"));
+    }
+  } else if (c.runner_command.find("{tests}") == std::string::npos) {
+    return Error(name, *command,
+                 absl::StrCat("'runner.command' of a ", c.runner_kind,
+                              " runner must contain {tests} (the batch's test files)"));
   }
   const bool sqlite = c.store_url.rfind("sqlite:", 0) == 0 && c.store_url.size() > 7;
   const bool postgres = c.store_url.rfind("postgresql://", 0) == 0 ||

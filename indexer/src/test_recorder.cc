@@ -8,13 +8,18 @@
 #include <algorithm>
 #include <climits>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
+#include "ste/selection_index.h"
 #include "ste/traced_run.h"
 
 namespace ste {
@@ -91,6 +96,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
     out.opaque = true;
     out.opaque_reasons.push_back(
         absl::StrCat("logs unreadable: ", read_status.message()));
+    out.opaque_scopes.push_back("");
   }
   std::map<std::string, std::set<DepKey>> by_scope;
   absl::flat_hash_set<std::string> written;
@@ -101,6 +107,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
       if (r.kind == RecordKind::kUnfollowed) {
         out.opaque = true;
         out.opaque_reasons.push_back(absl::StrCat("unfollowed: ", r.path));
+        out.opaque_scopes.push_back(r.scope);
         continue;
       }
       if (r.kind == RecordKind::kWrite) {
@@ -177,6 +184,134 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
   }
   if (!options.keep_logs) RemoveTree(pattern);
   return record;
+}
+
+std::map<std::string, RunnerResult> ParseRunnerResults(std::string_view text) {
+  std::map<std::string, RunnerResult> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) break;  // a torn last line: skipped
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    std::vector<std::string_view> f;
+    for (size_t i = 0, start = 0; i <= line.size(); i++) {
+      if (f.size() < 3 && (i == line.size() || line[i] == '\t')) {
+        f.push_back(line.substr(start, i - start));
+        start = i + 1;
+        if (f.size() == 3) f.push_back(line.substr(start));
+      }
+    }
+    if (f.size() != 4 || f[3].empty()) continue;
+    RunnerResult r;
+    r.outcome = std::string(f[0]);
+    if (r.outcome != "passed" && r.outcome != "failed" && r.outcome != "error") continue;
+    if (!absl::SimpleAtoi(absl::string_view(f[1].data(), f[1].size()), &r.exit_code)) continue;
+    if (!absl::SimpleAtod(absl::string_view(f[2].data(), f[2].size()), &r.seconds)) r.seconds = 0;
+    out[std::string(f[3])] = r;
+  }
+  return out;
+}
+
+std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::string>& tests,
+                                 const RunOneTestOptions& options) {
+  std::vector<TestRecord> records(tests.size());
+  for (size_t i = 0; i < tests.size(); i++) records[i].test = tests[i];
+  auto all_fail = [&](const std::string& why) {
+    for (TestRecord& r : records) {
+      r.started = false;
+      r.error = why;
+      r.deps.opaque = true;
+      r.deps.opaque_reasons.push_back(why);
+    }
+    return records;
+  };
+  std::string dir = options.scratch_dir + "/batch-XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) {
+    return all_fail(absl::StrCat("cannot create a log directory in ", options.scratch_dir, ": ",
+                                 std::strerror(errno)));
+  }
+  // The results file sits in the log directory: records of it are dropped.
+  const std::string results_file = dir + "/ste-results.tsv";
+  TracedRunOptions run;
+  run.argv = {"/bin/sh", "-c", config.CommandForBatch(tests)};
+  run.scope = "//r";
+  run.log_dir = dir;
+  run.preload_library = options.preload_library;
+  run.working_directory = config.root;
+  std::string preload;
+  for (const std::string& p : config.runner_preload) absl::StrAppend(&preload, p, "\n");
+  auto with_path = [](const char* var, const std::string& dir) {
+    const char* old = std::getenv(var);
+    return absl::StrCat(var, "=", dir, old && *old ? ":" : "", old ? old : "");
+  };
+  run.extra_env = {
+      "STE_RESULTS=" + results_file,
+      "STE_INTEGRATIONS=" + options.integrations_dir,
+      absl::StrCat("STE_JOBS=", std::max(1, options.jobs)),
+      "STE_PRELOAD_FILES=" + preload,
+      absl::StrCat("STE_CASE_SCOPES=", config.runner_case_scopes ? "1" : "0"),
+      with_path("PYTHONPATH", options.integrations_dir + "/python"),
+      with_path("RUBYLIB", options.integrations_dir + "/ruby"),
+  };
+  absl::StatusOr<TracedExit> exit = RunTraced(run);
+  if (!exit.ok()) {
+    if (!options.keep_logs) RemoveTree(dir);
+    return all_fail(std::string(exit.status().message()));
+  }
+  std::map<std::string, RunnerResult> results;
+  {
+    std::ifstream in(results_file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    results = ParseRunnerResults(text.str());
+  }
+  std::vector<ProcessLog> logs;
+  absl::Status read = ReadLogDir(dir, &logs);
+  if (read.ok() && logs.empty()) read = absl::DataLossError("the runner left no logs");
+  PathPolicy policy;
+  policy.root = config.root;
+  auto ignore = GlobSet::Compile(config.inventory_ignore);
+  if (ignore.ok()) policy.ignore = *std::move(ignore);
+  policy.log_dir = dir;
+  TestDependencies all = ReduceLogs(logs, read, policy);
+  if (!options.keep_logs) RemoveTree(dir);
+
+  for (TestRecord& r : records) {
+    const std::string own = TestScope(r.test);
+    auto related = [&](const std::string& scope) {
+      return ScopeContains(scope, own) || ScopeContains(own, scope);
+    };
+    for (const ScopeDependencies& s : all.scopes) {
+      if (related(s.scope)) r.deps.scopes.push_back(s);
+    }
+    for (size_t i = 0; i < all.opaque_reasons.size(); i++) {
+      const std::string& scope = i < all.opaque_scopes.size() ? all.opaque_scopes[i] : "";
+      if (scope.empty() || related(scope)) {
+        r.deps.opaque = true;
+        r.deps.opaque_reasons.push_back(all.opaque_reasons[i]);
+        r.deps.opaque_scopes.push_back(scope);
+      }
+    }
+    auto it = results.find(r.test);
+    if (it == results.end()) {
+      r.started = false;
+      r.exit_code = exit->exit_code;
+      r.seconds = exit->seconds / static_cast<double>(tests.size());
+      r.error = absl::StrCat("the ", config.runner_kind, " runner gave no result for it (runner exit ",
+                             exit->exit_code, ")");
+    } else if (it->second.outcome == "error") {
+      r.started = false;
+      r.exit_code = it->second.exit_code;
+      r.seconds = it->second.seconds;
+      r.error = absl::StrCat("the ", config.runner_kind, " runner could not run it (exit ",
+                             it->second.exit_code, ")");
+    } else {
+      r.exit_code = it->second.outcome == "passed" ? 0 : (it->second.exit_code ? it->second.exit_code : 1);
+      r.seconds = it->second.seconds;
+    }
+  }
+  return records;
 }
 
 }  // namespace ste

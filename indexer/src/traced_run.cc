@@ -107,6 +107,30 @@ absl::StatusOr<std::string> FindPreloadLibrary() {
       " nor in ../lib/ste/; set STE_PRELOAD to its path"));
 }
 
+absl::StatusOr<std::string> FindIntegrationsDir() {
+  struct stat st;
+  if (const char* env = std::getenv("STE_INTEGRATIONS"); env && *env) {
+    if (stat(env, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::NotFoundError(absl::StrCat("STE_INTEGRATIONS=", env, " is not a directory"));
+    }
+    return std::string(env);
+  }
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return absl::NotFoundError("cannot read /proc/self/exe");
+  exe[n] = '\0';
+  std::string dir(exe, std::string(exe).rfind('/'));
+  for (const std::string& candidate :
+       {absl::StrCat(dir, "/integrations"), absl::StrCat(dir, "/../share/ste/integrations")}) {
+    if (stat(candidate.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      char real[PATH_MAX];
+      return realpath(candidate.c_str(), real) ? std::string(real) : candidate;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("the integrations folder is not beside ", exe,
+                                          " nor in ../share/ste/; set STE_INTEGRATIONS"));
+}
+
 absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) {
   if (options.argv.empty()) {
     return absl::InvalidArgumentError("no command to run");

@@ -245,7 +245,14 @@ void BuildSession::Finalize() {
   // plus the files outside it), the results, then Complete(): the baseline
   // becomes visible in one step, or not at all.
   absl::Status status = absl::OkStatus();
-  absl::StatusOr<std::string> index = builder_.Finish();
+  absl::StatusOr<std::string> index;
+  {
+    // Finish must run alone (selection_index.h), but Report streams intern
+    // paths whenever they come: a late or replayed stream's path table
+    // would otherwise grow the builder's path table while it is written.
+    std::lock_guard<std::mutex> paths_lock(paths_mu_);
+    index = builder_.Finish();
+  }
   std::string inventory;
   if (!index.ok()) {
     status = index.status();

@@ -482,5 +482,100 @@ TEST_F(Repo, ConfigErrorsNameTheKeyAndLineAndExit2) {
   EXPECT_EQ(Ste({"record", "-j", "0"}).exit_code, 2);
 }
 
+// ---- batch runners (integrations/README.md) ---------------------------------
+
+// A minimal runner speaking the batch protocol, in Python: it reads
+// lib/shared.sh in the root scope, then per test file forks a child that
+// pushes the file's scope (ctypes) and execs `sh <file>`; it appends the
+// STE_RESULTS line per file.
+constexpr char kBatchRunner[] = R"(import ctypes, os, sys, time
+open('lib/shared.sh').read()
+push = getattr(ctypes.CDLL(None), 'ste_scope_push', None)
+results = os.environ.get('STE_RESULTS')
+worst = 0
+for test in sys.argv[1:]:
+    start = time.time()
+    pid = os.fork()
+    if pid == 0:
+        if push is not None:
+            push(test.encode())
+        os.execvp('sh', ['sh', test])
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    worst = max(worst, code)
+    if results:
+        with open(results, 'a') as f:
+            f.write('%s\t%d\t%.3f\t%s\n' % ('passed' if code == 0 else 'failed', code,
+                                           time.time() - start, test))
+sys.exit(1 if worst else 0)
+)";
+
+class BatchRepo : public Repo {
+ protected:
+  void SetUp() override {
+    Repo::SetUp();
+    W("lib/shared.sh", "shared=1\n");
+    W("runner.py", kBatchRunner);
+    // test_b reads lib/a.sh too: the same file in another test's scope
+    // must be recorded again there.
+    W("tests/test_b.sh", ". lib/a.sh\n. lib/b.sh\n[ \"$(b)\" = B ]\n");
+    W("tests/test_c.sh", "exit 1\n");
+    W("ste.toml",
+      "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\nkind = \"batch\"\n"
+      "command = \"/usr/bin/python3 runner.py {tests}\"\n");
+    Commit("batch runner");
+  }
+};
+
+TEST_F(BatchRepo, FilesAreAttributedToTheirTestAndTheRunnersSetupToAll) {
+  Spawned r = Ste({"record", "--progress", "plain"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 tests, 3 passed, 1 failed"), std::string::npos) << r.out;
+  Spawned deps = Ste({"deps", "tests/test_b.sh"});
+  EXPECT_NE(deps.out.find("lib/a.sh"), std::string::npos) << deps.out;
+  // Only the tests that read lib/a.sh (and test_c, failed in the baseline).
+  W("lib/a.sh", "a() { echo A; }\n# changed\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "subset") << Describe(s);
+  EXPECT_EQ(s.tests, (std::set<std::string>{"tests/test_a.sh", "tests/test_b.sh", "tests/test_c.sh"}))
+      << Describe(s);
+  Spawned runner = Ste({"select", "--format", "runner"});
+  EXPECT_EQ(runner.out, "tests/test_a.sh tests/test_b.sh tests/test_c.sh\n") << runner.err;
+  // What the runner read before forking is every test's dependency.
+  W("lib/a.sh", "a() { echo A; }\n");
+  W("lib/shared.sh", "shared=2\n");
+  s = Select();
+  EXPECT_EQ(s.tests, (std::set<std::string>{"tests/test_a.sh", "tests/test_b.sh", "tests/test_c.sh",
+                                            "tests/test_ext.sh"}))
+      << Describe(s);
+}
+
+TEST_F(BatchRepo, ATestTheRunnerGaveNoResultForIsAnErrorAndAlwaysSelected) {
+  // The runner dies before any file: no result line at all.
+  W("runner.py", "import os, sys\nos.kill(os.getpid(), 9)\n");
+  Commit("a runner that dies");
+  Spawned r = Ste({"record", "--progress", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 tests, 0 passed, 0 failed, 4 errors"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gave no result"), std::string::npos) << r.out;
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests.size(), 4u) << Describe(s);
+}
+
+TEST_F(Repo, RunnerKindsAreChecked) {
+  W("ste.toml", "[tests]\ninclude = [\"tests/*.sh\"]\n[runner]\nkind = \"nose\"\n");
+  Spawned s = Ste({"select"});
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_NE(s.err.find("'runner.kind' must be"), std::string::npos) << s.err;
+  W("ste.toml", "[tests]\ninclude = [\"tests/*.sh\"]\n[runner]\nkind = \"pytest\"\ncommand = \"pytest {test}\"\n");
+  s = Ste({"select"});
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_NE(s.err.find("must contain {tests}"), std::string::npos) << s.err;
+  W("ste.toml", "[tests]\ninclude = [\"tests/*.sh\"]\n[runner]\nkind = \"batch\"\n");
+  s = Ste({"select"});
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_NE(s.err.find("missing key 'runner.command'"), std::string::npos) << s.err;
+}
+
 }  // namespace
 }  // namespace ste

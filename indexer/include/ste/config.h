@@ -2,9 +2,19 @@
 //
 //   [tests]      include = ["tests/**/test_*.py"]   globs of test files
 //                exclude = []
-//   [runner]     command = "python3 -m pytest -q {test}"   {test}: the
-//                          repo-relative test path, shell-quoted
-//                jobs = 2
+//   [runner]     kind = "generic"    or a batch runner (integrations/README.md):
+//                          "pytest", "unittest", "minitest", "rspec", or
+//                          "batch" (any runner speaking the protocol)
+//                command = "python3 -m pytest -q {test}"   generic: {test}
+//                          is the repo-relative test path, shell-quoted;
+//                          batch kinds: {tests} is the batch's paths
+//                          (optional: each kind has a default command)
+//                jobs = 2            tests at a time (batch kinds: children
+//                                    of the runner at a time, STE_JOBS)
+//                batch = 100         batch kinds: test files per runner
+//                preload = []        batch kinds: files the runner loads in
+//                                    the root scope first (STE_PRELOAD)
+//                case_scopes = false batch kinds: a scope per test case
 //   [inventory]  ignore = [".git/**", ".ste/**"]
 //                external = true   hash files outside the repo tests read
 //   [selection]  run_all = ["ste.toml", ".ci/**"]   a change here => all
@@ -35,8 +45,12 @@ struct Config {
   std::string config_path;  // absolute path of ste.toml
   std::vector<std::string> test_include;
   std::vector<std::string> test_exclude;
+  std::string runner_kind = "generic";
   std::string runner_command;
   int jobs = 2;
+  int runner_batch = 100;
+  std::vector<std::string> runner_preload;
+  bool runner_case_scopes = false;
   std::vector<std::string> inventory_ignore;  // incl. .git/** and .ste/**
   bool inventory_external = true;
   std::vector<std::string> run_all;
@@ -47,6 +61,10 @@ struct Config {
   // The runner command for one test: {test} replaced by the shell-quoted
   // repo-relative path.
   std::string CommandFor(std::string_view test_path) const;
+  // A batch runner (kind other than "generic")?
+  bool batch_runner() const { return runner_kind != "generic"; }
+  // The batch runner command: {tests} replaced by the shell-quoted paths.
+  std::string CommandForBatch(const std::vector<std::string>& tests) const;
   // The SQLite file for a "sqlite:PATH" store (PATH relative to root); ""
   // for a PostgreSQL store.
   std::string SqlitePath() const;
@@ -58,6 +76,13 @@ struct Config {
 absl::StatusOr<Config> ParseConfig(std::string_view text,
                                    const std::string& name,
                                    const std::string& root);
+
+// The runner kinds, and the command a batch kind runs by default
+// ($STE_INTEGRATIONS is set by ste when it runs the runner).
+// "batch" is any runner that speaks the protocol: its command is required.
+inline constexpr const char* kRunnerKinds[] = {"generic", "batch",   "pytest",
+                                               "unittest", "minitest", "rspec"};
+std::string DefaultBatchCommand(std::string_view kind);
 
 // Reads `path` (a ste.toml) and parses it with its directory as the root.
 absl::StatusOr<Config> LoadConfig(const std::string& path);

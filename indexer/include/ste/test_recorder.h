@@ -31,6 +31,7 @@
 #define STE_TEST_RECORDER_H_
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct TestDependencies {
   std::vector<ScopeDependencies> scopes;  // sorted by scope
   bool opaque = false;
   std::vector<std::string> opaque_reasons;
+  // The scopes of the unfollowed records (a batch run splits opacity by
+  // test); "" for a reason of the whole run (unreadable logs).
+  std::vector<std::string> opaque_scopes;  // parallel to opaque_reasons
 };
 
 struct PathPolicy {
@@ -87,12 +91,35 @@ struct RunOneTestOptions {
   std::string preload_library;  // absolute path of libste_preload.so
   std::string scratch_dir;      // where per-test log directories go
   bool keep_logs = false;       // leave the log directory (debugging)
+  std::string integrations_dir; // batch runners: $STE_INTEGRATIONS
+  int jobs = 1;                 // batch runners: $STE_JOBS
 };
 
 // Runs one test (see top). Never fails outright: a test that cannot be run
 // comes back with started=false and an error (its outcome is "error").
 TestRecord RunOneTest(const Config& config, const std::string& test,
                       const RunOneTestOptions& options);
+
+// Runs a batch of test files with a batch runner (config.batch_runner(),
+// the protocol of integrations/README.md): one runner process tree in the
+// root scope, which forks a child per test file under the file's scope and
+// appends a line per file to $STE_RESULTS. Returns one record per test, in
+// the order given: its outcome from the results file (a test without a
+// line is an error: not started, always selected next time), its own
+// scopes' dependencies plus those of the scopes above it (the shared
+// ones), opaque if an unfollowed record was made in its scope, beneath or
+// above it, or the logs could not be read.
+std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::string>& tests,
+                                 const RunOneTestOptions& options);
+
+// Parses $STE_RESULTS lines ("outcome\texit\tseconds\tpath"); malformed
+// lines are skipped. Later lines for a path win.
+struct RunnerResult {
+  std::string outcome;  // passed, failed, error
+  int exit_code = 0;
+  double seconds = 0;
+};
+std::map<std::string, RunnerResult> ParseRunnerResults(std::string_view text);
 
 }  // namespace ste
 

@@ -45,6 +45,11 @@ absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options);
 // ../lib/ste/libste_preload.so relative to it (an install).
 absl::StatusOr<std::string> FindPreloadLibrary();
 
+// Finds the runner integrations (integrations/ of the source tree):
+// $STE_INTEGRATIONS if set, else integrations/ beside the executable (the
+// build tree links it there), else ../share/ste/integrations.
+absl::StatusOr<std::string> FindIntegrationsDir();
+
 // Where ste puts scratch data such as per-process logs when not told:
 // $STE_TMPDIR if set; else /dev/shm when it is a writable tmpfs (a log
 // file per process is cheap there and costs a disk inode allocation

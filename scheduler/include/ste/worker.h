@@ -61,7 +61,10 @@ struct WorkerOptions {
   Config config;
   std::string preload_library;  // absolute path of libste_preload.so
   std::string scratch_dir;      // per-test log directories go under it
-  int slots = 1;                // tests at a time
+  // Tests at a time. With a batch runner (config.batch_runner()): one
+  // runner at a time, leasing runner.batch tests, with STE_JOBS = slots.
+  int slots = 1;
+  std::string integrations_dir;  // batch runners: $STE_INTEGRATIONS
   std::string name;             // for the scheduler's log
   std::string build_id;         // "" : the newest running build of `commit`
   std::string commit;           // this checkout's; "" outside git

@@ -1,5 +1,7 @@
 #include "ste/rpc_common.h"
 
+#include <arpa/inet.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -68,9 +70,12 @@ bool IsLoopbackAddress(std::string_view address) {
   if (absl::StartsWith(absl::string_view(address.data(), address.size()), "unix:")) return true;
   size_t colon = address.rfind(':');
   if (colon == std::string_view::npos) return false;
-  std::string_view host = address.substr(0, colon);
-  return host == "localhost" || host == "[::1]" ||
-         absl::StartsWith(absl::string_view(host.data(), host.size()), "127.");
+  std::string host(address.substr(0, colon));
+  if (host == "localhost" || host == "[::1]") return true;
+  // 127.0.0.0/8, as an IPv4 literal only: a host *name* that starts with
+  // "127." ("127.example.com") resolves wherever its DNS says.
+  in_addr ip;
+  return absl::StartsWith(host, "127.") && inet_pton(AF_INET, host.c_str(), &ip) == 1;
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {

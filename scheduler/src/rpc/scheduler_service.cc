@@ -1,6 +1,11 @@
 #include "ste/scheduler_service.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <climits>
+#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +22,24 @@ using grpc::Status;
 using grpc::StatusCode;
 
 Status Invalid(const std::string& what) { return Status(StatusCode::INVALID_ARGUMENT, what); }
+
+// True when something accepts connections on the unix socket of `address`
+// ("unix:PATH" or "unix:///PATH"). gRPC unlinks whatever is at PATH before
+// it binds, so a second scheduler would silently take the socket of a
+// running one; this is checked first (best effort: not atomic with bind).
+bool UnixSocketInUse(const std::string& address) {
+  std::string path = address.substr(5);
+  if (path.rfind("//", 0) == 0) path = path.substr(2);
+  sockaddr_un sa{};
+  if (path.empty() || path.size() >= sizeof(sa.sun_path)) return false;
+  sa.sun_family = AF_UNIX;
+  memcpy(sa.sun_path, path.data(), path.size());
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool in_use = connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0;
+  close(fd);
+  return in_use;
+}
 
 v1::TestOutcome ToProto(TestOutcome o) {
   switch (o) {
@@ -547,12 +570,20 @@ absl::StatusOr<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(Schedule
         " without a token: give --token-file, or listen on loopback (127.0.0.1:PORT) or a "
         "unix socket (unix:PATH)"));
   }
+  if (listen.address.rfind("unix:", 0) == 0 && UnixSocketInUse(listen.address)) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", listen.address, ": another process listens there"));
+  }
   std::unique_ptr<SchedulerServer> s(new SchedulerServer());
   s->max_message_bytes_ = listen.max_message_bytes > 0 ? listen.max_message_bytes : kDefaultMaxMessageBytes;
   s->service_ = std::make_unique<SchedulerService>(std::move(options));
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(s->max_message_bytes_);
   builder.SetMaxSendMessageSize(kDefaultMaxMessageBytes);
+  // gRPC sets SO_REUSEPORT by default: a second scheduler on a taken port
+  // would start, share its calls with the first, and each would fail the
+  // other's builds as unknown. A taken port is an error instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(s->service_.get());
   int port = 0;
   if (!listen.address.empty()) {
@@ -591,10 +622,13 @@ std::shared_ptr<grpc::Channel> SchedulerServer::InProcessChannel() {
 void SchedulerServer::Shutdown(const std::string& why, absl::Duration grace) {
   if (stopped_.exchange(true)) return;
   service_->Shutdown(why);
+  if (!server_) return;  // Start failed: BuildAndStart gave no server
   server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
   server_->Wait();
 }
 
-void SchedulerServer::Wait() { server_->Wait(); }
+void SchedulerServer::Wait() {
+  if (server_) server_->Wait();
+}
 
 }  // namespace ste

@@ -280,11 +280,14 @@ void Worker::Slot() {
   RunOneTestOptions run;
   run.preload_library = o_.preload_library;
   run.scratch_dir = o_.scratch_dir;
+  run.integrations_dir = o_.integrations_dir;
+  run.jobs = o_.slots;
+  const bool batch = o_.config.batch_runner();
   while (!Stopping()) {
     std::string id = WorkerId();
     v1::LeaseRequest req;
     req.set_worker_id(id);
-    req.set_max_tests(1);
+    req.set_max_tests(batch ? static_cast<uint32_t>(o_.config.runner_batch) : 1);
     v1::LeaseResponse resp;
     auto ctx = NewCallContext(o_.auth, 30);
     grpc::Status s = stub_->Lease(ctx.get(), req, &resp);
@@ -308,10 +311,17 @@ void Worker::Slot() {
       absl::SleepFor(absl::Milliseconds(100));
       continue;
     }
-    for (const v1::Lease& l : resp.leases()) {
+    std::vector<TestRecord> records;
+    if (batch) {
+      std::vector<std::string> tests;
+      for (const v1::Lease& l : resp.leases()) tests.push_back(l.test());
+      records = RunBatch(o_.config, tests, run);
+    }
+    for (int i = 0; i < resp.leases_size(); i++) {
+      const v1::Lease& l = resp.leases(i);
       Pending p;
       p.lease_id = l.lease_id();
-      p.record = RunOneTest(o_.config, l.test(), run);
+      p.record = batch ? std::move(records[i]) : RunOneTest(o_.config, l.test(), run);
       Sanitize(&p.record);
       Log(absl::StrCat("ran ", p.record.test, ": ",
                        std::string(TestOutcomeName(OutcomeOf(p.record))), " in ",
@@ -462,7 +472,8 @@ absl::StatusOr<WorkerSummary> Worker::Run() {
   std::thread heartbeats([this] { Heartbeats(); });
   std::thread reporter([this] { Reporter(); });
   std::vector<std::thread> slots;
-  for (int i = 0; i < std::max(1, o_.slots); i++) slots.emplace_back([this] { Slot(); });
+  const int threads = o_.config.batch_runner() ? 1 : std::max(1, o_.slots);
+  for (int i = 0; i < threads; i++) slots.emplace_back([this] { Slot(); });
   for (std::thread& t : slots) t.join();
   {
     std::lock_guard<std::mutex> lock(mu_);
