@@ -167,8 +167,14 @@ int RecordCommand(const std::vector<std::string>& args) {
   absl::StatusOr<Inventory> inventory = Inventory::Scan(scan, have_previous ? &previous_inventory : nullptr);
   if (!inventory.ok()) return fail(std::string(inventory.status().message()));
   const double inventory_seconds = Since(start);
-  std::vector<std::string> tests = DiscoverTests(*config, *inventory);
-  if (tests.empty()) return fail(absl::StrCat("no test file matches tests.include in ", config->config_path));
+  absl::StatusOr<std::vector<std::string>> discovered = DiscoverTests(*config, *inventory);
+  if (!discovered.ok()) return fail(std::string(discovered.status().message()));
+  std::vector<std::string> tests = *std::move(discovered);
+  if (tests.empty()) {
+    return fail(config->runner_kind == "ctest"
+                    ? absl::StrCat("no CTest test in ", config->runner_build_dir, " matches tests.include")
+                    : absl::StrCat("no test file matches tests.include in ", config->config_path));
+  }
 
   // 2. The scheduler: in process, or the one given.
   std::unique_ptr<SchedulerServer> local;

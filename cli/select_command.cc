@@ -53,7 +53,8 @@ constexpr char kSelectHelp[] =
     "'  <- path (kind change)' lines. json: {\"mode\",\"reason\",\"baseline\",\n"
     "\"changed\",\"tests\":[{\"test\",\"reasons\":[{\"path\",\"kind\",\"change\"}]}]}.\n"
     "runner: the tests as arguments for the runner to take back, on one line,\n"
-    "shell-quoted (pytest/unittest/minitest/rspec take files); nothing at all\n"
+    "shell-quoted (pytest/unittest/minitest/rspec take files; ctest: one\n"
+    "-R '^(name|name)$'); nothing at all\n"
     "for mode none (run no test: do not call the runner with no arguments).\n"
     "github: text on stdout, and mode=, reason=, tests_file= appended to\n"
     "$GITHUB_OUTPUT and a Markdown summary to $GITHUB_STEP_SUMMARY when set.\n"
@@ -249,7 +250,12 @@ int LocalSelect(const ParsedFlags& flags, const Config& config, const std::strin
                           base ? std::optional<BaselineInfo>(base->info) : std::nullopt);
   }
   head = *std::move(scanned);
-  in.head_tests = DiscoverTests(config, head);
+  absl::StatusOr<std::vector<std::string>> tests = DiscoverTests(config, head);
+  if (!tests.ok()) {
+    return TreeUnreadable(tests.status(), format,
+                          base ? std::optional<BaselineInfo>(base->info) : std::nullopt);
+  }
+  in.head_tests = *std::move(tests);
   if (base) {
     in.index = base->index.get();
     in.base = &base->inventory;
@@ -288,7 +294,9 @@ int RemoteSelect(const ParsedFlags& flags, const Config& config, const std::stri
   }
   absl::StatusOr<Inventory> head = Inventory::Scan(scan, nullptr);
   if (!head.ok()) return TreeUnreadable(head.status(), format, std::nullopt);
-  std::vector<std::string> tests = DiscoverTests(config, *head);
+  absl::StatusOr<std::vector<std::string>> discovered = DiscoverTests(config, *head);
+  if (!discovered.ok()) return TreeUnreadable(discovered.status(), format, std::nullopt);
+  std::vector<std::string> tests = *std::move(discovered);
   if (!asked.ok()) {
     *out = AllOf(absl::StrCat("the scheduler did not answer: ", asked.error_message()), tests);
     return 0;
@@ -369,7 +377,19 @@ int SelectCommand(const std::vector<std::string>& args) {
   }
   if (format == "runner") {
     std::string line;
-    for (const SelectedTest& t : s.tests) absl::StrAppend(&line, line.empty() ? "" : " ", ShellQuote(t.test));
+    if (config->runner_kind == "ctest") {
+      // One -R regex naming exactly the selected tests.
+      std::string regex;
+      for (const SelectedTest& t : s.tests) {
+        std::string one = RegexExactly(t.test);
+        absl::StrAppend(&regex, regex.empty() ? "" : "|", one.substr(1, one.size() - 2));
+      }
+      if (!regex.empty()) line = "-R " + ShellQuote("^(" + regex + ")$");
+    }
+    for (const SelectedTest& t : s.tests) {
+      if (config->runner_kind == "ctest") break;
+      absl::StrAppend(&line, line.empty() ? "" : " ", ShellQuote(t.test));
+    }
     if (!line.empty()) std::printf("%s\n", line.c_str());
     return 0;
   }

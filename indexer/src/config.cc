@@ -12,6 +12,7 @@
 #include <cctype>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -178,18 +179,35 @@ std::string ShellQuote(std::string_view s) {
   return out + "'";
 }
 
-std::string Config::CommandFor(std::string_view test_path) const {
-  std::string out;
-  const std::string quoted = ShellQuote(test_path);
-  size_t at = 0;
-  for (;;) {
-    size_t next = runner_command.find("{test}", at);
-    if (next == std::string::npos) break;
-    out.append(runner_command, at, next - at);
-    out += quoted;
-    at = next + 6;
+std::string RegexExactly(std::string_view name) {
+  std::string out = "^";
+  for (char c : name) {
+    if (std::strchr("\\^$.|?*+()[]{}", c) != nullptr) out += '\\';
+    out += c;
   }
-  out.append(runner_command, at, std::string::npos);
+  return out + "$";
+}
+
+std::string Config::CommandFor(std::string_view test_path) const {
+  const std::pair<const char*, std::string> subs[] = {
+      {"{test}", ShellQuote(test_path)},
+      {"{test_regex}", ShellQuote(RegexExactly(test_path))},
+      {"{build_dir}", ShellQuote(runner_build_dir)},
+  };
+  std::string out;
+  size_t at = 0;
+  while (at < runner_command.size()) {
+    bool replaced = false;
+    for (const auto& [from, to] : subs) {
+      if (runner_command.compare(at, std::strlen(from), from) == 0) {
+        out += to;
+        at += std::strlen(from);
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += runner_command[at++];
+  }
   return out;
 }
 
@@ -241,7 +259,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   Reader r(name, table);
   absl::Status s = r.CheckKeys({
       {"tests", {"include", "exclude"}},
-      {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes"}},
+      {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir"}},
       {"inventory", {"ignore", "external"}},
       {"selection", {"run_all", "skip_all", "mandatory"}},
       {"store", {"url"}},
@@ -253,7 +271,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   c.inventory_ignore = {".git/**", ".ste/**"};
   std::vector<std::string> ignore;
   for (absl::Status step : {
-           r.Globs("tests", "include", true, &c.test_include),
+           r.Globs("tests", "include", false, &c.test_include),
            r.Globs("tests", "exclude", false, &c.test_exclude),
            r.String("runner", "kind", false, &c.runner_kind),
            r.String("runner", "command", false, &c.runner_command),
@@ -261,6 +279,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
            r.Int("runner", "batch", 1, 100000, &c.runner_batch),
            r.Globs("runner", "preload", false, &c.runner_preload),
            r.Bool("runner", "case_scopes", &c.runner_case_scopes),
+           r.String("runner", "build_dir", false, &c.runner_build_dir),
            r.Globs("inventory", "ignore", false, &ignore),
            r.Bool("inventory", "external", &c.inventory_external),
            r.Globs("selection", "run_all", false, &c.run_all),
@@ -273,7 +292,11 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   for (std::string& g : ignore) {
     if (g != ".git/**" && g != ".ste/**") c.inventory_ignore.push_back(std::move(g));
   }
-  if (c.test_include.empty()) {
+  if (c.test_include.empty() && c.runner_kind == "ctest" && r.Find("tests", "include") == nullptr) {
+    c.test_include = {"**"};  // every CTest test
+  } else if (r.Find("tests", "include") == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": missing key 'tests.include'"));
+  } else if (c.test_include.empty()) {
     return Error(name, *r.Find("tests", "include"),
                  "'tests.include' must name at least one glob");
   }
@@ -284,7 +307,18 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
                               "or rspec, not '", c.runner_kind, "'"));
   }
   const toml::node* command = r.Find("runner", "command");
-  if (!c.batch_runner()) {
+  if (c.runner_kind == "ctest") {
+    // ctest rewrites Testing/ (its logs, the cost data it also reads) on
+    // every run: not an input of the tests.
+    std::string dir = c.runner_build_dir;
+    while (!dir.empty() && dir.back() == '/') dir.pop_back();
+    if (!dir.empty() && dir[0] != '/') c.inventory_ignore.push_back(dir + "/Testing/**");
+    if (command == nullptr) {
+      c.runner_command = "ctest --test-dir {build_dir} --output-on-failure -R {test_regex}";
+    } else if (c.runner_command.find("{test") == std::string::npos) {
+      return Error(name, *command, "'runner.command' must contain {test} or {test_regex}");
+    }
+  } else if (!c.batch_runner()) {
     if (command == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
           name, ": missing key 'runner.command' (required with the generic runner)"));

@@ -32,14 +32,13 @@ std::string ReadAll(int fd) {
 
 }  // namespace
 
-absl::StatusOr<std::string> RunGit(const std::string& dir,
-                                   const std::vector<std::string>& args) {
+absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& args) {
+  if (args.empty()) return absl::InvalidArgumentError("no command");
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
-  std::vector<std::string> argv_s = {"git", "-C", dir};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> argv_s = args;
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -48,16 +47,16 @@ absl::StatusOr<std::string> RunGit(const std::string& dir,
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   pid_t pid;
-  int rc = posix_spawnp(&pid, "git", &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   close(out[1]);
   close(err[1]);
   if (rc != 0) {
     close(out[0]);
     close(err[0]);
-    return absl::NotFoundError(absl::StrCat("cannot run git: ", std::strerror(rc)));
+    return absl::NotFoundError(absl::StrCat("cannot run ", args[0], ": ", std::strerror(rc)));
   }
-  // git's stderr is small; read stdout fully first, then stderr.
+  // stderr is small for the programs run here; stdout first, then stderr.
   std::string stdout_text = ReadAll(out[0]);
   std::string stderr_text = ReadAll(err[0]);
   close(out[0]);
@@ -66,11 +65,19 @@ absl::StatusOr<std::string> RunGit(const std::string& dir,
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string what = args[0];
+    if (args[0] == "git" && args.size() > 3) what = absl::StrCat("git ", args[3]);
     return absl::FailedPreconditionError(
-        absl::StrCat("git ", args.empty() ? "" : args[0], ": ",
-                     absl::StripAsciiWhitespace(stderr_text)));
+        absl::StrCat(what, ": ", absl::StripAsciiWhitespace(stderr_text)));
   }
   return stdout_text;
+}
+
+absl::StatusOr<std::string> RunGit(const std::string& dir,
+                                   const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"git", "-C", dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunAndCapture(argv);
 }
 
 bool IsGitRepo(const std::string& dir) {

@@ -1,9 +1,11 @@
 #include "ste/selection.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "ste/git.h"
 #include "ste/glob.h"
 
 namespace ste {
@@ -43,12 +45,66 @@ std::string_view SelectionModeName(SelectionMode mode) {
   return "all";
 }
 
-std::vector<std::string> DiscoverTests(const Config& config,
-                                       const Inventory& inventory) {
+namespace {
+
+// The tests `ctest -N` lists: lines "  Test  #3: name".
+absl::StatusOr<std::vector<std::string>> CTestNames(const Config& config) {
+  const std::string dir = config.runner_build_dir[0] == '/'
+                              ? config.runner_build_dir
+                              : config.root + "/" + config.runner_build_dir;
+  absl::StatusOr<std::string> listed = RunAndCapture({"ctest", "--test-dir", dir, "-N"});
+  if (!listed.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot list the CTest tests of ", dir, ": ", listed.status().message()));
+  }
+  std::vector<std::string> names;
+  size_t at = 0;
+  while (at < listed->size()) {
+    size_t end = listed->find('\n', at);
+    if (end == std::string::npos) end = listed->size();
+    std::string line = listed->substr(at, end - at);
+    at = end + 1;
+    size_t test = line.find("Test");
+    size_t hash = line.find('#');
+    size_t colon = line.find(": ", hash == std::string::npos ? 0 : hash);
+    if (test == std::string::npos || hash == std::string::npos || colon == std::string::npos ||
+        line.find_first_not_of(' ') != test) {
+      continue;
+    }
+    std::string name = line.substr(colon + 2);
+    // The name becomes a scope: "//r/" + name.
+    bool ok = !name.empty() && name[0] != '/' && name.back() != '/' &&
+              name.find("//") == std::string::npos && name != "." && name != ".." &&
+              name.find("/./") == std::string::npos && name.find("/../") == std::string::npos &&
+              name.rfind("./", 0) != 0 && name.rfind("../", 0) != 0;
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CTest test '", name, "' cannot be a scope (a name with an empty, '.' or '..' part)"));
+    }
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> DiscoverTests(const Config& config,
+                                                       const Inventory& inventory) {
   auto include = GlobSet::Compile(config.test_include);
   auto exclude = GlobSet::Compile(config.test_exclude);
+  if (!include.ok()) return include.status();
+  if (!exclude.ok()) return exclude.status();
   std::vector<std::string> tests;
-  if (!include.ok() || !exclude.ok()) return tests;
+  if (config.runner_kind == "ctest") {
+    absl::StatusOr<std::vector<std::string>> names = CTestNames(config);
+    if (!names.ok()) return names.status();
+    for (std::string& n : *names) {
+      if (include->Matches(n) && !exclude->Matches(n)) tests.push_back(std::move(n));
+    }
+    std::sort(tests.begin(), tests.end());
+    tests.erase(std::unique(tests.begin(), tests.end()), tests.end());
+    return tests;
+  }
   for (const InventoryEntry& e : inventory.entries()) {
     if (e.path.empty() || e.path[0] == '/' || e.path == kRootPath) continue;
     if (e.type != FileType::kRegular && e.type != FileType::kSymlink) continue;

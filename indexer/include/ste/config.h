@@ -15,6 +15,9 @@
 //                preload = []        batch kinds: files the runner loads in
 //                                    the root scope first (STE_PRELOAD)
 //                case_scopes = false batch kinds: a scope per test case
+//                build_dir = "build" ctest: the build tree (relative to the
+//                                    root); tests.include filters test names
+//                                    there (default: every test)
 //   [inventory]  ignore = [".git/**", ".ste/**"]
 //                external = true   hash files outside the repo tests read
 //   [selection]  run_all = ["ste.toml", ".ci/**"]   a change here => all
@@ -51,6 +54,7 @@ struct Config {
   int runner_batch = 100;
   std::vector<std::string> runner_preload;
   bool runner_case_scopes = false;
+  std::string runner_build_dir = "build";  // ctest: the CMake build tree
   std::vector<std::string> inventory_ignore;  // incl. .git/** and .ste/**
   bool inventory_external = true;
   std::vector<std::string> run_all;
@@ -59,10 +63,12 @@ struct Config {
   std::string store_url = "sqlite:.ste/ste.db";
 
   // The runner command for one test: {test} replaced by the shell-quoted
-  // repo-relative path.
+  // repo-relative path (ctest: the test's name), {test_regex} by a
+  // shell-quoted regex matching exactly it, {build_dir} by the
+  // shell-quoted runner.build_dir.
   std::string CommandFor(std::string_view test_path) const;
   // A batch runner (kind other than "generic")?
-  bool batch_runner() const { return runner_kind != "generic"; }
+  bool batch_runner() const { return runner_kind != "generic" && runner_kind != "ctest"; }
   // The batch runner command: {tests} replaced by the shell-quoted paths.
   std::string CommandForBatch(const std::vector<std::string>& tests) const;
   // The SQLite file for a "sqlite:PATH" store (PATH relative to root); ""
@@ -80,8 +86,10 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
 // The runner kinds, and the command a batch kind runs by default
 // ($STE_INTEGRATIONS is set by ste when it runs the runner).
 // "batch" is any runner that speaks the protocol: its command is required.
-inline constexpr const char* kRunnerKinds[] = {"generic", "batch",   "pytest",
-                                               "unittest", "minitest", "rspec"};
+// "ctest": the tests are the CTest tests of runner.build_dir (`ctest -N`),
+// each run alone (a test per process, like generic) in its own scope.
+inline constexpr const char* kRunnerKinds[] = {"generic",  "batch",    "pytest", "unittest",
+                                               "minitest", "rspec", "ctest"};
 std::string DefaultBatchCommand(std::string_view kind);
 
 // Reads `path` (a ste.toml) and parses it with its directory as the root.
@@ -93,6 +101,9 @@ absl::StatusOr<std::string> FindConfig(const std::string& start);
 
 // What a minimal ste.toml looks like, for hints and `ste --help`.
 extern const char kExampleConfig[];
+
+// An extended regex matching exactly `name` (^...$, metacharacters escaped).
+std::string RegexExactly(std::string_view name);
 
 // POSIX shell single-quoting: abc -> abc, a b -> 'a b', it's -> 'it'\''s'.
 std::string ShellQuote(std::string_view s);

@@ -12,6 +12,10 @@
 namespace ste {
 
 // Runs `git -C dir args...`; its stdout, or an error with its stderr.
+// Runs argv (argv[0] looked up in PATH) and returns its stdout;
+// FailedPrecondition with its stderr when it exits non-zero.
+absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv);
+
 absl::StatusOr<std::string> RunGit(const std::string& dir,
                                    const std::vector<std::string>& args);
 

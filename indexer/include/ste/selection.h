@@ -91,10 +91,13 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
 // external path that appears is added, one that goes is deleted).
 std::string_view ChangeWord(const InventoryChange& change);
 
-// The test files of a tree: regular files (or symlinks) of `inventory`
-// matching config.test_include and not config.test_exclude, sorted.
-std::vector<std::string> DiscoverTests(const Config& config,
-                                       const Inventory& inventory);
+// The tests of a tree, sorted: the regular files (or symlinks) of
+// `inventory` matching config.test_include and not config.test_exclude;
+// for runner.kind "ctest", the names `ctest -N` lists in runner.build_dir
+// (filtered by the same globs). An error when they cannot be listed (no
+// build tree, ctest fails, a name ste cannot scope): callers run all.
+absl::StatusOr<std::vector<std::string>> DiscoverTests(const Config& config,
+                                                       const Inventory& inventory);
 
 // Absolute paths among an index's keys: the external files a head
 // inventory must include to be compared with the baseline's.
