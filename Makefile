@@ -9,7 +9,7 @@ DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
-  ruby ruby-minitest ruby-rspec binutils
+  ruby ruby-minitest ruby-rspec binutils openssl
 
 .PHONY: all deps configure build test test-sanitize demo bench clean
 
