@@ -277,13 +277,53 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   TestDependencies all = ReduceLogs(logs, read, policy);
   if (!options.keep_logs) RemoveTree(dir);
 
-  for (TestRecord& r : records) {
+  // The runner's parent touches the test files it was given (a stat, an
+  // existence check) before forking, in the shared scope: such a record is
+  // the dependency of that test alone, not of every test.
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < tests.size(); i++) index_of[tests[i]] = i;
+  std::vector<std::vector<DepKey>> moved(tests.size());
+  for (ScopeDependencies& s : all.scopes) {
+    bool shared = false;
+    for (const std::string& t : tests) shared = shared || (ScopeContains(s.scope, TestScope(t)) && s.scope != TestScope(t));
+    if (!shared) continue;
+    std::vector<DepKey> kept;
+    for (DepKey& k : s.deps) {
+      auto it = index_of.find(k.path);
+      if (it != index_of.end()) {
+        moved[it->second].push_back(std::move(k));
+      } else {
+        kept.push_back(std::move(k));
+      }
+    }
+    s.deps = std::move(kept);
+  }
+  for (size_t i = 0; i < records.size(); i++) {
+    TestRecord& r = records[i];
     const std::string own = TestScope(r.test);
     auto related = [&](const std::string& scope) {
       return ScopeContains(scope, own) || ScopeContains(own, scope);
     };
     for (const ScopeDependencies& s : all.scopes) {
-      if (related(s.scope)) r.deps.scopes.push_back(s);
+      if (related(s.scope) && !s.deps.empty()) r.deps.scopes.push_back(s);
+    }
+    if (!moved[i].empty()) {
+      std::sort(moved[i].begin(), moved[i].end());
+      moved[i].erase(std::unique(moved[i].begin(), moved[i].end()), moved[i].end());
+      ScopeDependencies* mine = nullptr;
+      for (ScopeDependencies& s : r.deps.scopes) {
+        if (s.scope == own) mine = &s;
+      }
+      if (mine == nullptr) {
+        r.deps.scopes.push_back(ScopeDependencies{own, {}});
+        mine = &r.deps.scopes.back();
+      }
+      std::vector<DepKey> merged;
+      std::set_union(mine->deps.begin(), mine->deps.end(), moved[i].begin(), moved[i].end(),
+                     std::back_inserter(merged));
+      mine->deps = std::move(merged);
+      std::sort(r.deps.scopes.begin(), r.deps.scopes.end(),
+                [](const ScopeDependencies& a, const ScopeDependencies& b) { return a.scope < b.scope; });
     }
     for (size_t i = 0; i < all.opaque_reasons.size(); i++) {
       const std::string& scope = i < all.opaque_scopes.size() ? all.opaque_scopes[i] : "";

@@ -495,6 +495,7 @@ results = os.environ.get('STE_RESULTS')
 worst = 0
 for test in sys.argv[1:]:
     start = time.time()
+    os.stat(test)  # in the shared scope: must count for this test only
     pid = os.fork()
     if pid == 0:
         if push is not None:
@@ -543,6 +544,12 @@ TEST_F(BatchRepo, FilesAreAttributedToTheirTestAndTheRunnersSetupToAll) {
   EXPECT_EQ(runner.out, "tests/test_a.sh tests/test_b.sh tests/test_c.sh\n") << runner.err;
   // What the runner read before forking is every test's dependency.
   W("lib/a.sh", "a() { echo A; }\n");
+  // A test file the runner's parent looked at before forking is that
+  // test's dependency, not everyone's.
+  W("tests/test_b.sh", ". lib/a.sh\n. lib/b.sh\n[ \"$(b)\" = B ]\n# changed\n");
+  s = Select();
+  EXPECT_EQ(s.tests, (std::set<std::string>{"tests/test_b.sh", "tests/test_c.sh"})) << Describe(s);
+  W("tests/test_b.sh", ". lib/a.sh\n. lib/b.sh\n[ \"$(b)\" = B ]\n");
   W("lib/shared.sh", "shared=2\n");
   s = Select();
   EXPECT_EQ(s.tests, (std::set<std::string>{"tests/test_a.sh", "tests/test_b.sh", "tests/test_c.sh",
