@@ -6,6 +6,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <future>
+#include <tuple>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -283,14 +285,25 @@ void Worker::Slot() {
   run.integrations_dir = o_.integrations_dir;
   run.jobs = o_.slots;
   const bool batch = o_.config.batch_runner();
-  while (!Stopping()) {
-    std::string id = WorkerId();
+  auto lease = [this, batch](const std::string& id, v1::LeaseResponse* resp) {
     v1::LeaseRequest req;
     req.set_worker_id(id);
     req.set_max_tests(batch ? static_cast<uint32_t>(o_.config.runner_batch) : 1);
-    v1::LeaseResponse resp;
     auto ctx = NewCallContext(o_.auth, 30);
-    grpc::Status s = stub_->Lease(ctx.get(), req, &resp);
+    return stub_->Lease(ctx.get(), req, resp);
+  };
+  // The next test is asked for while the current one runs (one test
+  // ahead, no more: the end of a longest-first build stays balanced).
+  std::future<std::pair<grpc::Status, v1::LeaseResponse>> ahead;
+  while (!Stopping()) {
+    std::string id = WorkerId();
+    v1::LeaseResponse resp;
+    grpc::Status s;
+    if (ahead.valid()) {
+      std::tie(s, resp) = ahead.get();
+    } else {
+      s = lease(id, &resp);
+    }
     if (!s.ok()) {
       if (!ShouldRetry(s, "lease", id)) return;
       absl::SleepFor(absl::Milliseconds(200));
@@ -310,6 +323,13 @@ void Worker::Slot() {
       // Everything left is leased to others; one of them may die.
       absl::SleepFor(absl::Milliseconds(100));
       continue;
+    }
+    if (!batch && !resp.build_done()) {
+      ahead = std::async(std::launch::async, [lease, id] {
+        std::pair<grpc::Status, v1::LeaseResponse> r;
+        r.first = lease(id, &r.second);
+        return r;
+      });
     }
     std::vector<TestRecord> records;
     if (batch) {
@@ -454,6 +474,7 @@ absl::StatusOr<WorkerSummary> Worker::Run() {
   // Join a build: retried while none runs yet or the scheduler is not up.
   absl::Time deadline = absl::Now() + o_.wait_for_build;
   bool said = false;
+  absl::Duration pause = absl::Milliseconds(10);
   for (;;) {
     grpc::Status s = Register("");
     if (s.ok()) break;
@@ -466,7 +487,10 @@ absl::StatusOr<WorkerSummary> Worker::Run() {
       Log(absl::StrCat("waiting for a build: ", s.error_message()));
       said = true;
     }
-    absl::SleepFor(absl::Milliseconds(250));
+    // Soon at first (a build is often created a moment after its
+    // workers start), then every 250 ms.
+    absl::SleepFor(pause);
+    pause = std::min(pause * 2, absl::Milliseconds(250));
   }
   Log(absl::StrCat("joined build ", build_id_, " as ", worker_id_, " with ", o_.slots, " slots"));
   std::thread heartbeats([this] { Heartbeats(); });
