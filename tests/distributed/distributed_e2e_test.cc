@@ -81,9 +81,7 @@ class Distributed : public ::testing::Test {
                         "[ -f config/t%d.env ] && exit 3\nread y < '%s/site.cfg'\nsleep 0.%d\n%s",
                         t % 5, t, ext_, 1 + t % 4, t == 7 ? "exit 1\n" : "exit 0\n"));
     }
-    Git({"init", "-q"});
-    Git({"config", "user.email", "t@example.com"});
-    Git({"config", "user.name", "t"});
+    ::ste::testing::InitGitRepo(root_);
   }
 
   // ste.toml with `store` (a URL, or "" for the default SQLite store), committed.
@@ -96,9 +94,7 @@ class Distributed : public ::testing::Test {
 
   void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
   void Git(const std::vector<std::string>& args, const std::string& cwd = "") {
-    std::vector<std::string> argv = {"git", "-C", cwd.empty() ? root_ : cwd};
-    argv.insert(argv.end(), args.begin(), args.end());
-    Spawned s = Spawn(argv);
+    Spawned s = ::ste::testing::Git(cwd.empty() ? root_ : cwd, args);
     ASSERT_EQ(s.exit_code, 0) << s.err;
   }
   Spawned Ste(std::vector<std::string> args, const std::string& cwd = "") {

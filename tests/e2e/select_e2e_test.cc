@@ -37,15 +37,6 @@ using ::ste::testing::WriteFile;
 const std::string kSte = STE_BINARY;
 const std::string kStaticOpener = STE_CASES_DIR "/static_opener";
 
-std::set<std::string> LinesOf(const std::string& text) {
-  std::set<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] != ' ') lines.insert(line);
-  }
-  return lines;
-}
 
 struct SelectResult {
   Spawned run;
@@ -74,17 +65,13 @@ class Repo : public ::testing::Test {
     W("ste.toml",
       "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n"
       "[selection]\nrun_all = [\"ste.toml\", \".ci/**\"]\nskip_all = [\"docs/**\", \"*.md\"]\n");
-    Git({"init", "-q"});
-    Git({"config", "user.email", "t@example.com"});
-    Git({"config", "user.name", "t"});
+    ::ste::testing::InitGitRepo(root_);
     Commit("init");
   }
 
   void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
   void Git(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"git", "-C", root_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    Spawned s = Spawn(argv);
+    Spawned s = ::ste::testing::Git(root_, args);
     ASSERT_EQ(s.exit_code, 0) << s.err;
   }
   void Commit(const std::string& message) {
@@ -106,7 +93,7 @@ class Repo : public ::testing::Test {
     s.run = Ste(args);
     size_t at = s.run.err.find("mode ");
     if (at != std::string::npos) s.mode = s.run.err.substr(at + 5, s.run.err.find(':', at) - at - 5);
-    s.tests = LinesOf(s.run.out);
+    s.tests = ::ste::testing::SelectedTests(s.run.out);
     return s;
   }
   std::string Describe(const SelectResult& s) { return s.run.err + s.run.out; }

@@ -31,15 +31,6 @@ using ::ste::testing::WriteFile;
 const std::string kSte = STE_BINARY;
 const std::string kIntegrations = STE_INTEGRATIONS_DIR;
 
-std::set<std::string> LinesOf(const std::string& text) {
-  std::set<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] != ' ') lines.insert(line);
-  }
-  return lines;
-}
 
 class CTestRepo : public ::testing::Test {
  protected:
@@ -89,18 +80,14 @@ int main(int argc, char** argv) {
     W("ste.toml", "[runner]\nkind = \"ctest\"\nbuild_dir = \"build\"\njobs = 2\n");
     W(".gitignore", "");
     Build();
-    Git({"init", "-q"});
-    Git({"config", "user.email", "t@example.com"});
-    Git({"config", "user.name", "t"});
+    ::ste::testing::InitGitRepo(root_);
     Git({"add", "-A"});
     Git({"commit", "-q", "-m", "init"});
   }
 
   void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
   void Git(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"git", "-C", root_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    Spawned s = Spawn(argv);
+    Spawned s = ::ste::testing::Git(root_, args);
     ASSERT_EQ(s.exit_code, 0) << s.err;
   }
   void Build() {
@@ -117,7 +104,7 @@ int main(int argc, char** argv) {
     Spawned s = Ste({"select"});
     EXPECT_EQ(s.exit_code, 0) << s.err;
     if (err) *err = s.err;
-    return LinesOf(s.out);
+    return ::ste::testing::SelectedTests(s.out);
   }
 
   std::string root_;

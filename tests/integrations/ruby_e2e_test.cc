@@ -120,15 +120,6 @@ std::string Totals(const std::string& out) {
   return totals;
 }
 
-std::set<std::string> SelectedTests(const std::string& out) {
-  std::set<std::string> tests;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] != ' ') tests.insert(line);
-  }
-  return tests;
-}
 
 // One record of `ste log dump`: pid, ppid, scope, kind, op, path (tabs).
 struct LogRecord {
@@ -150,9 +141,7 @@ class RubySuite : public ::testing::TestWithParam<Framework> {
     for (const char* name : {"a", "b", "c", "failing", "broken"}) {
       all_.insert(File(name));
     }
-    Git({"init", "-q"});
-    Git({"config", "user.email", "t@example.com"});
-    Git({"config", "user.name", "t"});
+    ::ste::testing::InitGitRepo(root_);
     Git({"add", "-A"});
     Git({"commit", "-q", "-m", "init"});
   }
@@ -264,9 +253,7 @@ end
     WriteFile(root_ + "/" + rel, content);
   }
   void Git(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"git", "-C", root_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    Spawned s = Spawn(argv);
+    Spawned s = ::ste::testing::Git(root_, args);
     ASSERT_EQ(s.exit_code, 0) << s.err;
   }
 
@@ -341,7 +328,7 @@ end
       *mode = at == std::string::npos ? "" : s.err.substr(at + 5, s.err.find(':', at) - at - 5);
     }
     if (explain != nullptr) *explain = s.err + s.out;
-    return SelectedTests(s.out);
+    return ::ste::testing::SelectedTests(s.out);
   }
   // Edits `rel` (repo-relative), selects, and puts the file back as it was.
   std::set<std::string> SelectAfterEditing(const std::string& rel, std::string* mode = nullptr) {

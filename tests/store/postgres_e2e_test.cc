@@ -48,9 +48,7 @@ class PostgresE2eTest : public ::testing::Test {
     W("tests/test_a.sh", ". lib/a.sh\n[ \"$(a)\" = A ]\n");
     W("tests/test_b.sh", ". lib/b.sh\n[ \"$(b)\" = B ]\n");
     WriteConfig(url_);
-    Git({"init", "-q"});
-    Git({"config", "user.email", "t@example.com"});
-    Git({"config", "user.name", "t"});
+    ::ste::testing::InitGitRepo(root_);
     Git({"add", "-A"});
     Git({"commit", "-q", "-m", "init"});
   }
@@ -69,9 +67,7 @@ class PostgresE2eTest : public ::testing::Test {
           store_url + "\"\n");
   }
   void Git(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"git", "-C", root_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    Spawned s = Spawn(argv);
+    Spawned s = ::ste::testing::Git(root_, args);
     ASSERT_EQ(s.exit_code, 0) << s.err;
   }
   Spawned Ste(std::vector<std::string> args) {

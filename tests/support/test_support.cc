@@ -126,6 +126,31 @@ Spawned Spawn(const std::vector<std::string>& argv,
   return result;
 }
 
+std::set<std::string> SelectedTests(const std::string& out) {
+  std::set<std::string> tests;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != ' ') tests.insert(line);
+  }
+  return tests;
+}
+
+Spawned Git(const std::string& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"git", "-C", dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Spawn(argv);
+}
+
+void InitGitRepo(const std::string& dir) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"init", "-q"}, {"config", "user.email", "t@example.com"},
+        {"config", "user.name", "t"}}) {
+    Spawned s = Git(dir, args);
+    if (s.exit_code != 0) std::abort();
+  }
+}
+
 size_t Lines(const std::string& text) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }

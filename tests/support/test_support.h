@@ -3,6 +3,7 @@
 #ifndef STE_TESTS_SUPPORT_TEST_SUPPORT_H_
 #define STE_TESTS_SUPPORT_TEST_SUPPORT_H_
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,16 @@ class Process {
   int exit_code_ = -1;
   std::string out_file_, err_file_;
 };
+
+// The test names `ste select` printed: the lines of `out` that do not
+// start with a space (--explain adds indented "  <- ..." lines).
+std::set<std::string> SelectedTests(const std::string& out);
+
+// `git -C dir args...`; the exit code and output.
+Spawned Git(const std::string& dir, const std::vector<std::string>& args);
+// `git init` in `dir` with a committer identity set, so commits work
+// whatever the machine's git configuration.
+void InitGitRepo(const std::string& dir);
 
 // Number of '\n' in `text`.
 size_t Lines(const std::string& text);
