@@ -227,14 +227,7 @@ int LocalSelect(const ParsedFlags& flags, const Config& config, const std::strin
       in.no_baseline = std::string(loaded.status().message());
     } else {
       base = *std::move(loaded);
-      absl::StatusOr<std::vector<TestResult>> results = (*store)->Results(base->info.id);
-      if (!results.ok()) {
-        in.no_baseline = absl::StrCat("baseline results unreadable: ", results.status().message());
-      } else {
-        for (const TestResult& r : *results) {
-          if (r.outcome != TestOutcome::kPassed) in.failed_tests.push_back(r.test);
-        }
-      }
+      in.failed_tests = base->failed_tests;
     }
   }
   // The tree now: hashed with the baseline's inventory as the stat cache,

@@ -81,6 +81,19 @@ bool IsValidScope(std::string_view scope_view) {
          scope.find('\0') == absl::string_view::npos;
 }
 
+namespace {
+
+// The directory of the running executable.
+absl::StatusOr<std::string> ExecutableDir() {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return absl::NotFoundError("cannot read /proc/self/exe");
+  exe[n] = '\0';
+  return std::string(exe, std::string(exe).rfind('/'));
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> FindPreloadLibrary() {
   struct stat st;
   if (const char* env = std::getenv("STE_PRELOAD"); env && *env) {
@@ -92,14 +105,12 @@ absl::StatusOr<std::string> FindPreloadLibrary() {
     if (realpath(env, real) == nullptr) return std::string(env);
     return std::string(real);
   }
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return absl::NotFoundError("cannot read /proc/self/exe");
-  exe[n] = '\0';
-  std::string dir(exe, std::string(exe).rfind('/'));
+  absl::StatusOr<std::string> dir = ExecutableDir();
+  if (!dir.ok()) return dir.status();
+  const std::string exe = *dir + "/ste";
   for (const std::string& candidate :
-       {absl::StrCat(dir, "/libste_preload.so"),
-        absl::StrCat(dir, "/../lib/ste/libste_preload.so")}) {
+       {absl::StrCat(*dir, "/libste_preload.so"),
+        absl::StrCat(*dir, "/../lib/ste/libste_preload.so")}) {
     if (stat(candidate.c_str(), &st) == 0) return candidate;
   }
   return absl::NotFoundError(absl::StrCat(
@@ -115,13 +126,11 @@ absl::StatusOr<std::string> FindIntegrationsDir() {
     }
     return std::string(env);
   }
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return absl::NotFoundError("cannot read /proc/self/exe");
-  exe[n] = '\0';
-  std::string dir(exe, std::string(exe).rfind('/'));
+  absl::StatusOr<std::string> dir = ExecutableDir();
+  if (!dir.ok()) return dir.status();
+  const std::string exe = *dir + "/ste";
   for (const std::string& candidate :
-       {absl::StrCat(dir, "/integrations"), absl::StrCat(dir, "/../share/ste/integrations")}) {
+       {absl::StrCat(*dir, "/integrations"), absl::StrCat(*dir, "/../share/ste/integrations")}) {
     if (stat(candidate.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
       char real[PATH_MAX];
       return realpath(candidate.c_str(), real) ? std::string(real) : candidate;

@@ -36,6 +36,13 @@ absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64
   STE_ASSIGN_OR_RETURN(loaded.index, SelectionIndex::Open(index_path));
   STE_ASSIGN_OR_RETURN(std::string inventory_path, store.BlobPath(loaded.info.id, "inventory"));
   STE_ASSIGN_OR_RETURN(loaded.inventory, Inventory::ReadFile(inventory_path));
+  absl::StatusOr<std::vector<TestResult>> results = store.Results(loaded.info.id);
+  if (!results.ok()) {
+    return absl::DataLossError(absl::StrCat("baseline results unreadable: ", results.status().message()));
+  }
+  for (const TestResult& r : *results) {
+    if (r.outcome != TestOutcome::kPassed) loaded.failed_tests.push_back(r.test);
+  }
   return loaded;
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ste/baseline_store.h"
@@ -18,6 +20,7 @@ struct LoadedBaseline {
   BaselineInfo info;
   std::unique_ptr<SelectionIndex> index;
   Inventory inventory;
+  std::vector<std::string> failed_tests;  // not passed in it (failed, error)
 };
 
 // The latest complete baseline with mri <= `mri` (INT64_MAX: any), or

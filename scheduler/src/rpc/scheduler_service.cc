@@ -498,14 +498,7 @@ Status SchedulerService::Select(grpc::ServerContext* ctx, const v1::SelectReques
   if (!base.ok()) {
     in.no_baseline = std::string(base.status().message());
   } else {
-    absl::StatusOr<std::vector<TestResult>> results = (*store)->Results(base->info.id);
-    if (!results.ok()) {
-      in.no_baseline = absl::StrCat("baseline results unreadable: ", results.status().message());
-    } else {
-      for (const TestResult& r : *results) {
-        if (r.outcome != TestOutcome::kPassed) in.failed_tests.push_back(r.test);
-      }
-    }
+    in.failed_tests = base->failed_tests;
     in.index = base->index.get();
     in.base = &base->inventory;
     if (req->tree_case() == v1::SelectRequest::kInventory) {
