@@ -32,6 +32,7 @@
 # processes, resp. forked children, at a time; the plain run is one
 # process), VARIANTS ("plain generic pytest alone"), STE_BENCH_DIR.
 set -euo pipefail
+runners_dir=$(cd "$(dirname "$0")" && pwd)
 
 if [ $# -ne 1 ]; then
   echo "usage: $0 BUILD_DIR" >&2
@@ -164,38 +165,7 @@ for v in generic pytest; do
 done
 echo
 
-declare -A wall cpu
-for ((r = 1; r <= runs; r++)); do
-  for v in "${variants[@]}"; do
-    read -r w c < <(measure "$v")
-    wall[$v]+="$w "
-    cpu[$v]+="$c "
-  done
-done
-
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-echo "== medians of $runs runs (wall s, CPU s = user+sys of the process tree)"
-printf '   %-10s %8s %8s %10s %10s\n' variant wall cpu "wall/(i)" "cpu/(i)"
-pw=$(echo "${wall[plain]}" | median)
-pc=$(echo "${cpu[plain]}" | median)
-for v in "${variants[@]}"; do
-  w=$(echo "${wall[$v]}" | median)
-  c=$(echo "${cpu[$v]}" | median)
-  printf '   %-10s %8.2f %8.2f %9.2fx %9.2fx\n' "$v" "$w" "$c" \
-    "$(awk -v a="$w" -v b="$pw" 'BEGIN { print a / b }')" "$(awk -v a="$c" -v b="$pc" 'BEGIN { print a / b }')"
-done
-echo
-for v in generic pytest alone; do
-  [[ " ${variants[*]} " == *" $v "* ]] || continue
-  w=$(echo "${wall[$v]}" | median)
-  case $v in
-    generic) label="(ii)/(i)  generic record / plain" ;;
-    pytest) label="(iii)/(i) pytest record  / plain" ;;
-    alone) label="(iv)/(i)  plugin alone   / plain" ;;
-  esac
-  awk -v w="$w" -v p="$pw" -v l="$label" -v t="$v" 'BEGIN {
-    printf "%s: %.2fx wall", l, w / p
-    if (t == "pytest") printf " (target <= 1.05: %s)", (w / p <= 1.05) ? "met" : "missed"
-    printf "\n"
-  }'
-done
+kind=pytest
+# shellcheck source=report.sh
+. "$runners_dir/report.sh"
+run_and_report

@@ -37,6 +37,7 @@
 # processes, resp. forked children, at a time; the plain run is one
 # process), VARIANTS ("plain generic minitest alone"), STE_BENCH_DIR.
 set -euo pipefail
+runners_dir=$(cd "$(dirname "$0")" && pwd)
 
 if [ $# -ne 1 ]; then
   echo "usage: $0 BUILD_DIR" >&2
@@ -150,49 +151,7 @@ for v in generic minitest; do
 done
 echo
 
-declare -A wall cpu
-for ((r = 1; r <= runs; r++)); do
-  for v in "${variants[@]}"; do
-    read -r w c < <(measure "$v")
-    wall[$v]+="$w "
-    cpu[$v]+="$c "
-  done
-done
-
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-echo "== medians of $runs runs (wall s, CPU s = user+sys of the process tree)"
-printf '   %-10s %8s %8s %10s %10s\n' variant wall cpu "wall/(i)" "cpu/(i)"
-pw=$(echo "${wall[plain]}" | median)
-pc=$(echo "${cpu[plain]}" | median)
-for v in "${variants[@]}"; do
-  w=$(echo "${wall[$v]}" | median)
-  c=$(echo "${cpu[$v]}" | median)
-  printf '   %-10s %8.2f %8.2f %9.2fx %9.2fx\n' "$v" "$w" "$c" \
-    "$(awk -v a="$w" -v b="$pw" 'BEGIN { print a / b }')" "$(awk -v a="$c" -v b="$pc" 'BEGIN { print a / b }')"
-done
-echo
-for v in generic minitest alone; do
-  [[ " ${variants[*]} " == *" $v "* ]] || continue
-  w=$(echo "${wall[$v]}" | median)
-  case $v in
-    generic) label="(ii)/(i)  generic record  / plain" ;;
-    minitest) label="(iii)/(i) minitest record / plain" ;;
-    alone) label="(iv)/(i)  runner alone    / plain" ;;
-  esac
-  awk -v w="$w" -v p="$pw" -v l="$label" -v t="$v" 'BEGIN {
-    printf "%s: %.2fx wall", l, w / p
-    if (t == "minitest") printf " (target <= 1.05: %s)", (w / p <= 1.05) ? "met" : "missed"
-    printf "\n"
-  }'
-done
-# The cost per test file does not depend on how heavy the files are; the
-# ratio does (lighter files: a larger share of fork, CoW and exit).
-for v in minitest alone; do
-  [[ " ${variants[*]} " == *" $v "* ]] || continue
-  w=$(echo "${wall[$v]}" | median)
-  c=$(echo "${cpu[$v]}" | median)
-  awk -v w="$w" -v c="$c" -v pw="$pw" -v pc="$pc" -v n="$files" -v t="$v" 'BEGIN {
-    printf "per file, %-8s - plain: %+.1f ms wall, %+.1f ms CPU (plain: %.1f ms wall per file)\n",
-      t, (w - pw) * 1000 / n, (c - pc) * 1000 / n, pw * 1000 / n
-  }'
-done
+kind=minitest
+# shellcheck source=report.sh
+. "$runners_dir/report.sh"
+run_and_report
