@@ -24,10 +24,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runner_e2e_util.h"
 #include "test_support.h"
 
 namespace ste {
 namespace {
+
+using ::ste::testing::LogRecord;
+using ::ste::testing::ParseResults;
+using ::ste::testing::Result;
 
 using ::ste::testing::MakeTempDir;
 using ::ste::testing::ReadFile;
@@ -81,17 +86,6 @@ const Kind kUnittest = {
 
 void PrintTo(const Kind& kind, std::ostream* os) { *os << kind.name; }
 
-// A file's outcome in $STE_RESULTS and its exit code.
-struct Result {
-  std::string outcome;
-  int exit_code = -1;
-  bool operator==(const Result& o) const {
-    return outcome == o.outcome && exit_code == o.exit_code;
-  }
-};
-void PrintTo(const Result& r, std::ostream* os) {
-  *os << r.outcome << "/" << r.exit_code;
-}
 
 // The runners' outcomes: every file is run, whatever the others do.
 const std::map<std::string, Result> kExpected = {
@@ -102,28 +96,6 @@ const std::map<std::string, Result> kExpected = {
     {"tests/test_broken.py", {"error", 2}},
 };
 
-std::map<std::string, Result> ParseResults(const std::string& text) {
-  std::map<std::string, Result> results;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    size_t at = 0;
-    for (size_t tab;
-         f.size() < 3 && (tab = line.find('\t', at)) != std::string::npos;
-         at = tab + 1) {
-      f.push_back(line.substr(at, tab - at));
-    }
-    f.push_back(line.substr(at));
-    if (f.size() != 4) {
-      ADD_FAILURE() << "bad result line: " << line;
-      continue;
-    }
-    EXPECT_EQ(results.count(f[3]), 0u) << "two lines for " << f[3];
-    results[f[3]] = Result{f[0], std::stoi(f[1])};
-  }
-  return results;
-}
 
 // A report with its timings blanked: pytest's "... in 0.12s", unittest's
 // "Ran 9 tests in 0.012s".
@@ -132,10 +104,6 @@ std::string Untimed(const std::string& report) {
   return std::regex_replace(report, kTime, " in Xs");
 }
 
-// One record of `ste log dump`: pid, ppid, scope, kind, op, path (tabs).
-struct LogRecord {
-  std::string scope, kind, path;
-};
 
 class PythonSuite : public ::testing::TestWithParam<Kind> {
  protected:
@@ -342,31 +310,11 @@ class TestBroken(unittest.TestCase):
   std::vector<LogRecord> Dump(const std::string& log_dir) {
     Spawned dump = Ste({"log", "dump", log_dir});
     EXPECT_EQ(dump.exit_code, 0) << dump.err;
-    std::vector<LogRecord> records;
-    std::istringstream in(dump.out);
-    std::string line;
-    while (std::getline(in, line)) {
-      std::vector<std::string> f;
-      size_t at = 0;
-      for (size_t tab;
-           f.size() < 5 && (tab = line.find('\t', at)) != std::string::npos;
-           at = tab + 1) {
-        f.push_back(line.substr(at, tab - at));
-      }
-      f.push_back(line.substr(at));
-      if (f.size() == 6) records.push_back({f[2], f[3], f[5]});
-    }
-    return records;
+    return ::ste::testing::ParseLogDump(dump.out);
   }
   // The scopes in which `rel` (repo-relative) was recorded as content.
-  std::set<std::string> ScopesOf(const std::vector<LogRecord>& records,
-                                 const std::string& rel) {
-    std::set<std::string> scopes;
-    for (const LogRecord& r : records) {
-      if (r.path == root_ + "/" + rel && r.kind == "content")
-        scopes.insert(r.scope);
-    }
-    return scopes;
+  std::set<std::string> ScopesOf(const std::vector<LogRecord>& records, const std::string& rel) {
+    return ::ste::testing::ContentScopesOf(records, root_ + "/" + rel);
   }
 
   void WriteConfig(bool case_scopes) {

@@ -21,10 +21,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runner_e2e_util.h"
 #include "test_support.h"
 
 namespace ste {
 namespace {
+
+using ::ste::testing::LogRecord;
+using ::ste::testing::ParseResults;
+using ::ste::testing::Result;
 
 using ::ste::testing::MakeTempDir;
 using ::ste::testing::ReadFile;
@@ -73,35 +78,7 @@ const Framework kRSpec = {
 
 void PrintTo(const Framework& framework, std::ostream* os) { *os << framework.name; }
 
-// What a file's outcome is: in $STE_RESULTS and its exit code.
-struct Result {
-  std::string outcome;
-  int exit_code = -1;
-  bool operator==(const Result& o) const {
-    return outcome == o.outcome && exit_code == o.exit_code;
-  }
-};
 
-std::map<std::string, Result> ParseResults(const std::string& text) {
-  std::map<std::string, Result> results;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    size_t at = 0;
-    for (size_t tab; f.size() < 3 && (tab = line.find('\t', at)) != std::string::npos;
-         at = tab + 1) {
-      f.push_back(line.substr(at, tab - at));
-    }
-    f.push_back(line.substr(at));
-    if (f.size() != 4) {
-      ADD_FAILURE() << "bad result line: " << line;
-      continue;
-    }
-    results[f[3]] = Result{f[0], std::stoi(f[1])};
-  }
-  return results;
-}
 
 // The totals of a plain run's report ("6 runs, 6 assertions, ..." or
 // "6 examples, 1 failure"), or of the runner's summary (after "; ").
@@ -121,10 +98,6 @@ std::string Totals(const std::string& out) {
 }
 
 
-// One record of `ste log dump`: pid, ppid, scope, kind, op, path (tabs).
-struct LogRecord {
-  std::string scope, kind, path;
-};
 
 class RubySuite : public ::testing::TestWithParam<Framework> {
  protected:
@@ -287,28 +260,11 @@ end
   std::vector<LogRecord> Dump(const std::string& log_dir) {
     Spawned dump = Ste({"log", "dump", log_dir});
     EXPECT_EQ(dump.exit_code, 0) << dump.err;
-    std::vector<LogRecord> records;
-    std::istringstream in(dump.out);
-    std::string line;
-    while (std::getline(in, line)) {
-      std::vector<std::string> f;
-      size_t at = 0;
-      for (size_t tab; f.size() < 5 && (tab = line.find('\t', at)) != std::string::npos;
-           at = tab + 1) {
-        f.push_back(line.substr(at, tab - at));
-      }
-      f.push_back(line.substr(at));
-      if (f.size() == 6) records.push_back({f[2], f[3], f[5]});
-    }
-    return records;
+    return ::ste::testing::ParseLogDump(dump.out);
   }
   // The scopes in which `rel` (repo-relative) was recorded as content.
   std::set<std::string> ScopesOf(const std::vector<LogRecord>& records, const std::string& rel) {
-    std::set<std::string> scopes;
-    for (const LogRecord& r : records) {
-      if (r.path == root_ + "/" + rel && r.kind == "content") scopes.insert(r.scope);
-    }
-    return scopes;
+    return ::ste::testing::ContentScopesOf(records, root_ + "/" + rel);
   }
 
   void WriteConfig(bool case_scopes) {
