@@ -374,8 +374,7 @@ int SelectCommand(const std::vector<std::string>& args) {
       // One -R regex naming exactly the selected tests.
       std::string regex;
       for (const SelectedTest& t : s.tests) {
-        std::string one = RegexExactly(t.test);
-        absl::StrAppend(&regex, regex.empty() ? "" : "|", one.substr(1, one.size() - 2));
+        absl::StrAppend(&regex, regex.empty() ? "" : "|", RegexEscape(t.test));
       }
       if (!regex.empty()) line = "-R " + ShellQuote("^(" + regex + ")$");
     }

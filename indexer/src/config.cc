@@ -179,14 +179,16 @@ std::string ShellQuote(std::string_view s) {
   return out + "'";
 }
 
-std::string RegexExactly(std::string_view name) {
-  std::string out = "^";
+std::string RegexEscape(std::string_view name) {
+  std::string out;
   for (char c : name) {
     if (std::strchr("\\^$.|?*+()[]{}", c) != nullptr) out += '\\';
     out += c;
   }
-  return out + "$";
+  return out;
 }
+
+std::string RegexExactly(std::string_view name) { return "^" + RegexEscape(name) + "$"; }
 
 std::string Config::CommandFor(std::string_view test_path) const {
   const std::pair<const char*, std::string> subs[] = {

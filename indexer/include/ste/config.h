@@ -102,7 +102,9 @@ absl::StatusOr<std::string> FindConfig(const std::string& start);
 // What a minimal ste.toml looks like, for hints and `ste --help`.
 extern const char kExampleConfig[];
 
-// An extended regex matching exactly `name` (^...$, metacharacters escaped).
+// `name` with the extended-regex metacharacters escaped; RegexExactly
+// anchors it (^...$) to match exactly `name`.
+std::string RegexEscape(std::string_view name);
 std::string RegexExactly(std::string_view name);
 
 // POSIX shell single-quoting: abc -> abc, a b -> 'a b', it's -> 'it'\''s'.

@@ -32,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ste/baseline_loader.h"
 #include "ste/build_session.h"
 #include "ste/v1/scheduler.grpc.pb.h"
 
@@ -82,6 +83,13 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   grpc::Status FindWorker(const std::string& worker_id, std::shared_ptr<BuildSession>* build,
                           std::string* worker);
   absl::StatusOr<std::unique_ptr<BaselineStore>> OpenStore();
+  // Authorizes, then finds the worker's build; *build is reset (and OK
+  // returned) when that build is over: the caller answers build_done.
+  grpc::Status RunningWorker(grpc::ServerContext* ctx, const char* method,
+                             const std::string& worker_id, std::shared_ptr<BuildSession>* build,
+                             std::string* worker);
+  // The latest complete baseline with mri <= `mri`, or baseline `id` if > 0.
+  absl::StatusOr<LoadedBaseline> LoadBaseline(int64_t mri, int64_t id);
 
   const SchedulerOptions options_;
   std::mutex log_mu_;

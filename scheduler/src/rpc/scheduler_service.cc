@@ -105,6 +105,12 @@ Status Decode(const v1::TestResult& m, const std::vector<uint32_t>& table, Lease
   return Status::OK;
 }
 
+void FillBaseline(const BaselineInfo& info, v1::Baseline* out) {
+  out->set_id(info.id);
+  out->set_mri(info.mri);
+  out->set_commit(info.commit);
+}
+
 void FillProgress(const BuildSnapshot& s, const BuildSession& b, v1::BuildProgress* p) {
   p->set_state(ToProto(s.state));
   p->set_done(s.done);
@@ -216,6 +222,15 @@ Status SchedulerService::FindWorker(const std::string& worker_id,
   return FindBuild(worker_id.substr(0, slash), build);
 }
 
+Status SchedulerService::RunningWorker(grpc::ServerContext* ctx, const char* method,
+                                       const std::string& worker_id,
+                                       std::shared_ptr<BuildSession>* build, std::string* worker) {
+  if (Status a = Authorize(ctx, method); !a.ok()) return a;
+  if (Status s = FindWorker(worker_id, build, worker); !s.ok()) return s;
+  if (!(*build)->running()) build->reset();
+  return Status::OK;
+}
+
 Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateBuildRequest* req,
                                      v1::CreateBuildResponse* resp) {
   if (Status a = Authorize(ctx, "CreateBuild"); !a.ok()) return a;
@@ -309,11 +324,10 @@ Status SchedulerService::RegisterWorker(grpc::ServerContext* ctx,
 
 Status SchedulerService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
                                    v1::HeartbeatResponse* resp) {
-  if (Status a = Authorize(ctx, "Heartbeat"); !a.ok()) return a;
   std::shared_ptr<BuildSession> build;
   std::string w;
-  if (Status s = FindWorker(req->worker_id(), &build, &w); !s.ok()) return s;
-  if (!build->running()) {
+  if (Status s = RunningWorker(ctx, "Heartbeat", req->worker_id(), &build, &w); !s.ok()) return s;
+  if (!build) {
     resp->set_build_done(true);
     return Status::OK;
   }
@@ -325,11 +339,10 @@ Status SchedulerService::Heartbeat(grpc::ServerContext* ctx, const v1::Heartbeat
 
 Status SchedulerService::Lease(grpc::ServerContext* ctx, const v1::LeaseRequest* req,
                                v1::LeaseResponse* resp) {
-  if (Status a = Authorize(ctx, "Lease"); !a.ok()) return a;
   std::shared_ptr<BuildSession> build;
   std::string w;
-  if (Status s = FindWorker(req->worker_id(), &build, &w); !s.ok()) return s;
-  if (!build->running()) {
+  if (Status s = RunningWorker(ctx, "Lease", req->worker_id(), &build, &w); !s.ok()) return s;
+  if (!build) {
     resp->set_build_done(true);
     return Status::OK;
   }
@@ -451,22 +464,22 @@ Status SchedulerService::WatchBuild(grpc::ServerContext* ctx, const v1::WatchBui
   }
 }
 
+absl::StatusOr<LoadedBaseline> SchedulerService::LoadBaseline(int64_t mri, int64_t id) {
+  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+  if (!store.ok()) return store.status();
+  return LoadCompletedBaseline(**store, id > 0 ? 0 : mri, id);
+}
+
 Status SchedulerService::GetBaseline(grpc::ServerContext* ctx, const v1::GetBaselineRequest* req,
                                      v1::GetBaselineResponse* resp) {
   if (Status a = Authorize(ctx, "GetBaseline"); !a.ok()) return a;
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
-  absl::StatusOr<LoadedBaseline> base =
-      store.ok() ? LoadCompletedBaseline(**store, req->baseline_id() > 0 ? 0 : req->mri(),
-                                         req->baseline_id())
-                 : absl::StatusOr<LoadedBaseline>(store.status());
+  absl::StatusOr<LoadedBaseline> base = LoadBaseline(req->mri(), req->baseline_id());
   if (!base.ok()) {
     resp->set_why_not(std::string(base.status().message()));
     return Status::OK;
   }
   resp->set_found(true);
-  resp->mutable_baseline()->set_id(base->info.id);
-  resp->mutable_baseline()->set_mri(base->info.mri);
-  resp->mutable_baseline()->set_commit(base->info.commit);
+  FillBaseline(base->info, resp->mutable_baseline());
   for (const std::string& p : ExternalPaths(*base->index)) resp->add_external_paths(p);
   return Status::OK;
 }
@@ -488,11 +501,7 @@ Status SchedulerService::Select(grpc::ServerContext* ctx, const v1::SelectReques
   std::sort(in.head_tests.begin(), in.head_tests.end());
   if (req->force_all()) in.force_all = req->force_reason().empty() ? "forced by the client" : req->force_reason();
 
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
-  absl::StatusOr<LoadedBaseline> base =
-      store.ok() ? LoadCompletedBaseline(**store, req->baseline_id() > 0 ? 0 : req->mri(),
-                                         req->baseline_id())
-                 : absl::StatusOr<LoadedBaseline>(store.status());
+  absl::StatusOr<LoadedBaseline> base = LoadBaseline(req->mri(), req->baseline_id());
   Inventory head;
   std::vector<InventoryChange> changes;
   if (!base.ok()) {
@@ -529,9 +538,7 @@ Status SchedulerService::Select(grpc::ServerContext* ctx, const v1::SelectReques
   }
   resp->set_reason(s.reason);
   if (base.ok()) {
-    resp->mutable_baseline()->set_id(base->info.id);
-    resp->mutable_baseline()->set_mri(base->info.mri);
-    resp->mutable_baseline()->set_commit(base->info.commit);
+    FillBaseline(base->info, resp->mutable_baseline());
   }
   for (const InventoryChange& c : s.changed) {
     v1::Change* out = resp->add_changed();
