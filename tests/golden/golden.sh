@@ -14,13 +14,22 @@
 # dropped; the rest is compared byte for byte.
 set -euo pipefail
 build=$(cd "$1" && pwd)
+scheduler=
+scheduler_pid=
 update=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 ste="$build/ste"
 py=/usr/bin/python3
 work=$(mktemp -d "${TMPDIR:-/tmp}/ste-golden-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+stop_scheduler() {
+  if [ -n "$scheduler_pid" ]; then
+    kill "$scheduler_pid" 2>/dev/null || true
+    wait "$scheduler_pid" 2>/dev/null || true
+  fi
+  scheduler= scheduler_pid=
+}
+trap 'stop_scheduler; rm -rf "$work"' EXIT
 out="$work/out"
 mkdir -p "$out" "$work/tmp"
 # The tests' temporary files (and the listings of their temp directory) in
@@ -44,13 +53,15 @@ select_json() {
     "$py" "$here/normalise.py" select "$repo" "$ext" > "$out/$fixture.$name.json"
 }
 
-# scenario NAME CHANGE-COMMAND [select args...]: make a change, select,
-# put the tree back as it was committed.
+# scenario NAME CHANGE-COMMAND [select args...]: make a change, select
+# (and through the scheduler too, when one runs), put the tree back as it
+# was committed.
 scenario() {
   local name=$1 change=$2
   shift 2
   (cd "$repo" && sh -c "$change")
   select_json "$name" "$@"
+  if [ -n "$scheduler" ]; then select_json "$name.remote" --scheduler "$scheduler" "$@"; fi
   git -C "$repo" reset -q --hard
   git -C "$repo" clean -q -fdx -e .ste -e build
 }
@@ -117,6 +128,14 @@ skip_all = ["docs/**", "*.md"]
 TOML
 git_init "$repo"
 record_and_dump
+# A scheduler on the same store: `select --scheduler` must answer as the
+# local select does.
+"$ste" scheduler --listen "unix:$work/scheduler.sock" --store "sqlite:$repo/.ste/ste.db" \
+  --port-file "$work/scheduler.addr" 2>"$work/scheduler.log" &
+scheduler_pid=$!
+for _ in $(seq 600); do [ -s "$work/scheduler.addr" ] && break; sleep 0.1; done
+[ -s "$work/scheduler.addr" ] || { cat "$work/scheduler.log" >&2; exit 1; }
+scheduler=$(cat "$work/scheduler.addr")
 select_json nothing
 scenario lib_a 'echo "# x" >> lib/a.sh'
 scenario absent_appears 'mkdir -p config && echo X=1 > config/local.env'
@@ -130,6 +149,7 @@ scenario runner_format 'echo "# x" >> lib/b.sh' --explain
 (cd "$repo" && echo "# x" >> lib/b.sh && "$ste" select --format runner 2>/dev/null) \
   > "$out/$fixture.runner.txt"
 git -C "$repo" checkout -q -- .
+stop_scheduler
 
 # ---- pytest: a batch runner (kind = "pytest"), case scopes -----------------
 fixture=pytest
