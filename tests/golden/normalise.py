@@ -45,6 +45,12 @@ def main():
         return value
 
     for doc in docs:
+        # A machine's own directories (/tmp) change under other processes:
+        # when they are all that changed, it reads as nothing changed.
+        changed = doc.get("changed") if isinstance(doc, dict) else None
+        if (changed and all(external(c.get("path")) for c in changed)
+                and doc.get("reason") == "no test depends on what changed"):
+            doc["reason"] = "nothing changed since the baseline"
         doc = prune(doc)
         print(json.dumps(fix(doc), indent=1, sort_keys=True))
 
