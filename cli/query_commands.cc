@@ -210,8 +210,7 @@ int InventoryCommand(const std::vector<std::string>& args) {
   }
   ScanOptions scan;
   scan.root = config->root;
-  auto ignore = GlobSet::Compile(config->inventory_ignore);
-  if (ignore.ok()) scan.ignore = *ignore;
+  scan.ignore = config->inventory_ignore;
   for (const InventoryEntry& e : other ? other->entries() : std::vector<InventoryEntry>{}) {
     if (e.path[0] == '/') scan.external_paths.push_back(e.path);
   }

@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ste/git.h"
+#include "ste/checkout.h"
 
 namespace ste::cli {
 
@@ -42,23 +42,13 @@ std::optional<Config> LoadRepoConfig(const std::string& command,
   return *std::move(config);
 }
 
-int64_t CurrentMri(const Config& config) {
-  if (IsGitRepo(config.root)) {
-    absl::StatusOr<int64_t> mri = GitMri(config.root, "HEAD");
-    if (mri.ok()) return *mri;
-  }
-  return INT64_MAX;
-}
-
 absl::StatusOr<LoadedBaseline> LoadBaseline(BaselineStore& store,
                                             const Config& config,
                                             const std::string& base) {
-  if (base.empty() || base == "auto") return LoadCompletedBaseline(store, CurrentMri(config), 0);
-  int64_t id;
-  if (!absl::SimpleAtoi(base, &id) || id <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--base: '", base, "' is not auto or an id"));
-  }
-  return LoadCompletedBaseline(store, 0, id);
+  absl::StatusOr<BaselineQuery> query = BaselineQuery::FromFlag(base);
+  if (!query.ok()) return query.status();
+  if (query->id > 0) return LoadCompletedBaseline(store, 0, query->id);
+  return LoadCompletedBaseline(store, ReadCommitFacts(config.root).mri, 0);
 }
 
 std::string Seconds(double s) {

@@ -1,6 +1,6 @@
 // What the repository-level commands (record, select, why, deps, index,
-// inventory) share: finding and loading ste.toml, opening the store,
-// loading a baseline's index and inventory.
+// inventory) share: finding and loading ste.toml, loading a baseline for
+// the query commands.
 #ifndef STE_CLI_REPO_CONTEXT_H_
 #define STE_CLI_REPO_CONTEXT_H_
 
@@ -31,10 +31,6 @@ std::optional<Config> LoadRepoConfig(const std::string& command,
 absl::StatusOr<LoadedBaseline> LoadBaseline(BaselineStore& store,
                                             const Config& config,
                                             const std::string& base);
-
-// The MRI to look up for the current checkout: MRI(HEAD) in git, else the
-// largest possible (any baseline will do: selection compares content).
-int64_t CurrentMri(const Config& config);
 
 // Formats seconds as "1.2s" / "3m04s".
 std::string Seconds(double s);

@@ -1,23 +1,20 @@
 // `ste select [--base auto|ID] [--explain] [--format text|json|github]
 //             [--all] [--changed-files]`
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "flags.h"
 #include "repo_context.h"
 #include "rpc_flags.h"
-#include "ste/git.h"
-#include "ste/v1/scheduler.grpc.pb.h"
+#include "ste/checkout.h"
 #include "ste/json.h"
 #include "ste/selection.h"
+#include "ste/selection_client.h"
+#include "ste/selection_pipeline.h"
 
 namespace ste::cli {
 namespace {
@@ -135,195 +132,24 @@ void AppendToFile(const char* path, const std::string& text) {
   std::ofstream(path, std::ios::app) << text;
 }
 
-
-FileType FileTypeFromName(const std::string& name) {
-  for (FileType t : {FileType::kRegular, FileType::kSymlink, FileType::kDirectory,
-                     FileType::kOther, FileType::kMissing}) {
-    if (FileTypeName(t) == name) return t;
+// $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY, when set.
+void WriteGithubFiles(const Selection& s, const std::string& tests_file) {
+  if (const char* out = std::getenv("GITHUB_OUTPUT"); out && *out) {
+    AppendToFile(out, absl::StrCat("mode=", std::string(SelectionModeName(s.mode)),
+                                   "\nreason=", s.reason, "\ntests_file=", tests_file, "\n"));
   }
-  return FileType::kOther;
-}
-
-// The scheduler's answer, as the local Select() would have given it.
-Selection FromResponse(const v1::SelectResponse& r) {
-  Selection s;
-  s.mode = r.mode() == v1::SELECTION_MODE_SUBSET ? SelectionMode::kSubset
-           : r.mode() == v1::SELECTION_MODE_NONE ? SelectionMode::kNone
-                                                 : SelectionMode::kAll;
-  s.reason = r.reason();
-  for (const v1::Change& c : r.changed()) {
-    InventoryChange ic;
-    ic.path = c.path();
-    ic.type = FileTypeFromName(c.type());
-    ic.old_type = ic.type;
-    ic.change = c.change() == "added"     ? ChangeKind::kAdded
-                : c.change() == "deleted" ? ChangeKind::kDeleted
-                                          : ChangeKind::kModified;
-    s.changed.push_back(std::move(ic));
-  }
-  for (const v1::SelectedTest& t : r.tests()) {
-    SelectedTest out;
-    out.test = t.test();
-    out.more_reasons = t.more_reasons();
-    for (const v1::SelectionReason& why : t.reasons()) {
-      out.reasons.push_back(SelectionReason{why.path(), why.kind(), why.change()});
-    }
-    s.tests.push_back(std::move(out));
-  }
-  return s;
-}
-
-// Mode all over the tests of the tree, with the reason.
-Selection AllOf(const std::string& reason, const std::vector<std::string>& tests) {
-  Selection s;
-  s.reason = reason;
-  for (const std::string& t : tests) s.tests.push_back(SelectedTest{t, {}, 0});
-  return s;
-}
-
-// Without the tree there is no test list either: say so (run all), exit 3.
-int TreeUnreadable(const absl::Status& why, const std::string& format,
-                   const std::optional<BaselineInfo>& base) {
-  std::fprintf(stderr, "ste select: mode all: cannot inventory the tree: %s\n",
-               std::string(why.message()).c_str());
-  if (format == "json") {
-    Selection all;
-    all.reason = absl::StrCat("cannot inventory the tree: ", why.message());
-    std::fputs(Json(all, base).c_str(), stdout);
-  }
-  return 3;
-}
-
-// Why every test must run whatever changed: --all, or a force tag in a
-// commit message since the baseline's commit; "" otherwise.
-std::string ForceReason(const ParsedFlags& flags, const Config& config,
-                        const std::string& base_commit) {
-  if (flags.Has("all")) return "--all given";
-  std::string force;
-  if (IsGitRepo(config.root)) {
-    absl::StatusOr<std::string> messages = GitMessagesSince(config.root, base_commit);
-    for (const char* tag : {"[test all]", "[no filter]"}) {
-      if (messages.ok() && absl::StrContains(*messages, tag)) {
-        force = absl::StrCat("force tag ", tag, " in a commit message");
+  if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
+    std::string md = absl::StrCat("### ste select: ", std::string(SelectionModeName(s.mode)), "\n\n",
+                                  s.reason, "\n\n| test | why |\n|---|---|\n");
+    for (const SelectedTest& t : s.tests) {
+      std::string why;
+      for (const SelectionReason& r : t.reasons) {
+        absl::StrAppend(&why, why.empty() ? "" : "; ", ReasonText(r));
       }
+      absl::StrAppend(&md, "| `", EscapeForText(t.test), "` | ", why, " |\n");
     }
+    AppendToFile(summary, md);
   }
-  return force;
-}
-
-// The selection from the local store (store.url).
-int LocalSelect(const ParsedFlags& flags, const Config& config, const std::string& format,
-                Selection* out, std::optional<BaselineInfo>* info) {
-  SelectionInputs in;
-  in.config = &config;
-  std::optional<LoadedBaseline> base;
-  Inventory head;
-  auto store = BaselineStore::Open(config.store_url, config.root);
-  if (!store.ok()) {
-    in.no_baseline = absl::StrCat("store unusable: ", store.status().message());
-  } else {
-    absl::StatusOr<LoadedBaseline> loaded = LoadBaseline(**store, config, flags.Get("base"));
-    if (!loaded.ok()) {
-      in.no_baseline = std::string(loaded.status().message());
-    } else {
-      base = *std::move(loaded);
-      in.failed_tests = base->failed_tests;
-    }
-  }
-  // The tree now: hashed with the baseline's inventory as the stat cache,
-  // with the external files the baseline's tests read.
-  absl::StatusOr<GlobSet> ignore = GlobSet::Compile(config.inventory_ignore);
-  ScanOptions scan;
-  scan.root = config.root;
-  if (ignore.ok()) scan.ignore = *ignore;
-  if (base && config.inventory_external) scan.external_paths = ExternalPaths(*base->index);
-  absl::StatusOr<Inventory> scanned = Inventory::Scan(scan, base ? &base->inventory : nullptr);
-  if (!scanned.ok()) {
-    return TreeUnreadable(scanned.status(), format,
-                          base ? std::optional<BaselineInfo>(base->info) : std::nullopt);
-  }
-  head = *std::move(scanned);
-  absl::StatusOr<std::vector<std::string>> tests = DiscoverTests(config, head);
-  if (!tests.ok()) {
-    return TreeUnreadable(tests.status(), format,
-                          base ? std::optional<BaselineInfo>(base->info) : std::nullopt);
-  }
-  in.head_tests = *std::move(tests);
-  if (base) {
-    in.index = base->index.get();
-    in.base = &base->inventory;
-    in.head = &head;
-  }
-  in.force_all = ForceReason(flags, config, base ? base->info.commit : "");
-  *out = Select(in);
-  if (base) *info = base->info;
-  return 0;
-}
-
-// The tree inventoried here, the selection from a scheduler.
-int RemoteSelect(const ParsedFlags& flags, const Config& config, const std::string& format,
-                 Selection* out, std::optional<BaselineInfo>* info) {
-  std::optional<RpcAuth> auth = ClientAuth("select", flags);
-  if (!auth) return 2;
-  std::unique_ptr<v1::Scheduler::Stub> stub =
-      v1::Scheduler::NewStub(MakeChannel(flags.Get("scheduler"), *auth));
-  const std::string base = flags.Get("base", "auto");
-  int64_t base_id = 0;
-  if (base != "auto" && (!absl::SimpleAtoi(base, &base_id) || base_id <= 0)) {
-    return UsageError("select", "--base is auto or a baseline id");
-  }
-  v1::GetBaselineRequest which;
-  which.set_mri(CurrentMri(config));
-  which.set_baseline_id(base_id);
-  v1::GetBaselineResponse found;
-  grpc::Status asked = stub->GetBaseline(NewCallContext(*auth, 60).get(), which, &found);
-
-  absl::StatusOr<GlobSet> ignore = GlobSet::Compile(config.inventory_ignore);
-  ScanOptions scan;
-  scan.root = config.root;
-  if (ignore.ok()) scan.ignore = *ignore;
-  if (asked.ok() && found.found() && config.inventory_external) {
-    for (const std::string& p : found.external_paths()) scan.external_paths.push_back(p);
-  }
-  absl::StatusOr<Inventory> head = Inventory::Scan(scan, nullptr);
-  if (!head.ok()) return TreeUnreadable(head.status(), format, std::nullopt);
-  absl::StatusOr<std::vector<std::string>> discovered = DiscoverTests(config, *head);
-  if (!discovered.ok()) return TreeUnreadable(discovered.status(), format, std::nullopt);
-  std::vector<std::string> tests = *std::move(discovered);
-  if (!asked.ok()) {
-    *out = AllOf(absl::StrCat("the scheduler did not answer: ", asked.error_message()), tests);
-    return 0;
-  }
-  v1::SelectRequest req;
-  req.set_mri(which.mri());
-  req.set_baseline_id(found.found() ? found.baseline().id() : base_id);
-  req.set_inventory(head->Serialize());
-  for (const std::string& t : tests) req.add_head_tests(t);
-  absl::StatusOr<std::string> text = ReadWholeFile(config.config_path);
-  if (!text.ok()) {
-    *out = AllOf(std::string(text.status().message()), tests);
-    return 0;
-  }
-  req.set_config(*text);
-  std::string force = ForceReason(flags, config, found.found() ? found.baseline().commit() : "");
-  req.set_force_all(!force.empty());
-  req.set_force_reason(force);
-  v1::SelectResponse resp;
-  grpc::Status selected = stub->Select(NewCallContext(*auth, 120).get(), req, &resp);
-  if (!selected.ok()) {
-    *out = AllOf(absl::StrCat("the scheduler did not answer: ", selected.error_message()), tests);
-    return 0;
-  }
-  *out = FromResponse(resp);
-  if (resp.has_baseline()) {
-    BaselineInfo b;
-    b.id = resp.baseline().id();
-    b.mri = resp.baseline().mri();
-    b.commit = resp.baseline().commit();
-    b.state = BaselineState::kComplete;
-    *info = b;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -344,14 +170,30 @@ int SelectCommand(const std::vector<std::string>& args) {
   std::optional<Config> config = LoadRepoConfig("select", flags->Get("config"), &exit_code);
   if (!config) return exit_code;
 
-  Selection s;
-  std::optional<BaselineInfo> info;
+  absl::StatusOr<BaselineQuery> query = BaselineQuery::FromFlag(flags->Get("base"));
+  if (!query.ok()) return UsageError("select", std::string(query.status().message()));
+  std::optional<RpcAuth> auth;
   if (flags->Has("scheduler")) {
-    int rc = RemoteSelect(*flags, *config, format, &s, &info);
-    if (rc != 0) return rc;
+    auth = ClientAuth("select", *flags);
+    if (!auth) return 2;
+  }
+
+  LocalCheckout checkout(*std::move(config), flags->Has("all"));
+  SelectionOutcome outcome;
+  if (auth) {
+    outcome = SelectThroughScheduler(MakeChannel(flags->Get("scheduler"), *auth), *auth, checkout, *query);
   } else {
-    int rc = LocalSelect(*flags, *config, format, &s, &info);
-    if (rc != 0) return rc;
+    StoreBaselineSource store(
+        BaselineStore::Open(checkout.config().store_url, checkout.config().root));
+    outcome = SelectForCheckout(checkout, store, *query);
+  }
+  const Selection& s = outcome.selection;
+  const std::optional<BaselineInfo>& info = outcome.baseline;
+  if (!outcome.tree.ok()) {
+    // Without the tree there is no test list either: say so (run all).
+    std::fprintf(stderr, "ste select: mode all: %s\n", s.reason.c_str());
+    if (format == "json") std::fputs(Json(s, info).c_str(), stdout);
+    return 3;
   }
 
   if (flags->Has("changed-files")) {
@@ -369,45 +211,18 @@ int SelectCommand(const std::vector<std::string>& args) {
     return 0;
   }
   if (format == "runner") {
-    std::string line;
-    if (config->runner_kind == "ctest") {
-      // One -R regex naming exactly the selected tests.
-      std::string regex;
-      for (const SelectedTest& t : s.tests) {
-        absl::StrAppend(&regex, regex.empty() ? "" : "|", RegexEscape(t.test));
-      }
-      if (!regex.empty()) line = "-R " + ShellQuote("^(" + regex + ")$");
-    }
-    for (const SelectedTest& t : s.tests) {
-      if (config->runner_kind == "ctest") break;
-      absl::StrAppend(&line, line.empty() ? "" : " ", ShellQuote(t.test));
-    }
+    std::vector<std::string> tests;
+    for (const SelectedTest& t : s.tests) tests.push_back(t.test);
+    std::string line = RunnerArguments(checkout.config().runner_kind, tests);
     if (!line.empty()) std::printf("%s\n", line.c_str());
     return 0;
   }
-  std::string text = Text(s, flags->Has("explain"));
-  std::fputs(text.c_str(), stdout);
+  std::fputs(Text(s, flags->Has("explain")).c_str(), stdout);
   if (format == "github") {
-    std::string tests_file = flags->Get("tests-file", config->root + "/.ste/selected-tests.txt");
+    std::string tests_file =
+        flags->Get("tests-file", checkout.config().root + "/.ste/selected-tests.txt");
     std::ofstream(tests_file) << Text(s, false);
-    if (const char* out = std::getenv("GITHUB_OUTPUT"); out && *out) {
-      AppendToFile(out, absl::StrCat("mode=", std::string(SelectionModeName(s.mode)),
-                                     "\nreason=", s.reason,
-                                     "\ntests_file=", tests_file, "\n"));
-    }
-    if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
-      std::string md = absl::StrCat("### ste select: ", std::string(SelectionModeName(s.mode)),
-                                    "\n\n",
-                                    s.reason, "\n\n| test | why |\n|---|---|\n");
-      for (const SelectedTest& t : s.tests) {
-        std::string why;
-        for (const SelectionReason& r : t.reasons) {
-          absl::StrAppend(&why, why.empty() ? "" : "; ", ReasonText(r));
-        }
-        absl::StrAppend(&md, "| `", EscapeForText(t.test), "` | ", why, " |\n");
-      }
-      AppendToFile(summary, md);
-    }
+    WriteGithubFiles(s, tests_file);
   }
   return 0;
 }

@@ -1,6 +1,6 @@
 // bench_driver — runs command variants interleaved and prints, for each,
 // the median and minimum wall time and the ratio against a baseline
-// variant measured in the same run (STYLE.md, practice 9).
+// variant measured in the same run (docs/concepts.md, "Practices").
 //
 // Usage:
 //   bench_driver [--rounds N] [--warmup N] [--title TEXT] [--raw]

@@ -232,14 +232,8 @@ std::string Config::CommandForBatch(const std::vector<std::string>& tests) const
   return out;
 }
 
-std::string DefaultBatchCommand(std::string_view kind) {
-  if (kind == "pytest") return "python3 -m pytest -p ste_pytest {tests}";
-  if (kind == "unittest") return "python3 \"$STE_INTEGRATIONS/python/ste_unittest.py\" {tests}";
-  if (kind == "minitest" || kind == "rspec") {
-    return absl::StrCat("ruby \"$STE_INTEGRATIONS/ruby/ste_forking_runner.rb\" --framework ",
-                        std::string(kind), " {tests}");
-  }
-  return "";
+std::string Config::BuildDir() const {
+  return runner_build_dir[0] == '/' ? runner_build_dir : root + "/" + runner_build_dir;
 }
 
 std::string Config::SqlitePath() const {
@@ -270,12 +264,12 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
 
   Config c;
   c.root = root;
-  c.inventory_ignore = {".git/**", ".ste/**"};
-  std::vector<std::string> ignore;
+  std::vector<std::string> include, exclude, ignore, run_all, skip_all, mandatory;
+  std::string kind = "generic";
   for (absl::Status step : {
-           r.Globs("tests", "include", false, &c.test_include),
-           r.Globs("tests", "exclude", false, &c.test_exclude),
-           r.String("runner", "kind", false, &c.runner_kind),
+           r.Globs("tests", "include", false, &include),
+           r.Globs("tests", "exclude", false, &exclude),
+           r.String("runner", "kind", false, &kind),
            r.String("runner", "command", false, &c.runner_command),
            r.Int("runner", "jobs", 1, 1024, &c.jobs),
            r.Int("runner", "batch", 1, 1024, &c.runner_batch),
@@ -284,61 +278,70 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
            r.String("runner", "build_dir", false, &c.runner_build_dir),
            r.Globs("inventory", "ignore", false, &ignore),
            r.Bool("inventory", "external", &c.inventory_external),
-           r.Globs("selection", "run_all", false, &c.run_all),
-           r.Globs("selection", "skip_all", false, &c.skip_all),
-           r.Globs("selection", "mandatory", false, &c.mandatory),
+           r.Globs("selection", "run_all", false, &run_all),
+           r.Globs("selection", "skip_all", false, &skip_all),
+           r.Globs("selection", "mandatory", false, &mandatory),
            r.String("store", "url", false, &c.store_url),
        }) {
     if (!step.ok()) return step;
   }
-  for (std::string& g : ignore) {
-    if (g != ".git/**" && g != ".ste/**") c.inventory_ignore.push_back(std::move(g));
+  std::optional<RunnerKind> parsed_kind = ParseRunnerKind(kind);
+  if (!parsed_kind) {
+    return Error(name, *r.Find("runner", "kind"),
+                 absl::StrCat("'runner.kind' must be ", RunnerKindList(), ", not '", kind, "'"));
   }
-  if (c.test_include.empty() && c.runner_kind == "ctest" && r.Find("tests", "include") == nullptr) {
-    c.test_include = {"**"};  // every CTest test
+  c.runner_kind = *parsed_kind;
+  if (include.empty() && TestsAreCTestNames(c.runner_kind) && r.Find("tests", "include") == nullptr) {
+    include = {"**"};  // every CTest test
   } else if (r.Find("tests", "include") == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": missing key 'tests.include'"));
-  } else if (c.test_include.empty()) {
+  } else if (include.empty()) {
     return Error(name, *r.Find("tests", "include"),
                  "'tests.include' must name at least one glob");
   }
-  if (std::find(std::begin(kRunnerKinds), std::end(kRunnerKinds), c.runner_kind) ==
-      std::end(kRunnerKinds)) {
-    return Error(name, *r.Find("runner", "kind"),
-                 absl::StrCat("'runner.kind' must be generic, batch, pytest, unittest, minitest "
-                              "or rspec, not '", c.runner_kind, "'"));
+  std::vector<std::string> ignored = {".git/**", ".ste/**"};
+  for (std::string& g : ignore) {
+    if (g != ".git/**" && g != ".ste/**") ignored.push_back(std::move(g));
   }
   const toml::node* command = r.Find("runner", "command");
-  if (c.runner_kind == "ctest") {
+  if (c.runner_kind == RunnerKind::kCTest) {
     // ctest rewrites Testing/ (its logs, the cost data it also reads) on
     // every run: not an input of the tests.
     std::string dir = c.runner_build_dir;
     while (!dir.empty() && dir.back() == '/') dir.pop_back();
-    if (!dir.empty() && dir[0] != '/') c.inventory_ignore.push_back(dir + "/Testing/**");
-    if (command == nullptr) {
-      c.runner_command = "ctest --test-dir {build_dir} --output-on-failure -R {test_regex}";
-    } else if (c.runner_command.find("{test") == std::string::npos) {
-      return Error(name, *command, "'runner.command' must contain {test} or {test_regex}");
-    }
-  } else if (!c.batch_runner()) {
-    if (command == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": missing key 'runner.command' (required with the generic runner)"));
-    }
-    if (c.runner_command.find("{test}") == std::string::npos) {
-      return Error(name, *command, "'runner.command' must contain {test} (the test file's path)");
-    }
-  } else if (command == nullptr) {
-    c.runner_command = DefaultBatchCommand(c.runner_kind);
+    if (!dir.empty() && dir[0] != '/') ignored.push_back(dir + "/Testing/**");
+  }
+  if (command == nullptr) {
+    c.runner_command = DefaultRunnerCommand(c.runner_kind);
     if (c.runner_command.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          name, ": missing key 'runner.command' (required with kind '", c.runner_kind, "')"));
+          name, ": missing key 'runner.command' (required with ",
+          c.runner_kind == RunnerKind::kGeneric ? "the generic runner"
+                                                : absl::StrCat("kind '", kind, "'"),
+          ")"));
     }
-  } else if (c.runner_command.find("{tests}") == std::string::npos) {
-    return Error(name, *command,
-                 absl::StrCat("'runner.command' of a ", c.runner_kind,
-                              " runner must contain {tests} (the batch's test files)"));
+  } else if (!CommandHasPlaceholder(c.runner_kind, c.runner_command)) {
+    std::string what =
+        c.runner_kind == RunnerKind::kCTest ? "'runner.command' must contain {test} or {test_regex}"
+        : c.batch_runner()
+            ? absl::StrCat("'runner.command' of a ", kind,
+                           " runner must contain {tests} (the batch's test files)")
+            : "'runner.command' must contain {test} (the test file's path)";
+    return Error(name, *command, what);
   }
+  // Every glob was validated above, so these compile.
+  struct {
+    const std::vector<std::string>* patterns;
+    GlobSet* out;
+  } compile[] = {{&include, &c.test_include},       {&exclude, &c.test_exclude},
+                 {&ignored, &c.inventory_ignore},   {&run_all, &c.selection.run_all},
+                 {&skip_all, &c.selection.skip_all}, {&mandatory, &c.selection.mandatory}};
+  for (auto& [patterns, out] : compile) {
+    absl::StatusOr<GlobSet> set = GlobSet::Compile(*patterns);
+    if (!set.ok()) return absl::InvalidArgumentError(absl::StrCat(name, ": ", set.status().message()));
+    *out = *std::move(set);
+  }
+  c.selection.config_file = name.substr(name.rfind('/') + 1);
   const bool sqlite = c.store_url.rfind("sqlite:", 0) == 0 && c.store_url.size() > 7;
   const bool postgres = c.store_url.rfind("postgresql://", 0) == 0 ||
                         c.store_url.rfind("postgres://", 0) == 0;
@@ -364,7 +367,10 @@ absl::StatusOr<Config> LoadConfig(const std::string& path) {
   std::string root = abs.substr(0, abs.rfind('/'));
   if (root.empty()) root = "/";
   absl::StatusOr<Config> c = ParseConfig(text.str(), path, root);
-  if (c.ok()) c->config_path = abs;
+  if (c.ok()) {
+    c->config_path = abs;
+    c->selection.config_file = abs.substr(abs.rfind('/') + 1);
+  }
   return c;
 }
 

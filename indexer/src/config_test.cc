@@ -29,13 +29,13 @@ TEST(Config, ParsesEveryKey) {
   auto c = ParseConfig(kFull, "ste.toml", "/repo");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->root, "/repo");
-  EXPECT_EQ(c->test_include, std::vector<std::string>{"tests/**/test_*.py"});
-  EXPECT_EQ(c->test_exclude, std::vector<std::string>{"tests/slow/**"});
+  EXPECT_EQ(c->test_include.patterns(), std::vector<std::string>{"tests/**/test_*.py"});
+  EXPECT_EQ(c->test_exclude.patterns(), std::vector<std::string>{"tests/slow/**"});
   EXPECT_EQ(c->jobs, 4);
   EXPECT_FALSE(c->inventory_external);
-  EXPECT_EQ(c->inventory_ignore,
+  EXPECT_EQ(c->inventory_ignore.patterns(),
             (std::vector<std::string>{".git/**", ".ste/**", "build/**"}));
-  EXPECT_EQ(c->mandatory, std::vector<std::string>{"tests/test_smoke.py"});
+  EXPECT_EQ(c->selection.mandatory.patterns(), std::vector<std::string>{"tests/test_smoke.py"});
   EXPECT_EQ(c->SqlitePath(), "/repo/.ste/ste.db");
   EXPECT_EQ(c->CommandFor("tests/test_a.py"), "python3 -m pytest -q tests/test_a.py");
   EXPECT_EQ(c->CommandFor("tests/it's here.py"),
@@ -47,7 +47,7 @@ TEST(Config, DefaultsAlwaysIgnoreGitAndSte) {
                        "[inventory]\nignore=[]\n",
                        "ste.toml", "/r");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->inventory_ignore, (std::vector<std::string>{".git/**", ".ste/**"}));
+  EXPECT_EQ(c->inventory_ignore.patterns(), (std::vector<std::string>{".git/**", ".ste/**"}));
   EXPECT_EQ(c->jobs, 2);
   EXPECT_TRUE(c->inventory_external);
 }

@@ -277,6 +277,12 @@ bool GlobMatch(std::string_view pattern, std::string_view path) {
   return glob.ok() && glob->Matches(path);
 }
 
+std::vector<std::string> GlobSet::patterns() const {
+  std::vector<std::string> out;
+  for (const Glob& g : globs_) out.push_back(g.pattern());
+  return out;
+}
+
 absl::StatusOr<GlobSet> GlobSet::Compile(
     const std::vector<std::string>& patterns) {
   GlobSet set;

@@ -15,16 +15,6 @@ std::string TestOfScope(std::string_view scope) {
   return std::string(scope.substr(4));  // "//r/" + path
 }
 
-Selection All(std::string reason, const std::vector<std::string>& tests,
-              std::vector<InventoryChange> changed) {
-  Selection s;
-  s.mode = SelectionMode::kAll;
-  s.reason = std::move(reason);
-  s.changed = std::move(changed);
-  for (const std::string& t : tests) s.tests.push_back(SelectedTest{t, {}, 0});
-  return s;
-}
-
 bool Added(const InventoryChange& c) {
   return c.change == ChangeKind::kAdded ||
          (c.change == ChangeKind::kModified && c.old_type == FileType::kMissing);
@@ -35,6 +25,20 @@ bool Deleted(const InventoryChange& c) {
 }
 
 }  // namespace
+
+Selection SelectAll(std::string reason, const std::vector<std::string>& head_tests,
+                    std::vector<InventoryChange> changed) {
+  Selection s;
+  s.mode = SelectionMode::kAll;
+  s.reason = std::move(reason);
+  s.changed = std::move(changed);
+  for (const std::string& t : head_tests) s.tests.push_back(SelectedTest{t, {}, 0});
+  return s;
+}
+
+Selection SelectWithoutBaseline(const std::string& why, const std::vector<std::string>& head_tests) {
+  return SelectAll(absl::StrCat("no usable baseline: ", why), head_tests);
+}
 
 std::string_view SelectionModeName(SelectionMode mode) {
   switch (mode) {
@@ -49,9 +53,7 @@ namespace {
 
 // The tests `ctest -N` lists: lines "  Test  #3: name".
 absl::StatusOr<std::vector<std::string>> CTestNames(const Config& config) {
-  const std::string dir = config.runner_build_dir[0] == '/'
-                              ? config.runner_build_dir
-                              : config.root + "/" + config.runner_build_dir;
+  const std::string dir = config.BuildDir();
   absl::StatusOr<std::string> listed = RunAndCapture({"ctest", "--test-dir", dir, "-N"});
   if (!listed.ok()) {
     return absl::FailedPreconditionError(
@@ -90,16 +92,14 @@ absl::StatusOr<std::vector<std::string>> CTestNames(const Config& config) {
 
 absl::StatusOr<std::vector<std::string>> DiscoverTests(const Config& config,
                                                        const Inventory& inventory) {
-  auto include = GlobSet::Compile(config.test_include);
-  auto exclude = GlobSet::Compile(config.test_exclude);
-  if (!include.ok()) return include.status();
-  if (!exclude.ok()) return exclude.status();
+  const GlobSet& include = config.test_include;
+  const GlobSet& exclude = config.test_exclude;
   std::vector<std::string> tests;
-  if (config.runner_kind == "ctest") {
+  if (TestsAreCTestNames(config.runner_kind)) {
     absl::StatusOr<std::vector<std::string>> names = CTestNames(config);
     if (!names.ok()) return names.status();
     for (std::string& n : *names) {
-      if (include->Matches(n) && !exclude->Matches(n)) tests.push_back(std::move(n));
+      if (include.Matches(n) && !exclude.Matches(n)) tests.push_back(std::move(n));
     }
     std::sort(tests.begin(), tests.end());
     tests.erase(std::unique(tests.begin(), tests.end()), tests.end());
@@ -108,7 +108,7 @@ absl::StatusOr<std::vector<std::string>> DiscoverTests(const Config& config,
   for (const InventoryEntry& e : inventory.entries()) {
     if (e.path.empty() || e.path[0] == '/' || e.path == kRootPath) continue;
     if (e.type != FileType::kRegular && e.type != FileType::kSymlink) continue;
-    if (include->Matches(e.path) && !exclude->Matches(e.path)) tests.push_back(e.path);
+    if (include.Matches(e.path) && !exclude.Matches(e.path)) tests.push_back(e.path);
   }
   return tests;
 }
@@ -204,34 +204,16 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
   return changes;
 }
 
-Selection Select(const SelectionInputs& in) {
-  const Config& config = *in.config;
-  if (!in.no_baseline.empty()) {
-    return All(absl::StrCat("no usable baseline: ", in.no_baseline), in.head_tests, {});
-  }
-  std::vector<InventoryChange> changed =
-      in.changes ? *in.changes : Inventory::Diff(*in.base, *in.head).changes;
-  if (!in.force_all.empty()) return All(in.force_all, in.head_tests, changed);
-
-  auto skip_all = GlobSet::Compile(config.skip_all);
-  auto run_all = GlobSet::Compile(config.run_all);
-  auto mandatory = GlobSet::Compile(config.mandatory);
-  if (!skip_all.ok() || !run_all.ok() || !mandatory.ok()) {
-    return All("bad selection globs in ste.toml", in.head_tests, changed);
-  }
-  // Directories whose names changed show up beside the entries that came
-  // or went; the rules look at the entries themselves.
+Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
+  const std::vector<InventoryChange>& changed = in.changes;
+  if (!in.force_all.empty()) return SelectAll(in.force_all, in.head_tests, changed);
   // The configuration itself (runner command, globs) can change any
   // outcome: a change to it always selects all, listed in run_all or not.
-  if (!config.config_path.empty()) {
-    const std::string& cfg = config.config_path;
-    std::string rel = cfg.size() > config.root.size() + 1 &&
-                              cfg.compare(0, config.root.size(), config.root) == 0
-                          ? cfg.substr(config.root.size() + 1)
-                          : cfg;
+  if (!rules.config_file.empty()) {
     for (const InventoryChange& c : changed) {
-      if (c.path == rel) {
-        return All(absl::StrCat(rel, " (the configuration) changed"), in.head_tests, changed);
+      if (c.path == rules.config_file) {
+        return SelectAll(absl::StrCat(rules.config_file, " (the configuration) changed"),
+                         in.head_tests, changed);
       }
     }
   }
@@ -247,22 +229,22 @@ Selection Select(const SelectionInputs& in) {
         continue;
       }
       considered++;
-      if (c.path[0] == '/' || !skip_all->Matches(c.path)) only_skippable = false;
+      if (c.path[0] == '/' || !rules.skip_all.Matches(c.path)) only_skippable = false;
     }
     if (considered > 0 && only_skippable) {
       Selection s;
       s.mode = SelectionMode::kNone;
       s.reason = "every changed path matches selection.skip_all";
-      s.changed = std::move(changed);
+      s.changed = changed;
       return s;
     }
     for (const InventoryChange& c : changed) {
       if (c.path[0] == '/') continue;
-      int i = run_all->FirstMatch(c.path);
+      int i = rules.run_all.FirstMatch(c.path);
       if (i >= 0) {
-        return All(absl::StrCat(c.path, " changed and matches selection.run_all '",
-                                config.run_all[i], "'"),
-                   in.head_tests, changed);
+        return SelectAll(absl::StrCat(c.path, " changed and matches selection.run_all '",
+                                      rules.run_all.glob(i).pattern(), "'"),
+                         in.head_tests, changed);
       }
     }
   }
@@ -281,10 +263,10 @@ Selection Select(const SelectionInputs& in) {
   };
   auto add_key = [&](const std::string& path, DepKind kind,
                      const std::string& change) -> absl::Status {
-    absl::StatusOr<Roaring> tests = in.index->Lookup(path, kind);
+    absl::StatusOr<Roaring> tests = in.index.Lookup(path, kind);
     if (!tests.ok()) return tests.status();
     for (uint32_t id : *tests) {
-      pick(TestOfScope(in.index->test_scope(id)),
+      pick(TestOfScope(in.index.test_scope(id)),
            SelectionReason{path, std::string(DepKindName(kind)), change});
     }
     return absl::OkStatus();
@@ -306,21 +288,21 @@ Selection Select(const SelectionInputs& in) {
       }
     }
     if (!s.ok()) {
-      return All(absl::StrCat("index unreadable: ", s.message()), in.head_tests, changed);
+      return SelectAll(absl::StrCat("index unreadable: ", s.message()), in.head_tests, changed);
     }
   }
   for (const std::string& t : in.head_tests) {
-    if (!in.index->FindTest("//r/" + t)) pick(t, {"", "", "new test"});
-    if (mandatory->Matches(t)) pick(t, {"", "", "mandatory"});
+    if (!in.index.FindTest("//r/" + t)) pick(t, {"", "", "new test"});
+    if (rules.mandatory.Matches(t)) pick(t, {"", "", "mandatory"});
   }
   for (const std::string& t : in.failed_tests) pick(t, {"", "", "failed in baseline"});
-  for (uint32_t id : in.index->OpaqueTests()) {
-    pick(TestOfScope(in.index->test_scope(id)),
+  for (uint32_t id : in.index.OpaqueTests()) {
+    pick(TestOfScope(in.index.test_scope(id)),
          {"", "", "opaque: it ran something ste could not trace"});
   }
 
   Selection s;
-  s.changed = std::move(changed);
+  s.changed = changed;
   for (auto& [test, t] : picked) s.tests.push_back(std::move(t));
   if (s.tests.empty()) {
     s.mode = SelectionMode::kNone;

@@ -177,8 +177,7 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
     }
     PathPolicy policy;
     policy.root = config.root;
-    auto ignore = GlobSet::Compile(config.inventory_ignore);
-    if (ignore.ok()) policy.ignore = *std::move(ignore);
+    policy.ignore = config.inventory_ignore;
     policy.log_dir = pattern;
     record.deps = ReduceLogs(logs, read, policy);
   }
@@ -271,8 +270,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   if (read.ok() && logs.empty()) read = absl::DataLossError("the runner left no logs");
   PathPolicy policy;
   policy.root = config.root;
-  auto ignore = GlobSet::Compile(config.inventory_ignore);
-  if (ignore.ok()) policy.ignore = *std::move(ignore);
+  policy.ignore = config.inventory_ignore;
   policy.log_dir = dir;
   TestDependencies all = ReduceLogs(logs, read, policy);
   if (!options.keep_logs) RemoveTree(dir);
@@ -338,13 +336,13 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
       r.started = false;
       r.exit_code = exit->exit_code;
       r.seconds = exit->seconds / static_cast<double>(tests.size());
-      r.error = absl::StrCat("the ", config.runner_kind, " runner gave no result for it (runner exit ",
+      r.error = absl::StrCat("the ", std::string(RunnerKindName(config.runner_kind)), " runner gave no result for it (runner exit ",
                              exit->exit_code, ")");
     } else if (it->second.outcome == "error") {
       r.started = false;
       r.exit_code = it->second.exit_code;
       r.seconds = it->second.seconds;
-      r.error = absl::StrCat("the ", config.runner_kind, " runner could not run it (exit ",
+      r.error = absl::StrCat("the ", std::string(RunnerKindName(config.runner_kind)), " runner could not run it (exit ",
                              it->second.exit_code, ")");
     } else {
       r.exit_code = it->second.outcome == "passed" ? 0 : (it->second.exit_code ? it->second.exit_code : 1);

@@ -4,7 +4,8 @@
 //                exclude = []
 //   [runner]     kind = "generic"    or a batch runner (integrations/README.md):
 //                          "pytest", "unittest", "minitest", "rspec", or
-//                          "batch" (any runner speaking the protocol)
+//                          "batch" (any runner speaking the protocol), or
+//                          "ctest" (what each does: runner_kind.h)
 //                command = "python3 -m pytest -q {test}"   generic: {test}
 //                          is the repo-relative test path, shell-quoted;
 //                          batch kinds: {tests} is the batch's paths
@@ -40,26 +41,38 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ste/glob.h"
+#include "ste/runner_kind.h"
 
 namespace ste {
 
+// What the selection guardrails read of ste.toml (rules 2b-5 of
+// selection.h), compiled once.
+struct SelectionRules {
+  GlobSet run_all;    // a change here => all
+  GlobSet skip_all;   // only changes here => none
+  GlobSet mandatory;  // always selected
+  // The configuration file, repo-relative ("ste.toml"): a change to it
+  // selects all. "" when there is none to watch.
+  std::string config_file;
+};
+
+// A parsed ste.toml: every value typed, every glob compiled.
 struct Config {
   std::string root;         // absolute directory holding ste.toml
   std::string config_path;  // absolute path of ste.toml
-  std::vector<std::string> test_include;
-  std::vector<std::string> test_exclude;
-  std::string runner_kind = "generic";
+  GlobSet test_include;
+  GlobSet test_exclude;
+  RunnerKind runner_kind = RunnerKind::kGeneric;
   std::string runner_command;
   int jobs = 2;
   int runner_batch = 100;
   std::vector<std::string> runner_preload;
   bool runner_case_scopes = false;
   std::string runner_build_dir = "build";  // ctest: the CMake build tree
-  std::vector<std::string> inventory_ignore;  // incl. .git/** and .ste/**
+  GlobSet inventory_ignore;  // incl. .git/** and .ste/**
   bool inventory_external = true;
-  std::vector<std::string> run_all;
-  std::vector<std::string> skip_all;
-  std::vector<std::string> mandatory;
+  SelectionRules selection;
   std::string store_url = "sqlite:.ste/ste.db";
 
   // The runner command for one test: {test} replaced by the shell-quoted
@@ -67,30 +80,25 @@ struct Config {
   // shell-quoted regex matching exactly it, {build_dir} by the
   // shell-quoted runner.build_dir.
   std::string CommandFor(std::string_view test_path) const;
-  // A batch runner (kind other than "generic")?
-  bool batch_runner() const { return runner_kind != "generic" && runner_kind != "ctest"; }
+  // A batch runner (see runner_kind.h)?
+  bool batch_runner() const { return IsBatchRunner(runner_kind); }
   // The batch runner command: {tests} replaced by the shell-quoted paths.
   std::string CommandForBatch(const std::vector<std::string>& tests) const;
   // The SQLite file for a "sqlite:PATH" store (PATH relative to root); ""
   // for a PostgreSQL store.
   std::string SqlitePath() const;
+  // runner.build_dir as an absolute path.
+  std::string BuildDir() const;
 };
 
 // Parses the text of a ste.toml. `name` is used in messages; `root` is
-// stored as Config::root. InvalidArgument on any problem, e.g.
+// stored as Config::root ("" when the text comes from elsewhere, e.g. a
+// scheduler answering a client's select: then no path is derived from it).
+// selection.config_file is `name`'s last component. InvalidArgument on any problem, e.g.
 //   "ste.toml:4:1: unknown key 'runner.comand'".
 absl::StatusOr<Config> ParseConfig(std::string_view text,
                                    const std::string& name,
                                    const std::string& root);
-
-// The runner kinds, and the command a batch kind runs by default
-// ($STE_INTEGRATIONS is set by ste when it runs the runner).
-// "batch" is any runner that speaks the protocol: its command is required.
-// "ctest": the tests are the CTest tests of runner.build_dir (`ctest -N`),
-// each run alone (a test per process, like generic) in its own scope.
-inline constexpr const char* kRunnerKinds[] = {"generic",  "batch",    "pytest", "unittest",
-                                               "minitest", "rspec", "ctest"};
-std::string DefaultBatchCommand(std::string_view kind);
 
 // Reads `path` (a ste.toml) and parses it with its directory as the root.
 absl::StatusOr<Config> LoadConfig(const std::string& path);

@@ -4,7 +4,7 @@
 // inside the repository, absolute outside it. It may hold any byte (spaces,
 // newlines, non-UTF-8 sequences); nothing here assumes text. The kind says
 // which change to that path affects the tests that recorded it (see
-// ARCHITECTURE.md, "Dependency kinds").
+// docs/concepts.md, "Dependency kinds").
 #ifndef STE_DEPENDENCY_H_
 #define STE_DEPENDENCY_H_
 

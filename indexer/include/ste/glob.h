@@ -117,6 +117,8 @@ class GlobSet {
   bool empty() const { return globs_.empty(); }
   size_t size() const { return globs_.size(); }
   const Glob& glob(size_t i) const { return globs_[i]; }
+  // The patterns, in Compile order.
+  std::vector<std::string> patterns() const;
 
  private:
   std::vector<Glob> globs_;

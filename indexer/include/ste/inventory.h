@@ -162,7 +162,7 @@ struct ScanStats {
 };
 
 // The operating-system calls Scan makes, behind a narrow seam so that tests
-// can inject faults (STYLE.md practice 6). All paths are absolute; names are
+// can inject faults (docs/concepts.md, "Practices"). All paths are absolute; names are
 // single path segments. Implementations must be thread-safe (a Directory or
 // ReadableFile is used by one thread at a time).
 struct FileStat {

@@ -1,7 +1,7 @@
 // Selection: which tests a change can affect, and why.
 //
-// Given the baseline's index and inventory and the tree's inventory now,
-// Select() applies the guardrails of ARCHITECTURE.md in order; the first
+// Given the baseline's index and the tree's changes since its inventory,
+// Select() applies the guardrails (docs/concepts.md) in order; the first
 // that decides the mode wins:
 //   1. no usable baseline                        -> all
 //   2. a force tag in a commit message, or --all -> all
@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "ste/config.h"
 #include "ste/dependency.h"
 #include "ste/inventory.h"
@@ -58,24 +59,29 @@ struct Selection {
 
 inline constexpr size_t kMaxReasons = 16;
 
+// What a selection compares, all of it required: the baseline's index and
+// the tests that did not pass in it, and the tree's changes since.
 struct SelectionInputs {
-  const Config* config = nullptr;
-  // Why there is no usable baseline; non-empty => mode all.
-  std::string no_baseline;
-  // Non-empty => mode all (a force tag, --all).
-  std::string force_all;
-  const SelectionIndex* index = nullptr;     // required unless no_baseline
-  const Inventory* base = nullptr;           // required unless no_baseline
-  const Inventory* head = nullptr;           // required unless no_baseline
-                                             // or changes
-  // Instead of diffing base and head: the changes as the caller knows
-  // them (sorted by path; see ChangesFromPaths).
-  const std::vector<InventoryChange>* changes = nullptr;
-  std::vector<std::string> head_tests;       // test files now, sorted
-  std::vector<std::string> failed_tests;     // failed in the baseline
+  const SelectionIndex& index;
+  std::vector<std::string> failed_tests;   // not passed in the baseline
+  std::vector<InventoryChange> changes;    // sorted by path: Inventory::Diff
+                                           // or ChangesFromPaths
+  std::vector<std::string> head_tests;     // the tests now, sorted
+  std::string force_all;                   // non-empty: mode all (a force
+                                           // tag, --all), this reason
 };
 
-Selection Select(const SelectionInputs& in);
+// Guardrails 2 to 5 (see top) on a usable baseline. Pure: reads only its
+// arguments (the index through its mmap).
+Selection Select(const SelectionRules& rules, const SelectionInputs& in);
+
+// Guardrail 1: no usable baseline, for the reason `why` -> mode all.
+Selection SelectWithoutBaseline(const std::string& why, const std::vector<std::string>& head_tests);
+
+// Mode all over `head_tests` with `reason` as it stands (for errors around
+// selection: the caller says what went wrong).
+Selection SelectAll(std::string reason, const std::vector<std::string>& head_tests,
+                    std::vector<InventoryChange> changed = {});
 
 // Changes given as paths (e.g. `git diff --name-status`: each path with
 // "added", "deleted" or "modified"), made comparable to an inventory diff
@@ -91,11 +97,12 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
 // external path that appears is added, one that goes is deleted).
 std::string_view ChangeWord(const InventoryChange& change);
 
-// The tests of a tree, sorted: the regular files (or symlinks) of
-// `inventory` matching config.test_include and not config.test_exclude;
-// for runner.kind "ctest", the names `ctest -N` lists in runner.build_dir
-// (filtered by the same globs). An error when they cannot be listed (no
-// build tree, ctest fails, a name ste cannot scope): callers run all.
+// The tests of a tree, sorted (runner_kind.h says which): the regular
+// files (or symlinks) of `inventory` matching config.test_include and not
+// config.test_exclude; for runner.kind "ctest", the names `ctest -N` lists
+// in runner.build_dir (filtered by the same globs). An error when they
+// cannot be listed (no build tree, ctest fails, a name ste cannot scope):
+// callers run all.
 absl::StatusOr<std::vector<std::string>> DiscoverTests(const Config& config,
                                                        const Inventory& inventory);
 

@@ -1,11 +1,15 @@
 // A completed baseline, loaded for selection: its info, its index (mapped)
-// and its inventory. Used by `ste select` on the local store and by the
-// scheduler's Select.
+// and its inventory; and the sources a selection takes baselines from
+// (selection_pipeline.h). Used by `ste select` on the local store and by
+// the scheduler's GetBaseline and Select.
 #ifndef STE_BASELINE_LOADER_H_
 #define STE_BASELINE_LOADER_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,6 +37,55 @@ absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64
 // Only the info of that baseline (the same rules, without the blobs).
 absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, int64_t mri,
                                                    int64_t id);
+
+// Which baseline to compare with: `id` > 0 names one; otherwise the latest
+// complete one with mri <= the checkout's MRI.
+struct BaselineQuery {
+  int64_t id = 0;
+  // "auto" (or "") or a positive id; InvalidArgument for anything else.
+  static absl::StatusOr<BaselineQuery> FromFlag(const std::string& base);
+};
+
+// Where a selection gets its baseline from.
+class BaselineSource {
+ public:
+  virtual ~BaselineSource() = default;
+  // Baseline `id` (> 0, must be complete) or the latest complete one with
+  // mri <= `mri`. Any problem is an error whose message says why there is
+  // no usable baseline.
+  virtual absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(int64_t mri, int64_t id) = 0;
+};
+
+// The baselines of a store (store.url): each Load reads them afresh. A
+// store that could not be opened makes every Load fail with "store
+// unusable: <why>".
+class StoreBaselineSource final : public BaselineSource {
+ public:
+  explicit StoreBaselineSource(absl::StatusOr<std::unique_ptr<BaselineStore>> store);
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(int64_t mri, int64_t id) override;
+
+ private:
+  absl::StatusOr<std::unique_ptr<BaselineStore>> store_;
+};
+
+// A store's baselines, the last `capacity` loaded kept in memory: a
+// complete baseline never changes, so a GetBaseline and the Select that
+// follows load it once. Finding which baseline (by mri) asks the store
+// each time. Thread-safe; `open` is called once per Load.
+class CachingBaselineSource final : public BaselineSource {
+ public:
+  using StoreOpener = std::function<absl::StatusOr<std::unique_ptr<BaselineStore>>()>;
+  CachingBaselineSource(StoreOpener open, size_t capacity);
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(int64_t mri, int64_t id) override;
+
+ private:
+  const StoreOpener open_;
+  const size_t capacity_;
+  std::mutex mu_;
+  std::map<int64_t, std::shared_ptr<const LoadedBaseline>> loaded_;  // by id; guarded by mu_
+  uint64_t clock_ = 0;                                               // guarded by mu_
+  std::map<int64_t, uint64_t> last_use_;                             // guarded by mu_
+};
 
 }  // namespace ste
 

@@ -1,6 +1,6 @@
 // The scheduler: the gRPC service of proto/ste/v1/scheduler.proto, a thin
-// adapter over BuildSession (record builds) and Select (selection queries)
-// on one baseline store.
+// adapter over BuildSession (record builds) and SelectForCheckout
+// (selection queries, selection_pipeline.h) on one baseline store.
 //
 //   ste scheduler --listen ADDR   a SchedulerServer on a port, for workers on
 //                                 many machines;
@@ -88,10 +88,12 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   grpc::Status RunningWorker(grpc::ServerContext* ctx, const char* method,
                              const std::string& worker_id, std::shared_ptr<BuildSession>* build,
                              std::string* worker);
-  // The latest complete baseline with mri <= `mri`, or baseline `id` if > 0.
-  absl::StatusOr<LoadedBaseline> LoadBaseline(int64_t mri, int64_t id);
+  // Baselines loaded for GetBaseline and Select: the last few kept, so a
+  // client's GetBaseline and Select load one once.
+  static constexpr size_t kLoadedBaselinesKept = 4;
 
   const SchedulerOptions options_;
+  CachingBaselineSource baselines_;
   std::mutex log_mu_;
   std::mutex mu_;  // guards builds_, shutting_down_
   std::map<std::string, std::shared_ptr<BuildSession>> builds_;

@@ -4,6 +4,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -11,8 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "ste/baseline_loader.h"
 #include "ste/config.h"
+#include "proto_convert.h"
 #include "ste/rpc_common.h"
 #include "ste/selection.h"
+#include "ste/selection_pipeline.h"
 #include "ste/test_recorder.h"
 
 namespace ste {
@@ -39,15 +42,6 @@ bool UnixSocketInUse(const std::string& address) {
   bool in_use = connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0;
   close(fd);
   return in_use;
-}
-
-v1::TestOutcome ToProto(TestOutcome o) {
-  switch (o) {
-    case TestOutcome::kPassed: return v1::TEST_OUTCOME_PASSED;
-    case TestOutcome::kFailed: return v1::TEST_OUTCOME_FAILED;
-    case TestOutcome::kError: return v1::TEST_OUTCOME_ERROR;
-  }
-  return v1::TEST_OUTCOME_ERROR;
 }
 
 v1::BuildState ToProto(BaselineState s) {
@@ -105,12 +99,6 @@ Status Decode(const v1::TestResult& m, const std::vector<uint32_t>& table, Lease
   return Status::OK;
 }
 
-void FillBaseline(const BaselineInfo& info, v1::Baseline* out) {
-  out->set_id(info.id);
-  out->set_mri(info.mri);
-  out->set_commit(info.commit);
-}
-
 void FillProgress(const BuildSnapshot& s, const BuildSession& b, v1::BuildProgress* p) {
   p->set_state(ToProto(s.state));
   p->set_done(s.done);
@@ -122,20 +110,14 @@ void FillProgress(const BuildSnapshot& s, const BuildSession& b, v1::BuildProgre
   p->set_commit(b.commit());
   p->set_index_bytes(s.index_bytes);
   p->set_inventory_entries(s.inventory_entries);
-  for (const FinishedTest& f : s.finished) {
-    v1::FinishedTest* t = p->add_finished();
-    t->set_test(f.test);
-    t->set_outcome(ToProto(f.outcome));
-    t->set_exit_code(f.exit_code);
-    t->set_seconds(f.seconds);
-    t->set_opaque(f.opaque);
-    t->set_detail(f.detail);
-  }
+  for (const FinishedTest& f : s.finished) ToProto(f, p->add_finished());
 }
 
 }  // namespace
 
-SchedulerService::SchedulerService(SchedulerOptions options) : options_(std::move(options)) {}
+SchedulerService::SchedulerService(SchedulerOptions options)
+    : options_(std::move(options)),
+      baselines_([this] { return OpenStore(); }, kLoadedBaselinesKept) {}
 SchedulerService::~SchedulerService() = default;
 
 void SchedulerService::Log(const std::string& line) {
@@ -464,99 +446,88 @@ Status SchedulerService::WatchBuild(grpc::ServerContext* ctx, const v1::WatchBui
   }
 }
 
-absl::StatusOr<LoadedBaseline> SchedulerService::LoadBaseline(int64_t mri, int64_t id) {
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
-  if (!store.ok()) return store.status();
-  return LoadCompletedBaseline(**store, id > 0 ? 0 : mri, id);
-}
-
 Status SchedulerService::GetBaseline(grpc::ServerContext* ctx, const v1::GetBaselineRequest* req,
                                      v1::GetBaselineResponse* resp) {
   if (Status a = Authorize(ctx, "GetBaseline"); !a.ok()) return a;
-  absl::StatusOr<LoadedBaseline> base = LoadBaseline(req->mri(), req->baseline_id());
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base =
+      baselines_.Load(req->mri(), req->baseline_id());
   if (!base.ok()) {
     resp->set_why_not(std::string(base.status().message()));
     return Status::OK;
   }
   resp->set_found(true);
-  FillBaseline(base->info, resp->mutable_baseline());
-  for (const std::string& p : ExternalPaths(*base->index)) resp->add_external_paths(p);
+  ToProto((*base)->info, resp->mutable_baseline());
+  for (const std::string& p : ExternalPaths(*(*base)->index)) resp->add_external_paths(p);
   return Status::OK;
 }
+
+namespace {
+
+// The checkout of a client's SelectRequest: the rules of the ste.toml it
+// sent, the tree as it hashed it (or its changed paths), its tests, and
+// the force reason it decided on. Nothing here reads a file.
+class SubmittedCheckout final : public Checkout {
+ public:
+  static absl::StatusOr<std::unique_ptr<SubmittedCheckout>> FromRequest(const v1::SelectRequest& req) {
+    const std::string name = req.config_name().empty() ? "ste.toml" : req.config_name();
+    if (name.find('/') != std::string::npos || name == "." || name == "..") {
+      return absl::InvalidArgumentError(absl::StrCat("config_name '", name, "' is not a file name"));
+    }
+    absl::StatusOr<Config> config = ParseConfig(req.config(), name, /*root=*/"");
+    if (!config.ok()) return config.status();
+    std::unique_ptr<SubmittedCheckout> c(new SubmittedCheckout);
+    c->rules_ = config->selection;
+    c->mri_ = req.mri();
+    for (const std::string& t : req.head_tests()) {
+      absl::Status valid = ValidateTestPath(t);
+      if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("head_tests: ", valid.message()));
+      c->tree_.tests.push_back(t);
+    }
+    std::sort(c->tree_.tests.begin(), c->tree_.tests.end());
+    if (req.tree_case() == v1::SelectRequest::kInventory) {
+      absl::StatusOr<Inventory> parsed = Inventory::Parse(req.inventory());
+      if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat("inventory: ", parsed.status().message()));
+      c->tree_.inventory = *std::move(parsed);
+    } else if (req.tree_case() == v1::SelectRequest::kChanged) {
+      for (const v1::Change& change : req.changed().changes()) {
+        absl::Status valid = ValidateDependencyPath(change.path());
+        if (valid.ok()) valid = ValidateChangeWord(change.change());
+        if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("changed: ", valid.message()));
+        c->tree_.changed_paths.emplace_back(change.path(), change.change());
+      }
+    } else {
+      return absl::InvalidArgumentError("a select needs the checkout's inventory or its changed paths");
+    }
+    if (req.force_all()) c->force_ = req.force_reason().empty() ? "forced by the client" : req.force_reason();
+    return c;
+  }
+
+  const SelectionRules& rules() const override { return rules_; }
+  int64_t mri() override { return mri_; }
+  absl::StatusOr<TreeNow> ReadTree(const Inventory*, const std::vector<std::string>&) override {
+    return tree_;  // hashed by the client, with the external paths GetBaseline gave it
+  }
+  std::string ForceReason(const std::string&) override { return force_; }
+
+ private:
+  SubmittedCheckout() = default;
+  SelectionRules rules_;
+  int64_t mri_ = 0;
+  TreeNow tree_;
+  std::string force_;
+};
+
+}  // namespace
 
 Status SchedulerService::Select(grpc::ServerContext* ctx, const v1::SelectRequest* req,
                                 v1::SelectResponse* resp) {
   if (Status a = Authorize(ctx, "Select"); !a.ok()) return a;
-  // The client's ste.toml, read as if its checkout were at /checkout.
-  absl::StatusOr<Config> config = ParseConfig(req->config(), "ste.toml", "/checkout");
-  if (!config.ok()) return Invalid(std::string(config.status().message()));
-  config->config_path = "/checkout/ste.toml";
-  SelectionInputs in;
-  in.config = &*config;
-  for (const std::string& t : req->head_tests()) {
-    absl::Status valid = ValidateTestPath(t);
-    if (!valid.ok()) return Invalid(absl::StrCat("head_tests: ", valid.message()));
-    in.head_tests.push_back(t);
-  }
-  std::sort(in.head_tests.begin(), in.head_tests.end());
-  if (req->force_all()) in.force_all = req->force_reason().empty() ? "forced by the client" : req->force_reason();
-
-  absl::StatusOr<LoadedBaseline> base = LoadBaseline(req->mri(), req->baseline_id());
-  Inventory head;
-  std::vector<InventoryChange> changes;
-  if (!base.ok()) {
-    in.no_baseline = std::string(base.status().message());
-  } else {
-    in.failed_tests = base->failed_tests;
-    in.index = base->index.get();
-    in.base = &base->inventory;
-    if (req->tree_case() == v1::SelectRequest::kInventory) {
-      absl::StatusOr<Inventory> parsed = Inventory::Parse(req->inventory());
-      if (!parsed.ok()) return Invalid(absl::StrCat("inventory: ", parsed.status().message()));
-      head = *std::move(parsed);
-      in.head = &head;
-    } else if (req->tree_case() == v1::SelectRequest::kChanged) {
-      std::vector<std::pair<std::string, std::string>> paths;
-      for (const v1::Change& c : req->changed().changes()) {
-        absl::Status valid = ValidateDependencyPath(c.path());
-        if (!valid.ok()) return Invalid(absl::StrCat("changed: ", valid.message()));
-        paths.emplace_back(c.path(), c.change());
-      }
-      absl::StatusOr<std::vector<InventoryChange>> computed = ChangesFromPaths(base->inventory, paths);
-      if (!computed.ok()) return Invalid(std::string(computed.status().message()));
-      changes = *std::move(computed);
-      in.changes = &changes;
-    } else {
-      return Invalid("a select needs the checkout's inventory or its changed paths");
-    }
-  }
-  ste::Selection s = ste::Select(in);
-  switch (s.mode) {
-    case SelectionMode::kAll: resp->set_mode(v1::SELECTION_MODE_ALL); break;
-    case SelectionMode::kSubset: resp->set_mode(v1::SELECTION_MODE_SUBSET); break;
-    case SelectionMode::kNone: resp->set_mode(v1::SELECTION_MODE_NONE); break;
-  }
-  resp->set_reason(s.reason);
-  if (base.ok()) {
-    FillBaseline(base->info, resp->mutable_baseline());
-  }
-  for (const InventoryChange& c : s.changed) {
-    v1::Change* out = resp->add_changed();
-    out->set_path(c.path);
-    out->set_change(std::string(ChangeWord(c)));
-    out->set_type(std::string(FileTypeName(c.type)));
-  }
-  for (const SelectedTest& t : s.tests) {
-    v1::SelectedTest* out = resp->add_tests();
-    out->set_test(t.test);
-    out->set_more_reasons(static_cast<uint32_t>(t.more_reasons));
-    for (const SelectionReason& r : t.reasons) {
-      v1::SelectionReason* why = out->add_reasons();
-      why->set_path(r.path);
-      why->set_kind(r.kind);
-      why->set_change(r.change);
-    }
-  }
+  absl::StatusOr<std::unique_ptr<SubmittedCheckout>> checkout = SubmittedCheckout::FromRequest(*req);
+  if (!checkout.ok()) return Invalid(std::string(checkout.status().message()));
+  BaselineQuery query;
+  query.id = req->baseline_id();
+  SelectionOutcome out = SelectForCheckout(**checkout, baselines_, query);
+  ToProto(out.selection, out.baseline, resp);
   return Status::OK;
 }
 

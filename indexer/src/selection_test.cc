@@ -1,0 +1,206 @@
+// Select() and its guardrails, table-driven, on an index built in memory:
+// no repository, no processes. Every rule of selection.h is a row, and the
+// order of the rules is a row of its own (a case where two rules apply,
+// the earlier must decide).
+#include "ste/selection.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ste/glob.h"
+
+namespace ste {
+namespace {
+
+// The index of a small suite:
+//   tests/test_a.py  content lib/a.py, absent lib/a_override.py
+//   tests/test_b.py  content lib/b.py, listing fixtures
+//   tests/test_c.py  content lib/a.py, content /usr/lib/ext.so
+//   tests/test_d.py  opaque
+// and lib/common.py in the root scope (every test).
+std::unique_ptr<SelectionIndex> SuiteIndex() {
+  SelectionIndexBuilder b;
+  EXPECT_TRUE(b.AddTests({"//r/tests/test_a.py", "//r/tests/test_b.py", "//r/tests/test_c.py",
+                          "//r/tests/test_d.py"})
+                  .ok());
+  auto id = [&](const char* t) { return *b.FindTest(std::string("//r/") + t); };
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_a.py"), "lib/a.py", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_a.py"), "lib/a_override.py", DepKind::kAbsent).ok());
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_b.py"), "lib/b.py", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_b.py"), "fixtures", DepKind::kListing).ok());
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_c.py"), "lib/a.py", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_c.py"), "/usr/lib/ext.so", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddScopeDependency("//r", "lib/common.py", DepKind::kContent).ok());
+  EXPECT_TRUE(b.SetOpaque(id("tests/test_d.py")).ok());
+  absl::StatusOr<std::string> image = b.Finish();
+  EXPECT_TRUE(image.ok()) << image.status();
+  absl::StatusOr<std::unique_ptr<SelectionIndex>> index = SelectionIndex::FromBytes(*image);
+  EXPECT_TRUE(index.ok()) << index.status();
+  return *std::move(index);
+}
+
+SelectionRules Rules() {
+  SelectionRules r;
+  r.run_all = *GlobSet::Compile({".ci/**"});
+  r.skip_all = *GlobSet::Compile({"docs/**", "*.md"});
+  r.mandatory = *GlobSet::Compile({"tests/test_smoke.py"});
+  r.config_file = "ste.toml";
+  return r;
+}
+
+InventoryChange Modified(const std::string& p, FileType t = FileType::kRegular) {
+  return InventoryChange{p, ChangeKind::kModified, t, t};
+}
+InventoryChange Added(const std::string& p, FileType t = FileType::kRegular) {
+  return InventoryChange{p, ChangeKind::kAdded, t, FileType::kMissing};
+}
+InventoryChange Deleted(const std::string& p) {
+  return InventoryChange{p, ChangeKind::kDeleted, FileType::kRegular, FileType::kRegular};
+}
+InventoryChange Listing(const std::string& dir) { return Modified(dir, FileType::kDirectory); }
+
+const std::vector<std::string> kTests = {"tests/test_a.py", "tests/test_b.py", "tests/test_c.py",
+                                         "tests/test_d.py"};
+
+struct Row {
+  const char* name;
+  std::vector<InventoryChange> changes;
+  std::vector<std::string> head_tests;  // empty: kTests
+  std::vector<std::string> failed;
+  std::string force;
+  SelectionMode mode;
+  std::vector<std::string> tests;  // expected, sorted
+  std::string reason_has;
+};
+
+class SelectRules : public ::testing::TestWithParam<Row> {};
+
+TEST_P(SelectRules, DecideAsWritten) {
+  static std::unique_ptr<SelectionIndex> index = SuiteIndex();
+  const Row& row = GetParam();
+  SelectionInputs in{*index, row.failed, row.changes,
+                     row.head_tests.empty() ? kTests : row.head_tests, row.force};
+  Selection s = Select(Rules(), in);
+  EXPECT_EQ(s.mode, row.mode) << s.reason;
+  std::vector<std::string> got;
+  for (const SelectedTest& t : s.tests) got.push_back(t.test);
+  EXPECT_EQ(got, row.tests) << s.reason;
+  EXPECT_NE(s.reason.find(row.reason_has), std::string::npos) << s.reason;
+  EXPECT_EQ(s.changed.size(), row.changes.size());
+}
+
+const std::vector<std::string> kAll = kTests;
+
+INSTANTIATE_TEST_SUITE_P(
+    Guardrails, SelectRules,
+    ::testing::Values(
+        // 2. a force reason: all, whatever changed (even nothing).
+        Row{"ForceWithNothingChanged", {}, {}, {}, "--all given", SelectionMode::kAll, kAll,
+            "--all given"},
+        // 2 before 4: a docs-only change under a force tag is still all.
+        Row{"ForceBeatsSkipAll", {Modified("docs/a.md")}, {}, {}, "force tag [test all]",
+            SelectionMode::kAll, kAll, "force tag"},
+        // 3. the configuration changed.
+        Row{"ConfigChanged", {Modified("ste.toml")}, {}, {}, "", SelectionMode::kAll, kAll,
+            "ste.toml (the configuration) changed"},
+        // 3 before 4: ste.toml matches no skip_all glob here, but with docs.
+        Row{"ConfigBeatsSkipAll", {Modified("docs/a.md"), Modified("ste.toml")}, {}, {}, "",
+            SelectionMode::kAll, kAll, "the configuration"},
+        // 4. only skippable paths: none (the directory listing echo is ignored).
+        Row{"SkipAllOnly", {Listing("docs"), Added("docs/new.md"), Modified("README.md")}, {}, {},
+            "", SelectionMode::kNone, {}, "skip_all"},
+        // 4 does not apply to an external path.
+        Row{"ExternalIsNeverSkippable", {Modified("/usr/lib/ext.so")}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_c.py", "tests/test_d.py"}, "2 of 4"},
+        // 4 before 5: skip_all needs every path, run_all one.
+        Row{"RunAll", {Modified("docs/a.md"), Modified(".ci/run.sh")}, {}, {}, "",
+            SelectionMode::kAll, kAll, ".ci/run.sh changed and matches selection.run_all '.ci/**'"},
+        // 6. content, absent, listing, deleted.
+        Row{"ContentModified", {Modified("lib/b.py")}, {}, {}, "", SelectionMode::kSubset,
+            {"tests/test_b.py", "tests/test_d.py"}, "2 of 4"},
+        Row{"ContentSharedByTwo", {Modified("lib/a.py")}, {}, {}, "", SelectionMode::kSubset,
+            {"tests/test_a.py", "tests/test_c.py", "tests/test_d.py"}, "3 of 4"},
+        Row{"AbsentAppears", {Added("lib/a_override.py"), Listing("lib")}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_a.py", "tests/test_d.py"}, "2 of 4"},
+        Row{"ListingChanged", {Added("fixtures/three.txt"), Listing("fixtures")}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_b.py", "tests/test_d.py"}, "2 of 4"},
+        Row{"Deleted", {Deleted("lib/b.py"), Listing("lib")}, {}, {}, "", SelectionMode::kSubset,
+            {"tests/test_b.py", "tests/test_d.py"}, "2 of 4"},
+        Row{"RootScopeSelectsAll", {Modified("lib/common.py")}, {}, {}, "", SelectionMode::kAll,
+            kAll, "every test is affected"},
+        // 6. nothing that any test depends on: only the opaque test.
+        Row{"UnrelatedChangeKeepsOpaque", {Modified("lib/unused.py")}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_d.py"}, "1 of 4"},
+        // 6. new tests, failed tests, mandatory tests; deleted tests are gone.
+        Row{"NewFailedMandatory", {},
+            {"tests/test_a.py", "tests/test_b.py", "tests/test_d.py", "tests/test_new.py",
+             "tests/test_smoke.py"},
+            {"tests/test_b.py", "tests/test_c.py"}, "", SelectionMode::kSubset,
+            {"tests/test_b.py", "tests/test_d.py", "tests/test_new.py", "tests/test_smoke.py"},
+            "4 of 5"}),
+    [](const ::testing::TestParamInfo<Row>& info) { return std::string(info.param.name); });
+
+TEST(Select, NothingChangedAndNothingOpaqueIsNone) {
+  SelectionIndexBuilder b;
+  ASSERT_TRUE(b.AddTests({"//r/t1", "//r/t2"}).ok());
+  ASSERT_TRUE(b.AddTestDependency(0, "a", DepKind::kContent).ok());
+  auto index = SelectionIndex::FromBytes(*b.Finish());
+  ASSERT_TRUE(index.ok());
+  SelectionInputs in{**index, {}, {}, {"t1", "t2"}, ""};
+  Selection s = Select(Rules(), in);
+  EXPECT_EQ(s.mode, SelectionMode::kNone);
+  EXPECT_EQ(s.reason, "nothing changed since the baseline");
+  in.changes = {Modified("b")};
+  s = Select(Rules(), in);
+  EXPECT_EQ(s.mode, SelectionMode::kNone);
+  EXPECT_EQ(s.reason, "no test depends on what changed");
+}
+
+TEST(Select, ReasonsNameTheChangeAndAreCapped) {
+  SelectionIndexBuilder b;
+  ASSERT_TRUE(b.AddTests({"//r/t1", "//r/t2"}).ok());
+  std::vector<InventoryChange> changes;
+  for (int i = 0; i < 20; i++) {
+    std::string p = "lib/f" + std::to_string(10 + i) + ".py";
+    ASSERT_TRUE(b.AddTestDependency(0, p, DepKind::kContent).ok());
+    changes.push_back(Modified(p));
+  }
+  auto index = SelectionIndex::FromBytes(*b.Finish());
+  ASSERT_TRUE(index.ok());
+  SelectionInputs in{**index, {}, changes, {"t1", "t2"}, ""};
+  Selection s = Select(Rules(), in);
+  ASSERT_EQ(s.tests.size(), 1u);
+  EXPECT_EQ(s.tests[0].reasons.size(), kMaxReasons);
+  EXPECT_EQ(s.tests[0].more_reasons, 20 - kMaxReasons);
+  EXPECT_EQ(s.tests[0].reasons[0].path, "lib/f10.py");
+  EXPECT_EQ(s.tests[0].reasons[0].kind, "content");
+  EXPECT_EQ(s.tests[0].reasons[0].change, "modified");
+}
+
+TEST(Select, AnUnreadableBitmapWidensToAll) {
+  SelectionIndexBuilder b;
+  ASSERT_TRUE(b.AddTests({"//r/t1", "//r/t2"}).ok());
+  ASSERT_TRUE(b.AddTestDependency(0, "lib/a.py", DepKind::kContent).ok());
+  std::string image = *b.Finish();
+  // Damage the one bitmap (the bitmap area starts at byte 96, after the
+  // header; selection_index.h): the index opens, the lookup fails.
+  image[96 + 2] ^= 0x5A;
+  absl::StatusOr<std::unique_ptr<SelectionIndex>> index = SelectionIndex::FromBytes(image);
+  ASSERT_TRUE(index.ok()) << index.status();
+  SelectionInputs in{**index, {}, {Modified("lib/a.py")}, {"t1", "t2"}, ""};
+  Selection s = Select(Rules(), in);
+  EXPECT_EQ(s.mode, SelectionMode::kAll);
+  EXPECT_NE(s.reason.find("index unreadable"), std::string::npos) << s.reason;
+  EXPECT_EQ(s.tests.size(), 2u);
+}
+
+TEST(Select, WithoutBaselineIsAllWithTheReason) {
+  Selection s = SelectWithoutBaseline("no completed baseline in the store", {"t1", "t2"});
+  EXPECT_EQ(s.mode, SelectionMode::kAll);
+  EXPECT_EQ(s.reason, "no usable baseline: no completed baseline in the store");
+  EXPECT_EQ(s.tests.size(), 2u);
+}
+
+}  // namespace
+}  // namespace ste

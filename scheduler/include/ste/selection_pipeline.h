@@ -1,0 +1,46 @@
+// `ste select` as one function: a checkout and a baseline source in, a
+// Selection out. The local command (a LocalCheckout and the store of
+// ste.toml) and the scheduler's Select RPC (a checkout made of what the
+// client sent, and the scheduler's store) both call SelectForCheckout; the
+// walk is written once:
+//
+//   1. the baseline: source.Load(checkout.mri(), query.id)
+//   2. the tree now: checkout.ReadTree(baseline inventory as stat cache,
+//      the baseline's external paths)      -- an error: no test list
+//   3. no usable baseline                  -> all (guardrail 1)
+//   4. the changes: Inventory::Diff, or ChangesFromPaths for a caller that
+//      sent changed paths
+//   5. checkout.ForceReason(baseline commit), then Select() (guardrails
+//      2 to 5, selection.h)
+//
+// Fail safe: every error on the way widens to all with the reason, except
+// an unreadable tree (step 2), which leaves no test list to widen to: the
+// result says so and the caller must run everything (`ste select` exits 3).
+#ifndef STE_SELECTION_PIPELINE_H_
+#define STE_SELECTION_PIPELINE_H_
+
+#include <memory>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "ste/baseline_loader.h"
+#include "ste/baseline_store.h"
+#include "ste/checkout.h"
+#include "ste/selection.h"
+
+namespace ste {
+
+struct SelectionOutcome {
+  Selection selection;
+  std::optional<BaselineInfo> baseline;  // the baseline compared with
+  // Not OK: the tree could not be read (step 2); selection is mode all
+  // with no tests, its reason saying why.
+  absl::Status tree = absl::OkStatus();
+};
+
+SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
+                                   const BaselineQuery& query);
+
+}  // namespace ste
+
+#endif  // STE_SELECTION_PIPELINE_H_

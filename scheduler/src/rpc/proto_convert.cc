@@ -1,0 +1,163 @@
+#include "proto_convert.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ste {
+namespace {
+
+constexpr FileType kFileTypes[] = {FileType::kRegular, FileType::kSymlink, FileType::kDirectory,
+                                   FileType::kOther, FileType::kMissing};
+constexpr ChangeKind kChangeKinds[] = {ChangeKind::kModified, ChangeKind::kAdded,
+                                       ChangeKind::kDeleted};
+
+absl::StatusOr<FileType> FileTypeFromName(const std::string& name) {
+  for (FileType t : kFileTypes) {
+    if (FileTypeName(t) == name) return t;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown file type '", name, "'"));
+}
+
+absl::StatusOr<ChangeKind> ChangeKindFromName(const std::string& name) {
+  for (ChangeKind k : kChangeKinds) {
+    if (ChangeKindName(k) == name) return k;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown change '", name, "'"));
+}
+
+}  // namespace
+
+v1::TestOutcome ToProto(TestOutcome o) {
+  switch (o) {
+    case TestOutcome::kPassed: return v1::TEST_OUTCOME_PASSED;
+    case TestOutcome::kFailed: return v1::TEST_OUTCOME_FAILED;
+    case TestOutcome::kError: return v1::TEST_OUTCOME_ERROR;
+  }
+  return v1::TEST_OUTCOME_ERROR;
+}
+
+absl::StatusOr<TestOutcome> FromProto(v1::TestOutcome o) {
+  switch (o) {
+    case v1::TEST_OUTCOME_PASSED: return TestOutcome::kPassed;
+    case v1::TEST_OUTCOME_FAILED: return TestOutcome::kFailed;
+    case v1::TEST_OUTCOME_ERROR: return TestOutcome::kError;
+    default: break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown test outcome ", static_cast<int>(o)));
+}
+
+void ToProto(const FinishedTest& f, v1::FinishedTest* t) {
+  t->set_test(f.test);
+  t->set_outcome(ToProto(f.outcome));
+  t->set_exit_code(f.exit_code);
+  t->set_seconds(f.seconds);
+  t->set_opaque(f.opaque);
+  t->set_detail(f.detail);
+}
+
+absl::StatusOr<FinishedTest> FromProto(const v1::FinishedTest& t) {
+  FinishedTest f;
+  absl::StatusOr<TestOutcome> outcome = FromProto(t.outcome());
+  if (!outcome.ok()) return absl::InvalidArgumentError(absl::StrCat(t.test(), ": ", outcome.status().message()));
+  f.test = t.test();
+  f.outcome = *outcome;
+  f.exit_code = t.exit_code();
+  f.seconds = t.seconds();
+  f.opaque = t.opaque();
+  f.detail = t.detail();
+  return f;
+}
+
+absl::Status ValidateChangeWord(const std::string& word) {
+  return ChangeKindFromName(word).status();
+}
+
+void ToProto(const InventoryChange& c, v1::Change* out) {
+  out->set_path(c.path);
+  out->set_change(std::string(ChangeKindName(c.change)));
+  out->set_type(std::string(FileTypeName(c.type)));
+  out->set_old_type(std::string(FileTypeName(c.old_type)));
+}
+
+absl::StatusOr<InventoryChange> FromProto(const v1::Change& c) {
+  InventoryChange out;
+  out.path = c.path();
+  absl::StatusOr<ChangeKind> kind = ChangeKindFromName(c.change());
+  absl::StatusOr<FileType> type = FileTypeFromName(c.type());
+  absl::StatusOr<FileType> old_type = c.old_type().empty() ? type : FileTypeFromName(c.old_type());
+  for (const absl::Status& s : {kind.status(), type.status(), old_type.status()}) {
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("change of ", c.path(), ": ", s.message()));
+  }
+  out.change = *kind;
+  out.type = *type;
+  out.old_type = *old_type;
+  return out;
+}
+
+void ToProto(const BaselineInfo& info, v1::Baseline* out) {
+  out->set_id(info.id);
+  out->set_mri(info.mri);
+  out->set_commit(info.commit);
+}
+
+BaselineInfo FromProto(const v1::Baseline& b) {
+  BaselineInfo info;
+  info.id = b.id();
+  info.mri = b.mri();
+  info.commit = b.commit();
+  info.state = BaselineState::kComplete;  // only complete baselines are selected with
+  return info;
+}
+
+void ToProto(const Selection& s, const std::optional<BaselineInfo>& baseline,
+             v1::SelectResponse* out) {
+  switch (s.mode) {
+    case SelectionMode::kAll: out->set_mode(v1::SELECTION_MODE_ALL); break;
+    case SelectionMode::kSubset: out->set_mode(v1::SELECTION_MODE_SUBSET); break;
+    case SelectionMode::kNone: out->set_mode(v1::SELECTION_MODE_NONE); break;
+  }
+  out->set_reason(s.reason);
+  if (baseline) ToProto(*baseline, out->mutable_baseline());
+  for (const InventoryChange& c : s.changed) ToProto(c, out->add_changed());
+  for (const SelectedTest& t : s.tests) {
+    v1::SelectedTest* test = out->add_tests();
+    test->set_test(t.test);
+    test->set_more_reasons(static_cast<uint32_t>(t.more_reasons));
+    for (const SelectionReason& r : t.reasons) {
+      v1::SelectionReason* why = test->add_reasons();
+      why->set_path(r.path);
+      why->set_kind(r.kind);
+      why->set_change(r.change);
+    }
+  }
+}
+
+absl::StatusOr<SelectionAnswer> FromProto(const v1::SelectResponse& r) {
+  SelectionAnswer a;
+  Selection& s = a.selection;
+  switch (r.mode()) {
+    case v1::SELECTION_MODE_ALL: s.mode = SelectionMode::kAll; break;
+    case v1::SELECTION_MODE_SUBSET: s.mode = SelectionMode::kSubset; break;
+    case v1::SELECTION_MODE_NONE: s.mode = SelectionMode::kNone; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown selection mode ", r.mode()));
+  }
+  s.reason = r.reason();
+  if (r.has_baseline()) a.baseline = FromProto(r.baseline());
+  for (const v1::Change& c : r.changed()) {
+    absl::StatusOr<InventoryChange> change = FromProto(c);
+    if (!change.ok()) return change.status();
+    s.changed.push_back(*std::move(change));
+  }
+  for (const v1::SelectedTest& t : r.tests()) {
+    SelectedTest out;
+    out.test = t.test();
+    out.more_reasons = t.more_reasons();
+    for (const v1::SelectionReason& why : t.reasons()) {
+      out.reasons.push_back(SelectionReason{why.path(), why.kind(), why.change()});
+    }
+    s.tests.push_back(std::move(out));
+  }
+  return a;
+}
+
+}  // namespace ste

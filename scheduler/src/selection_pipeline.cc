@@ -1,0 +1,57 @@
+#include "ste/selection_pipeline.h"
+
+#include <climits>
+
+#include "absl/strings/str_cat.h"
+
+namespace ste {
+
+SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
+                                   const BaselineQuery& query) {
+  SelectionOutcome out;
+  // 1. The baseline.
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base =
+      source.Load(query.id > 0 ? 0 : checkout.mri(), query.id);
+  const LoadedBaseline* b = base.ok() ? base->get() : nullptr;
+  if (b) out.baseline = b->info;
+
+  // 2. The tree now, hashed with the baseline's inventory as the stat
+  // cache and with the external files its tests read.
+  absl::StatusOr<TreeNow> tree =
+      checkout.ReadTree(b ? &b->inventory : nullptr,
+                        b ? ExternalPaths(*b->index) : std::vector<std::string>{});
+  if (!tree.ok()) {
+    out.tree = tree.status();
+    out.selection = SelectAll(absl::StrCat("cannot inventory the tree: ", tree.status().message()), {});
+    return out;
+  }
+
+  // 3. Guardrail 1.
+  if (!b) {
+    out.selection = SelectWithoutBaseline(std::string(base.status().message()), tree->tests);
+    return out;
+  }
+
+  // 4. What changed.
+  std::vector<InventoryChange> changes;
+  if (tree->inventory) {
+    changes = Inventory::Diff(b->inventory, *tree->inventory).changes;
+  } else {
+    absl::StatusOr<std::vector<InventoryChange>> given =
+        ChangesFromPaths(b->inventory, tree->changed_paths);
+    if (!given.ok()) {
+      out.selection = SelectAll(absl::StrCat("the changed paths are unusable: ", given.status().message()),
+                                tree->tests);
+      return out;
+    }
+    changes = *std::move(given);
+  }
+
+  // 5. Guardrails 2 to 5.
+  SelectionInputs in{*b->index, b->failed_tests, std::move(changes), std::move(tree->tests),
+                     checkout.ForceReason(b->info.commit)};
+  out.selection = Select(checkout.rules(), in);
+  return out;
+}
+
+}  // namespace ste
