@@ -132,8 +132,11 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   auto exists = policy.exists ? policy.exists : LstatExists;
   for (const std::string& abs : written) {
     if (exists(abs)) continue;
-    DepKey key{RepoRelative(policy.root, abs), DepKind::kContent};
-    for (auto& [scope, deps] : by_scope) deps.erase(key);
+    for (const std::string& path : {abs, resolver.Canonical(abs)}) {
+      if (path.empty()) continue;
+      DepKey key{RepoRelative(policy.root, path), DepKind::kContent};
+      for (auto& [scope, deps] : by_scope) deps.erase(key);
+    }
   }
   for (auto& [scope, deps] : by_scope) {
     if (deps.empty()) continue;
@@ -198,7 +201,7 @@ std::map<std::string, RunnerResult> ParseRunnerResults(std::string_view text) {
       if (f.size() < 3 && (i == line.size() || line[i] == '\t')) {
         f.push_back(line.substr(start, i - start));
         start = i + 1;
-        if (f.size() == 3) f.push_back(line.substr(start));
+        if (f.size() == 3 && i < line.size()) f.push_back(line.substr(start));
       }
     }
     if (f.size() != 4 || f[3].empty()) continue;

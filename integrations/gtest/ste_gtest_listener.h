@@ -16,16 +16,57 @@
 // test then has its cases' dependencies recorded as nested scopes of that
 // test's scope (`ste log dump` shows them); selection stays per CTest test.
 // With gtest_discover_tests each case is a CTest test already.
+//
+// The case's name becomes a scope name by the rule every runner here
+// follows (integrations/README.md, "Case scope names"): CaseScopeName.
 #ifndef STE_GTEST_LISTENER_H_
 #define STE_GTEST_LISTENER_H_
 
 #include <dlfcn.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "gtest/gtest.h"
 
 namespace ste_gtest {
+
+// `name` (any bytes) as a scope name (integrations/README.md, "Case scope
+// names"): '%', '/', bytes 0x00-0x1F and 0x7F percent-encoded ("%2F"); ""
+// becomes "%"; an encoded name over 512 bytes becomes its first (at most)
+// 494 bytes, not cut inside an escape or a UTF-8 sequence, + "%~" + the
+// FNV-1a 64 hash of `name` in 16 hex digits. The result is never empty,
+// holds no '/' nor NUL, is at most 512 bytes, and differs for different
+// names (but for a 64-bit hash collision between two long ones).
+inline std::string CaseScopeName(const std::string& name) {
+  constexpr size_t kMaxBytes = 512, kPrefixBytes = kMaxBytes - 18;
+  static const char kHex[] = "0123456789ABCDEF";
+  if (name.empty()) return "%";
+  std::string out;
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == '%' || c == '/' || c == 0x7F) {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.size() <= kMaxBytes) return out;
+  size_t cut = kPrefixBytes;
+  auto inside = [&](size_t k) {
+    return (static_cast<unsigned char>(out[k]) & 0xC0) == 0x80 ||
+           out[k - 1] == '%' || (k >= 2 && out[k - 2] == '%');
+  };
+  while (cut > 0 && inside(cut)) cut--;
+  uint64_t hash = 0xcbf29ce484222325u;  // FNV-1a 64
+  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3u;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(hash));
+  return out.substr(0, cut) + "%~" + hex;
+}
 
 class ScopeListener : public ::testing::EmptyTestEventListener {
  public:
@@ -35,12 +76,9 @@ class ScopeListener : public ::testing::EmptyTestEventListener {
 
   void OnTestStart(const ::testing::TestInfo& info) override {
     if (push_ == nullptr || pop_ == nullptr) return;
-    std::string name = std::string(info.test_suite_name()) + "." + info.name();
-    // A scope name must not hold "//" nor start or end with '/'.
-    for (size_t i = 0; (i = name.find("//", i)) != std::string::npos;) name.erase(i, 1);
-    while (!name.empty() && name.front() == '/') name.erase(0, 1);
-    while (!name.empty() && name.back() == '/') name.pop_back();
-    pushed_ = !name.empty() && push_(name.c_str()) == 0;
+    std::string name =
+        CaseScopeName(std::string(info.test_suite_name()) + "." + info.name());
+    pushed_ = push_(name.c_str()) == 0;
   }
   void OnTestEnd(const ::testing::TestInfo&) override {
     if (pushed_) pop_();

@@ -13,7 +13,6 @@
 """
 
 import ctypes
-import hashlib
 import json
 import os
 import pickle
@@ -40,8 +39,8 @@ class SteScopes:
         return self._push is not None
 
     def push(self, name):
-        """Enters scope current + "/" + name. Returns None, or the error's
-        text (the scope is then unchanged; see ste/scope.h)."""
+        """Enters scope current + "/" + name (str or bytes). Returns None, or
+        the error's text (the scope is then unchanged; see ste/scope.h)."""
         if self._push is None:
             return None
         if self._push(os.fsencode(name)) == 0:
@@ -86,20 +85,39 @@ def file_scope_name(path):
     return os.path.normpath(os.path.relpath(os.path.abspath(path)))
 
 
+CASE_SCOPE_MAX_BYTES = 512
+
+
 def case_scope_name(name):
-    """`name` (a test case's id below its file) as a scope name: '%', '/'
-    and control characters percent-encoded, so it has no "//" and no
-    leading or trailing '/'; very long names shortened with a hash."""
-    out = []
-    for ch in name:
-        if ch in "%/" or ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append("%%%02X" % ord(ch))
+    """`name` (a test case's id below its file) as a scope name, in bytes,
+    by the rule of integrations/README.md ("Case scope names"): the UTF-8
+    bytes with '%', '/', 0x00-0x1F and 0x7F percent-encoded; "" -> "%";
+    over 512 bytes: a prefix of at most 494 bytes, not cut inside an escape
+    or a UTF-8 sequence, + "%~" + the FNV-1a 64 hash of the name's bytes."""
+    if isinstance(name, bytes):
+        raw = name
+    else:
+        try:
+            raw = name.encode("utf-8", "surrogateescape")  # os.fsdecode bytes back
+        except UnicodeEncodeError:  # a lone surrogate from Python source
+            raw = name.encode("utf-8", "surrogatepass")
+    if not raw:
+        return b"%"
+    out = bytearray()
+    for b in raw:
+        if b < 0x20 or b in b"%/\x7f":
+            out += b"%%%02X" % b
         else:
-            out.append(ch)
-    name = "".join(out) or "_"
-    if len(name) > 1000:  # STE_SCOPE_MAX_LEN (4096) is for the whole scope
-        name = name[:960] + "~" + hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return name
+            out.append(b)
+    if len(out) <= CASE_SCOPE_MAX_BYTES:
+        return bytes(out)
+    cut = CASE_SCOPE_MAX_BYTES - 18
+    while cut > 0 and (0x80 <= out[cut] <= 0xBF or b"%" in out[max(0, cut - 2) : cut]):
+        cut -= 1  # not inside a UTF-8 sequence nor a %XX escape
+    h = 0xCBF29CE484222325  # FNV-1a 64
+    for b in raw:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return bytes(out[:cut]) + b"%%~%016x" % h
 
 
 def outcome_of(exit_code):

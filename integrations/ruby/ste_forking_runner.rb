@@ -102,13 +102,24 @@ module SteForkingRunner
       @pop.call
     end
 
-    # A test case's name as a scope name: no NUL, no "//", no leading or
-    # trailing '/', not empty, at most MAX_NAME bytes.
+    # A test case's name as a scope name, by the rule of integrations/
+    # README.md ("Case scope names"): its bytes with '%', '/', 0x00-0x1F and
+    # 0x7F percent-encoded; "" -> "%"; over MAX_NAME bytes: a prefix of at
+    # most MAX_NAME - 18 bytes, not cut inside an escape or a UTF-8
+    # sequence, + "%~" + the FNV-1a 64 hash of the name's bytes.
     def self.case_name(name)
-      n = name.to_s.delete("\0").squeeze("/")
-      n = n.byteslice(0, MAX_NAME).scrub("") if n.bytesize > MAX_NAME
-      n = n.sub(%r{\A/+}, "").sub(%r{/+\z}, "")
-      n.empty? ? "_" : n
+      raw = name.to_s.b
+      return +"%" if raw.empty?
+
+      out = raw.gsub(/[\x00-\x1F%\/\x7F]/n) { |c| format("%%%02X", c.ord) }
+      return out.force_encoding(Encoding::UTF_8) if out.bytesize <= MAX_NAME
+
+      cut = MAX_NAME - 18
+      cut -= 1 while cut.positive? && (out.getbyte(cut) & 0xC0 == 0x80 ||
+                                       out.byteslice([cut - 2, 0].max...cut).include?("%"))
+      hash = 0xcbf29ce484222325 # FNV-1a 64
+      raw.each_byte { |b| hash = ((hash ^ b) * 0x100000001b3) & 0xffff_ffff_ffff_ffff }
+      (out.byteslice(0, cut) + format("%%~%016x", hash)).force_encoding(Encoding::UTF_8)
     end
   end
 

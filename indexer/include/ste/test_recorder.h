@@ -112,8 +112,12 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
 std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::string>& tests,
                                  const RunOneTestOptions& options);
 
-// Parses $STE_RESULTS lines ("outcome\texit\tseconds\tpath"); malformed
-// lines are skipped. Later lines for a path win.
+// Parses $STE_RESULTS lines ("outcome\texit\tseconds\tpath\n": the path
+// is everything after the third tab, tabs and a '\r' included); malformed
+// lines (too few fields, an empty path, an outcome other than passed,
+// failed or error, an exit code that is not an int) and a torn last line
+// are skipped; an unreadable seconds field counts as 0. Later lines for a
+// path win.
 struct RunnerResult {
   std::string outcome;  // passed, failed, error
   int exit_code = 0;
