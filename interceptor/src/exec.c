@@ -28,8 +28,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "ste/scope.h"
+#include "path.h"
+#include "process.h"
+#include "scope_stack.h"
+#include "ste/log_format.h"
+#include "sys.h"
 
 extern char** environ;
 
@@ -308,7 +311,7 @@ static char** child_env(char* const* in, ChildEnv* ce) {
   for (; in && in[n]; n++) {
     if (ste_starts_with(in[n], "LD_PRELOAD=")) preload = in[n] + 11;
   }
-  const char* scope = ste_scope_current();
+  const char* scope = ste_scope_string(); /* callers checked ste_enabled() */
   size_t strings = 11 + (preload ? ste_strlen(preload) + 1 : 0) +
                    ste_strlen(ste_self_path) + 1 + 12 +
                    ste_strlen(ste_log_dir) + 1 + 10 + ste_strlen(scope) + 1;

@@ -1,4 +1,5 @@
-/* Absolute, normalised paths for records, and the cached cwd.
+/* Absolute, normalised paths for records, and the cached cwd (layer path:
+ * path.h).
  *
  * The cwd is read once at start and after every successful chdir/fchdir
  * (and in a forked child), into one of two buffers; readers take the
@@ -16,7 +17,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "internal.h"
+#include "path.h"
 
 static char cwd_buf[2][4096];
 static _Atomic(const char*) cwd_current; /* NULL: unknown */

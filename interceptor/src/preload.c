@@ -17,6 +17,37 @@
  *     re-enters its hooks;
  *   - it exports only the hooks and the runner API (libste_preload.map).
  *
+ * The files are layers, each calling only the layers below it (any of
+ * them, not only the next); nothing calls back up:
+ *
+ *   hooks -> process -> record -> scope -> log -> path -> sys
+ *
+ * A layer's header includes only headers of layers below
+ * (the hooks have none), so a loop cannot be written without an #include
+ * that tests/interceptor/check_layers.sh (ctest InterceptorLayers) rejects;
+ * it reads the "layer" lines below, top to bottom. When a lower layer
+ * needs something from above, the upper one does it after calling down
+ * (the process layer empties the dedup set after the log opened a forked
+ * child's file) or passes it down (the log directory to ste_log_open).
+ *
+ *   layer hooks:   preload.c exec.c runner_api.c
+ *       exported entry points: files, stat, dirs, dlopen, fork here;
+ *       exec and spawn in exec.c; the runner API (ste/scope.h)
+ *   layer process: process.h process.c
+ *       lazy start (ste_enabled), fork handler, a forked child taking over
+ *       its own log, loaded objects, ste_note* (resolve, skip, dedup fast
+ *       path): what every hook records through
+ *   layer record:  record.h record.c
+ *       the dedup set; one resolved path appended in the current scope
+ *   layer scope:   scope_stack.h scope_stack.c
+ *       the scope stack, its definitions in the log, environ's STE_SCOPE
+ *   layer log:     log_writer.h log_writer.c
+ *       the mmap'ed per-process log (ste/log_format.h)
+ *   layer path:    path.h path.c
+ *       lexical normalisation, the cached cwd, dirfds via /proc/self/fd
+ *   layer sys:     sys.h sys.c
+ *       raw syscalls, the real functions (ste_real, STE_REAL_SLOT), strings
+ *
  * Environment (set by `ste run`, restored into every child by exec.c):
  *   STE_LOG_DIR  directory for the per-process logs; unset: record nothing
  *   STE_SCOPE    the scope this process tree starts in (default "//r")
@@ -28,152 +59,18 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "ste/scope.h"
+#include "path.h"
+#include "process.h"
+#include "ste/log_format.h"
+#include "sys.h"
 
-const char* ste_log_dir = "";
-const char* ste_self_path = "";
-static char log_dir_buf[4096];  /* only when STE_LOG_DIR is relative */
-static char self_path_buf[4096];
-_Atomic uint32_t ste_dlopen_calls;
-
-enum { kUninitialised = 0, kInitialising = 1, kEnabled = 2, kDisabled = 3 };
-static _Atomic int state;
-static __thread int initialising; /* this thread is inside initialise() */
-
-void* ste_real(_Atomic(void*)* slot, const char* name) {
-  void* fn = atomic_load_explicit(slot, memory_order_acquire);
-  if (!fn) {
-    fn = dlsym(RTLD_NEXT, name);
-    atomic_store_explicit(slot, fn, memory_order_release);
-  }
-  return fn;
-}
-
-/* ---- start-up ------------------------------------------------------------ */
-
-static size_t make_absolute(const char* in, char* out, size_t cap) {
-  size_t n = ste_strlen(in);
-  size_t base = 0;
-  if (in[0] != '/') {
-    long r = ste_sys_getcwd(out, cap);
-    if (r <= 0 || out[0] != '/') return 0;
-    base = ste_strlen(out);
-    out[base++] = '/';
-  }
-  if (base + n + 1 > cap) return 0;
-  memcpy(out + base, in, n + 1);
-  return ste_path_normalise(out, base + n);
-}
-
-static int loaded_object(struct dl_phdr_info* info, size_t size, void* data) {
-  (void)size;
-  (void)data;
-  const char* name = info->dlpi_name;
-  if (!name || name[0] != '/') return 0; /* main program, vdso */
-  size_t n = ste_strlen(name);
-  if (strcmp(name, ste_self_path) == 0) return 0;
-  if (ste_path_is_normal(name, n)) {
-    ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, name, n);
-  } else {
-    ste_note(STE_KIND_CONTENT, STE_OP_LOADED, AT_FDCWD, name);
-  }
-  return 0;
-}
-
-void ste_note_loaded_objects(void) {
-  if (atomic_load(&state) != kEnabled) return;
-  int saved = errno;
-  atomic_store(&ste_dlopen_calls, 0u);
-  dl_iterate_phdr(loaded_object, 0);
-  errno = saved;
-}
-
-void ste_after_fork_child(void) {
-  if (atomic_load(&state) != kEnabled) return;
-  ste_log_forked();
-}
-
-static int initialise(void) {
-  const char* dir = getenv("STE_LOG_DIR");
-  ste_scope_init(getenv("STE_SCOPE"));
-  if (!dir || !dir[0]) return 0;
-  /* `ste run` passes absolute, normal paths: use them in place. */
-  if (ste_path_is_normal(dir, ste_strlen(dir))) {
-    ste_log_dir = dir;
-  } else if (make_absolute(dir, log_dir_buf, sizeof log_dir_buf)) {
-    ste_log_dir = log_dir_buf;
-  } else {
-    return 0;
-  }
-  Dl_info info;
-  if (dladdr((void*)&ste_scope_push, &info) && info.dli_fname) {
-    if (ste_path_is_normal(info.dli_fname, ste_strlen(info.dli_fname))) {
-      ste_self_path = info.dli_fname;
-    } else if (make_absolute(info.dli_fname, self_path_buf, sizeof self_path_buf)) {
-      ste_self_path = self_path_buf;
-    }
-  }
-  if (ste_log_open(STE_LOG_FLAG_EXECED) != 0) {
-    ste_warn("cannot create a log; this process is not recorded", ste_log_dir);
-    return 0;
-  }
-  ste_scope_emit_all();
-  pthread_atfork(0, 0, ste_after_fork_child);
-  return 1;
-}
-
-int ste_enabled(void) {
-  int s = atomic_load_explicit(&state, memory_order_acquire);
-  if (s == kEnabled) return 1;
-  if (s == kDisabled) return 0;
-  if (initialising) return 0; /* re-entered from inside initialise() */
-  int expected = kUninitialised;
-  if (atomic_compare_exchange_strong(&state, &expected, kInitialising)) {
-    int saved = errno;
-    initialising = 1;
-    int on = initialise();
-    initialising = 0;
-    atomic_store(&state, on ? kEnabled : kDisabled);
-    if (on) {
-      /* The program and the libraries the dynamic linker loaded before
-       * we could see any open(). */
-      /* The program as exec'ed (AT_EXECFN: no syscall, and the path as
-       * the caller named it), else /proc/self/exe. */
-      const char* execfn = (const char*)getauxval(AT_EXECFN);
-      size_t execfn_len = ste_strlen(execfn);
-      if (ste_path_is_normal(execfn, execfn_len)) {
-        ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, execfn, execfn_len);
-      } else if (execfn_len) {
-        ste_note(STE_KIND_CONTENT, STE_OP_LOADED, AT_FDCWD, execfn);
-      } else {
-        char exe[STE_PATH_CAP];
-        long n = ste_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n > 0) {
-          exe[n] = '\0';
-          ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, exe, (size_t)n);
-        }
-      }
-      ste_note_loaded_objects();
-    }
-    errno = saved;
-    return on;
-  }
-  /* Another thread is initialising. */
-  while (atomic_load(&state) == kInitialising) sched_yield();
-  return atomic_load(&state) == kEnabled;
-}
+/* ---- start and exit ------------------------------------------------------ */
 
 __attribute__((constructor)) static void ste_constructor(void) {
   ste_enabled();

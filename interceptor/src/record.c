@@ -1,4 +1,5 @@
-/* The hot path: resolve, filter, dedup, append.
+/* The hot path's bottom half: dedup, append (layer record: record.h).
+ * Resolving and filtering happen above, in process.c's ste_note*.
  *
  * Dedup is a set of 64-bit hashes of (scope id, kind, path), in two tiers:
  * a small table (512 slots, one page) that a short-lived process never
@@ -14,12 +15,15 @@
  * a strlen, a hash and one probe per call. Only AT_FDCWD and absolute paths
  * take it: what a dirfd names can change between calls. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "log_writer.h"
+#include "path.h"
+#include "record.h"
+#include "scope_stack.h"
 
 enum {
   kL1Bits = 9, /* 512 slots: one page */
@@ -36,7 +40,7 @@ static _Atomic uint32_t l1_used;
 static _Atomic(_Atomic uint64_t*) l2;
 static _Atomic int dedup_off; /* no memory for the large table: dup freely */
 
-void ste_dedup_reset_after_fork(void) {
+void ste_dedup_reset(void) {
   memset((void*)l1, 0, sizeof l1);
   atomic_store(&l1_used, 0u);
   _Atomic uint64_t* old = atomic_exchange(&l2, (_Atomic uint64_t*)0);
@@ -53,15 +57,19 @@ static inline uint64_t fmix64(uint64_t x) {
   return x;
 }
 
-/* Multiply-rotate over 8-byte words, one finalising mix. */
+/* A full mix (fmix64, a bijection) per 8-byte word and one for the tail:
+ * two paths of one length collide only when the state and the word differ
+ * alike, about 2^-64. (A multiply alone keeps a difference in a word's top
+ * bits in the top bits, where a rotate and the next word could cancel it:
+ * "/full/100009" and "/full/180004" shared a hash, and the second was never
+ * recorded.) */
 static uint64_t path_hash(uint64_t seed, const char* p, size_t len) {
   uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull);
   size_t i = 0;
   for (; i + 8 <= len; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);
-    h = (h ^ w) * 0x100000001b3ull;
-    h = (h << 29) | (h >> 35);
+    h = fmix64(h ^ w);
   }
   uint64_t tail = 0;
   memcpy(&tail, p + i, len - i);
@@ -126,17 +134,7 @@ static inline uint64_t record_seed(uint32_t scope, int kind, uint64_t domain) {
   return ((uint64_t)scope << 8 | (uint64_t)kind) ^ domain;
 }
 
-void ste_note_abs(int kind, int op, const char* path, size_t len) {
-  if (len == 0 || ste_path_skipped(path, len)) return;
-  if (atomic_load_explicit(&ste_dlopen_calls, memory_order_relaxed)) {
-    ste_note_loaded_objects();
-  }
-  /* A forked child writes to its parent's log until it records something
-   * of its own; what an exec records before it replaces the image may go
-   * to the parent's log. */
-  if (op != STE_OP_EXEC && op != STE_OP_SPAWN && op != STE_OP_PATH_SEARCH) {
-    ste_log_ensure_own();
-  }
+void ste_record_abs(int kind, int op, const char* path, size_t len) {
   uint32_t scope = ste_scope_id();
   uint64_t h = path_hash(record_seed(scope, kind, 0), path, len);
   if (seen(h)) return;
@@ -144,55 +142,17 @@ void ste_note_abs(int kind, int op, const char* path, size_t len) {
   remember(h);
 }
 
-void ste_note(int kind, int op, int dirfd, const char* path) {
-  if (!path || !path[0] || !ste_enabled()) return;
-  int saved = errno;
-  /* Fast path: this raw path, in this scope, kind and cwd, was recorded. */
-  int raw_ok = path[0] == '/' || dirfd == AT_FDCWD;
-  uint64_t raw = 0;
-  if (raw_ok) {
-    uint64_t domain = path[0] == '/' ? 0x5bd1e995u : ste_cwd_generation() * 0x2545f4914f6cdd1dull;
-    raw = path_hash(record_seed(ste_scope_id(), kind, domain) ^ 0xa0761d6478bd642full, path,
-                    strlen(path));
-    if (seen(raw)) {
-      errno = saved;
-      return;
-    }
-  }
-  char abs[STE_PATH_CAP];
-  size_t len = ste_path_resolve(dirfd, path, abs, sizeof abs);
-  if (len) {
-    ste_note_abs(kind, op, abs, len);
-    if (raw_ok) remember(raw);
-  } else {
-    /* Unresolvable (cwd unknown, dirfd without a path, too long): record
-     * it as given, as unfollowed, so its test can never be narrowed. */
-    size_t n = strlen(path);
-    if (n > 4096) n = 4096;
-    ste_note_abs(STE_KIND_UNFOLLOWED, op, path, n);
-  }
-  errno = saved;
+int ste_record_raw_seen(int kind, int dirfd, const char* path, uint64_t* key) {
+  *key = 0;
+  if (path[0] != '/' && dirfd != AT_FDCWD) return 0;
+  uint64_t domain = path[0] == '/' ? 0x5bd1e995u : ste_cwd_generation() * 0x2545f4914f6cdd1dull;
+  uint64_t raw = path_hash(record_seed(ste_scope_id(), kind, domain) ^ 0xa0761d6478bd642full,
+                           path, strlen(path));
+  if (seen(raw)) return 1;
+  *key = raw;
+  return 0;
 }
 
-void ste_note_lookup(int op, int dirfd, const char* path, int ok, int err) {
-  if (ok) {
-    ste_note(STE_KIND_CONTENT, op, dirfd, path);
-    return;
-  }
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      ste_note(STE_KIND_ABSENT, op, dirfd, path);
-      return;
-    case EBADF:
-    case EFAULT:
-    case EINTR:
-    case ENOMEM:
-    case EMFILE:
-    case ENFILE:
-    case ENAMETOOLONG:
-      return;
-    default:
-      ste_note(STE_KIND_CONTENT, op, dirfd, path);
-  }
+void ste_record_raw_done(uint64_t key) {
+  if (key) remember(key);
 }

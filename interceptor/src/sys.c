@@ -1,10 +1,12 @@
-/* Raw system calls for the interceptor's own I/O.
+/* Raw system calls for the interceptor's own I/O, and the real functions
+ * behind the hooks (layer sys, the bottom: sys.h).
  *
  * The library exports open/stat/... hooks, so calling the libc wrappers
  * from inside it would re-enter the hooks. Everything the library does for
  * itself goes through syscall(2) here. Each sets errno like libc does;
  * callers that must preserve the program's errno save and restore it. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +14,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "sys.h"
+
+void* ste_real(_Atomic(void*)* slot, const char* name) {
+  void* fn = atomic_load_explicit(slot, memory_order_acquire);
+  if (!fn) {
+    fn = dlsym(RTLD_NEXT, name);
+    atomic_store_explicit(slot, fn, memory_order_release);
+  }
+  return fn;
+}
 
 int ste_sys_open(const char* path, int flags, int mode) {
   return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);

@@ -1,4 +1,5 @@
-/* The per-process log writer. Format: ste/log_format.h.
+/* The per-process log writer (layer log: log_writer.h). Format:
+ * ste/log_format.h.
  *
  * The file is mapped MAP_SHARED over a large virtual window reserved once
  * (the file itself starts small and grows with fallocate, which never
@@ -11,13 +12,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "log_writer.h"
+#include "ste/log_format.h"
 
 enum { kInitialCapacity = 4 * 1024 }; /* one page: most processes never grow */
 
@@ -25,14 +28,15 @@ typedef struct SteLog {
   SteLogHeader* header; /* start of the mapping */
   uint64_t window;      /* bytes mapped */
   _Atomic int grow_lock;
-  char name[64];        /* file name in ste_log_dir */
+  const char* dir;      /* the directory ste_log_open was given */
+  char name[64];        /* file name in dir */
 } SteLog;
 
 /* dir + "/" + name into out[cap]; 0 if it does not fit. */
 static int log_path(const SteLog* log, char* out, size_t cap) {
-  size_t d = ste_strlen(ste_log_dir), n = ste_strlen(log->name);
+  size_t d = ste_strlen(log->dir), n = ste_strlen(log->name);
   if (d + 1 + n + 1 > cap) return 0;
-  memcpy(out, ste_log_dir, d);
+  memcpy(out, log->dir, d);
   out[d] = '/';
   memcpy(out + d + 1, log->name, n + 1);
   return 1;
@@ -61,9 +65,10 @@ static void append_dec(char* out, size_t* n, uint64_t v) {
   while (d) out[(*n)++] = digits[--d];
 }
 
-int ste_log_open(uint32_t flags) {
+int ste_log_open(const char* dir, uint32_t flags) {
   SteLog* old = atomic_load(&current_log);
   SteLog* log = (old == &logs[0]) ? &logs[1] : &logs[0];
+  log->dir = dir;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -126,32 +131,6 @@ int ste_log_open(uint32_t flags) {
    * another thread of the child may still be appending to it. */
   atomic_store(&current_log, log);
   return 0;
-}
-
-/* 0: this process writes its own log; 1: a forked child still writing to
- * its parent's; 2: that child is opening its own right now. */
-static _Atomic int own_log_state;
-
-void ste_log_forked(void) { atomic_store(&own_log_state, 1); }
-
-void ste_log_ensure_own(void) {
-  if (atomic_load_explicit(&own_log_state, memory_order_acquire) == 0) return;
-  int expected = 1;
-  if (atomic_compare_exchange_strong(&own_log_state, &expected, 2)) {
-    int saved = errno;
-    if (ste_log_open(STE_LOG_FLAG_FORKED) == 0) {
-      ste_dedup_reset_after_fork();
-      ste_scope_emit_all();
-    } else {
-      /* Keep writing to the parent's log: attributed to the parent's pid,
-       * but nothing is lost. */
-      ste_warn("cannot create a log for a forked child; using its parent's", ste_log_dir);
-    }
-    atomic_store(&own_log_state, 0);
-    errno = saved;
-    return;
-  }
-  for (int i = 0; i < 100000 && atomic_load(&own_log_state) == 2; i++) sched_yield();
 }
 
 /* Makes the file hold at least `need` bytes. 1 on success. */

@@ -1,4 +1,5 @@
-/* The scope stack and the runner API (ste/scope.h).
+/* The scope stack behind the runner API (layer scope: scope_stack.h; the
+ * exported ste/scope.h functions are in runner_api.c).
  *
  * The current scope is one string ("//r/a/b") with a stack of prefix
  * lengths and ids. Records carry the id of the scope current when they
@@ -10,11 +11,15 @@
  * internal spawns) still pass the right scope to the child. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "log_writer.h"
+#include "scope_stack.h"
+#include "ste/log_format.h"
 #include "ste/scope.h"
+#include "sys.h"
 
 extern char** environ;
 
@@ -42,11 +47,12 @@ uint32_t ste_scope_id(void) {
   return atomic_load_explicit(&current_id, memory_order_relaxed);
 }
 
+const char* ste_scope_string(void) { return scope_str; }
+
 static int env_bound; /* environ's STE_SCOPE entry is one of ours */
 
-/* Points environ's STE_SCOPE entry at a buffer holding the current scope.
- * Bound on the first push: until then the inherited entry is right. */
-static void update_environ(void) {
+/* Bound on the first push: until then the inherited entry is right. */
+void ste_scope_update_environ(void) {
   if (!env_bound) {
     ste_scope_bind_environ();
     return;
@@ -99,24 +105,19 @@ void ste_scope_init(const char* start) {
   atomic_store(&current_id, 1u);
 }
 
-int ste_scope_push(const char* name) {
+int ste_scope_push_error(const char* name) {
   size_t n = name ? ste_strlen(name) : 0;
   if (n == 0 || name[0] == '/' || name[n - 1] == '/' || strstr(name, "//")) {
-    errno = EINVAL;
-    return -1;
+    return EINVAL;
   }
-  if (scope_depth + 1 > STE_SCOPE_MAX_DEPTH) {
-    errno = EOVERFLOW;
-    return -1;
-  }
+  if (scope_depth + 1 > STE_SCOPE_MAX_DEPTH) return EOVERFLOW;
+  if (scope_len[scope_depth] + 1 + n > STE_SCOPE_MAX_LEN) return ENAMETOOLONG;
+  return 0;
+}
+
+void ste_scope_stack_push(const char* name, int recording) {
+  size_t n = ste_strlen(name);
   uint32_t at = scope_len[scope_depth];
-  if (at + 1 + n > STE_SCOPE_MAX_LEN) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  int recording = ste_enabled();
-  /* New ids must not collide with a parent's in a log we still share. */
-  if (recording) ste_log_ensure_own();
   scope_str[at] = '/';
   memcpy(scope_str + at + 1, name, n + 1);
   scope_depth++;
@@ -124,23 +125,13 @@ int ste_scope_push(const char* name) {
   scope_ids[scope_depth] = ++next_scope_id;
   if (recording) emit_definition(scope_depth);
   atomic_store(&current_id, scope_ids[scope_depth]);
-  if (recording) update_environ();
-  return 0;
+  if (recording) ste_scope_update_environ();
 }
 
-int ste_scope_pop(void) {
-  if (scope_depth == 0) {
-    errno = ERANGE;
-    return -1;
-  }
+int ste_scope_stack_pop(void) {
+  if (scope_depth == 0) return -1;
   scope_depth--;
   scope_str[scope_len[scope_depth]] = '\0';
   atomic_store(&current_id, scope_ids[scope_depth]);
-  if (ste_enabled()) update_environ();
   return 0;
-}
-
-const char* ste_scope_current(void) {
-  ste_enabled(); /* makes sure STE_SCOPE was read */
-  return scope_str;
 }

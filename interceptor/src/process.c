@@ -1,0 +1,245 @@
+/* This process's life as the library sees it, and the ste_note* functions
+ * every hook records through (layer process: process.h).
+ *
+ * Start-up is lazy: the constructor (preload.c) or the first hook to run,
+ * whichever comes first, calls ste_enabled(), which reads the environment
+ * once, opens the log and records what the dynamic linker loaded before
+ * any hook could see it. A forked child keeps appending to its parent's
+ * log until it records something of its own, then opens its own, empties
+ * the dedup set and defines its scope stack there: those steps live here,
+ * above the layers they drive, so that the log, the dedup set and the
+ * scope stack never call back up. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "log_writer.h"
+#include "path.h"
+#include "process.h"
+#include "record.h"
+#include "scope_stack.h"
+#include "ste/log_format.h"
+#include "sys.h"
+
+const char* ste_log_dir = "";
+const char* ste_self_path = "";
+static char log_dir_buf[4096];  /* only when STE_LOG_DIR is relative */
+static char self_path_buf[4096];
+_Atomic uint32_t ste_dlopen_calls;
+
+enum { kUninitialised = 0, kInitialising = 1, kEnabled = 2, kDisabled = 3 };
+static _Atomic int state;
+static __thread int initialising; /* this thread is inside initialise() */
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static size_t make_absolute(const char* in, char* out, size_t cap) {
+  size_t n = ste_strlen(in);
+  size_t base = 0;
+  if (in[0] != '/') {
+    long r = ste_sys_getcwd(out, cap);
+    if (r <= 0 || out[0] != '/') return 0;
+    base = ste_strlen(out);
+    out[base++] = '/';
+  }
+  if (base + n + 1 > cap) return 0;
+  memcpy(out + base, in, n + 1);
+  return ste_path_normalise(out, base + n);
+}
+
+static int loaded_object(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  (void)data;
+  const char* name = info->dlpi_name;
+  if (!name || name[0] != '/') return 0; /* main program, vdso */
+  size_t n = ste_strlen(name);
+  if (strcmp(name, ste_self_path) == 0) return 0;
+  if (ste_path_is_normal(name, n)) {
+    ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, name, n);
+  } else {
+    ste_note(STE_KIND_CONTENT, STE_OP_LOADED, AT_FDCWD, name);
+  }
+  return 0;
+}
+
+void ste_note_loaded_objects(void) {
+  if (atomic_load(&state) != kEnabled) return;
+  int saved = errno;
+  atomic_store(&ste_dlopen_calls, 0u);
+  dl_iterate_phdr(loaded_object, 0);
+  errno = saved;
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+/* 0: this process writes its own log; 1: a forked child still writing to
+ * its parent's; 2: that child is opening its own right now. */
+static _Atomic int own_log_state;
+
+void ste_after_fork_child(void) {
+  if (atomic_load(&state) != kEnabled) return;
+  atomic_store(&own_log_state, 1);
+}
+
+void ste_ensure_own_log(void) {
+  if (atomic_load_explicit(&own_log_state, memory_order_acquire) == 0) return;
+  int expected = 1;
+  if (atomic_compare_exchange_strong(&own_log_state, &expected, 2)) {
+    int saved = errno;
+    if (ste_log_open(ste_log_dir, STE_LOG_FLAG_FORKED) == 0) {
+      ste_dedup_reset();
+      ste_scope_emit_all();
+    } else {
+      /* Keep writing to the parent's log: attributed to the parent's pid,
+       * but nothing is lost. */
+      ste_warn("cannot create a log for a forked child; using its parent's", ste_log_dir);
+    }
+    atomic_store(&own_log_state, 0);
+    errno = saved;
+    return;
+  }
+  for (int i = 0; i < 100000 && atomic_load(&own_log_state) == 2; i++) sched_yield();
+}
+
+/* ---- ste_enabled ----------------------------------------------------------- */
+
+static int initialise(void) {
+  const char* dir = getenv("STE_LOG_DIR");
+  ste_scope_init(getenv("STE_SCOPE"));
+  if (!dir || !dir[0]) return 0;
+  /* `ste run` passes absolute, normal paths: use them in place. */
+  if (ste_path_is_normal(dir, ste_strlen(dir))) {
+    ste_log_dir = dir;
+  } else if (make_absolute(dir, log_dir_buf, sizeof log_dir_buf)) {
+    ste_log_dir = log_dir_buf;
+  } else {
+    return 0;
+  }
+  /* Any function of ours names the object we are in. */
+  Dl_info info;
+  if (dladdr((void*)&ste_enabled, &info) && info.dli_fname) {
+    if (ste_path_is_normal(info.dli_fname, ste_strlen(info.dli_fname))) {
+      ste_self_path = info.dli_fname;
+    } else if (make_absolute(info.dli_fname, self_path_buf, sizeof self_path_buf)) {
+      ste_self_path = self_path_buf;
+    }
+  }
+  if (ste_log_open(ste_log_dir, STE_LOG_FLAG_EXECED) != 0) {
+    ste_warn("cannot create a log; this process is not recorded", ste_log_dir);
+    return 0;
+  }
+  ste_scope_emit_all();
+  pthread_atfork(0, 0, ste_after_fork_child);
+  return 1;
+}
+
+int ste_enabled(void) {
+  int s = atomic_load_explicit(&state, memory_order_acquire);
+  if (s == kEnabled) return 1;
+  if (s == kDisabled) return 0;
+  if (initialising) return 0; /* re-entered from inside initialise() */
+  int expected = kUninitialised;
+  if (atomic_compare_exchange_strong(&state, &expected, kInitialising)) {
+    int saved = errno;
+    initialising = 1;
+    int on = initialise();
+    initialising = 0;
+    atomic_store(&state, on ? kEnabled : kDisabled);
+    if (on) {
+      /* The program and the libraries the dynamic linker loaded before
+       * we could see any open(). */
+      /* The program as exec'ed (AT_EXECFN: no syscall, and the path as
+       * the caller named it), else /proc/self/exe. */
+      const char* execfn = (const char*)getauxval(AT_EXECFN);
+      size_t execfn_len = ste_strlen(execfn);
+      if (ste_path_is_normal(execfn, execfn_len)) {
+        ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, execfn, execfn_len);
+      } else if (execfn_len) {
+        ste_note(STE_KIND_CONTENT, STE_OP_LOADED, AT_FDCWD, execfn);
+      } else {
+        char exe[STE_PATH_CAP];
+        long n = ste_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+          exe[n] = '\0';
+          ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, exe, (size_t)n);
+        }
+      }
+      ste_note_loaded_objects();
+    }
+    errno = saved;
+    return on;
+  }
+  /* Another thread is initialising. */
+  while (atomic_load(&state) == kInitialising) sched_yield();
+  return atomic_load(&state) == kEnabled;
+}
+
+/* ---- recording ------------------------------------------------------------- */
+
+void ste_note_abs(int kind, int op, const char* path, size_t len) {
+  if (len == 0 || ste_path_skipped(path, len)) return;
+  if (atomic_load_explicit(&ste_dlopen_calls, memory_order_relaxed)) {
+    ste_note_loaded_objects();
+  }
+  /* A forked child writes to its parent's log until it records something
+   * of its own; what an exec records before it replaces the image may go
+   * to the parent's log. */
+  if (op != STE_OP_EXEC && op != STE_OP_SPAWN && op != STE_OP_PATH_SEARCH) {
+    ste_ensure_own_log();
+  }
+  ste_record_abs(kind, op, path, len);
+}
+
+void ste_note(int kind, int op, int dirfd, const char* path) {
+  if (!path || !path[0] || !ste_enabled()) return;
+  int saved = errno;
+  /* Fast path: this raw path, in this scope, kind and cwd, was recorded. */
+  uint64_t raw;
+  if (ste_record_raw_seen(kind, dirfd, path, &raw)) {
+    errno = saved;
+    return;
+  }
+  char abs[STE_PATH_CAP];
+  size_t len = ste_path_resolve(dirfd, path, abs, sizeof abs);
+  if (len) {
+    ste_note_abs(kind, op, abs, len);
+    ste_record_raw_done(raw);
+  } else {
+    /* Unresolvable (cwd unknown, dirfd without a path, too long): record
+     * it as given, as unfollowed, so its test can never be narrowed. */
+    size_t n = strlen(path);
+    if (n > 4096) n = 4096;
+    ste_note_abs(STE_KIND_UNFOLLOWED, op, path, n);
+  }
+  errno = saved;
+}
+
+void ste_note_lookup(int op, int dirfd, const char* path, int ok, int err) {
+  if (ok) {
+    ste_note(STE_KIND_CONTENT, op, dirfd, path);
+    return;
+  }
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      ste_note(STE_KIND_ABSENT, op, dirfd, path);
+      return;
+    case EBADF:
+    case EFAULT:
+    case EINTR:
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE:
+    case ENAMETOOLONG:
+      return;
+    default:
+      ste_note(STE_KIND_CONTENT, op, dirfd, path);
+  }
+}

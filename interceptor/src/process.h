@@ -1,0 +1,71 @@
+/* Layer process: this process's life as the library sees it (lazy start,
+ * fork, a forked child taking over its own log, the objects the dynamic
+ * linker loaded) and the ste_note* functions every hook records through.
+ * Calls only record, scope, log, path and sys. The layers are listed in
+ * preload.c. */
+#ifndef STE_INTERCEPTOR_PROCESS_H_
+#define STE_INTERCEPTOR_PROCESS_H_
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sys.h"
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+/* 1 when this process records (STE_LOG_DIR set and its log is open);
+ * initialises on first use (reads STE_LOG_DIR and STE_SCOPE, opens the
+ * log, defines the scope stack, registers the fork handler, records the
+ * program and its loaded objects). 0: pass every call straight through.
+ * Thread-safe; a call from inside the initialisation returns 0. */
+STE_HIDDEN int ste_enabled(void);
+
+/* Absolute STE_LOG_DIR and this library's absolute path ("" until
+ * ste_enabled succeeded). They point into strings that live as long as
+ * the process (the initial environment, the loader's name for us) unless
+ * those were relative, then into a buffer. */
+STE_HIDDEN extern const char* ste_log_dir;
+STE_HIDDEN extern const char* ste_self_path;
+
+/* Called in a child right after fork() (the pthread_atfork handler; the
+ * _Fork hook calls it too). The child keeps appending to its parent's log
+ * (the mapping is shared, the cursor atomic) until it records something
+ * of its own (ste_ensure_own_log). Saves a file per fork+exec. */
+STE_HIDDEN void ste_after_fork_child(void);
+
+/* Opens this process's own log if it is a forked child still writing to
+ * its parent's, then empties the dedup set and defines the scope stack in
+ * it. Cheap when not. errno is preserved. */
+STE_HIDDEN void ste_ensure_own_log(void);
+
+/* Records every object the dynamic linker has loaded that was not yet
+ * recorded (the main program, its libraries, dlopen'ed ones). */
+STE_HIDDEN void ste_note_loaded_objects(void);
+/* Set by the dlopen hook: the next record first notes loaded objects. */
+STE_HIDDEN extern _Atomic uint32_t ste_dlopen_calls;
+
+/* ---- recording ------------------------------------------------------------ */
+
+/* Records (kind, op, path) in the current scope. `path` is resolved
+ * against `dirfd` (AT_FDCWD: the cached cwd) and normalised; /proc, /sys
+ * and /dev are skipped; a (scope, path, kind) this process already
+ * recorded is skipped; an unresolvable path is recorded as given, as
+ * STE_KIND_UNFOLLOWED. Does nothing unless ste_enabled(). errno is
+ * preserved. Lock-free, no heap. */
+STE_HIDDEN void ste_note(int kind, int op, int dirfd, const char* path);
+
+/* Same with an already absolute, normalised path of `len` bytes; does not
+ * check ste_enabled() (callers did). Takes over a forked child's log first,
+ * except for what an exec or spawn records (that may go to the parent's
+ * log: the image is about to be replaced). */
+STE_HIDDEN void ste_note_abs(int kind, int op, const char* path, size_t len);
+
+/* Records the outcome of a lookup of `path`: content when it succeeded,
+ * absent on ENOENT/ENOTDIR, nothing for errors that say nothing about
+ * the file (EBADF, EFAULT, EINTR, ENOMEM, EMFILE, ENFILE, ENAMETOOLONG),
+ * content for every other error (the file exists in some form). */
+STE_HIDDEN void ste_note_lookup(int op, int dirfd, const char* path, int ok,
+                                int err);
+
+#endif /* STE_INTERCEPTOR_PROCESS_H_ */
