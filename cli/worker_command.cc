@@ -11,6 +11,7 @@
 #include "flags.h"
 #include "repo_context.h"
 #include "rpc_flags.h"
+#include "ste/checkout.h"
 #include "ste/git.h"
 #include "ste/traced_run.h"
 #include "ste/worker.h"
@@ -91,9 +92,19 @@ int WorkerCommand(const std::vector<std::string>& args) {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   o.name = flags->Get("name", absl::StrCat(host, ":", getpid()));
-  if (IsGitRepo(config->root)) {
+  // The commit this checkout is at: the worker joins only a build of it.
+  const CommitFacts facts = ReadCommitFacts(config->root);
+  if (facts.state == CommitFacts::State::kUnreadable) {
+    std::fprintf(stderr, "ste worker: cannot read the git history: %s\n", facts.error.c_str());
+    return 1;
+  }
+  if (facts.state == CommitFacts::State::kReadable) {
     absl::StatusOr<std::string> head = GitHead(config->root);
-    if (head.ok()) o.commit = *head;
+    if (!head.ok()) {
+      std::fprintf(stderr, "ste worker: %s\n", std::string(head.status().message()).c_str());
+      return 1;
+    }
+    o.commit = *head;
   }
   const bool quiet = flags->Has("quiet");
   o.log = [quiet](const std::string& line) {

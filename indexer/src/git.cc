@@ -80,33 +80,10 @@ absl::StatusOr<std::string> RunGit(const std::string& dir,
   return RunAndCapture(argv);
 }
 
-bool IsGitRepo(const std::string& dir) {
-  return RunGit(dir, {"rev-parse", "--git-dir"}).ok();
-}
-
 absl::StatusOr<std::string> GitHead(const std::string& dir) {
   absl::StatusOr<std::string> out = RunGit(dir, {"rev-parse", "HEAD"});
   if (!out.ok()) return out.status();
   return std::string(absl::StripAsciiWhitespace(*out));
-}
-
-absl::StatusOr<int64_t> GitMri(const std::string& dir, const std::string& rev) {
-  absl::StatusOr<std::string> out = RunGit(dir, {"rev-list", "--count", rev});
-  if (!out.ok()) return out.status();
-  int64_t n;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*out), &n)) {
-    return absl::InternalError(absl::StrCat("git rev-list --count: ", *out));
-  }
-  return n;
-}
-
-absl::StatusOr<std::string> GitMessagesSince(const std::string& dir,
-                                             const std::string& base) {
-  if (!base.empty() &&
-      RunGit(dir, {"merge-base", "--is-ancestor", base, "HEAD"}).ok()) {
-    return RunGit(dir, {"log", "--format=%B", base + "..HEAD"});
-  }
-  return RunGit(dir, {"log", "-1", "--format=%B", "HEAD"});
 }
 
 }  // namespace ste

@@ -159,6 +159,23 @@ TEST_F(Repo, ForceTagInACommitMessageOrAllFlagSelectsAll) {
   EXPECT_NE(s.run.err.find("force tag [test all]"), std::string::npos) << s.run.err;
 }
 
+TEST_F(Repo, ABaselineCommitGoneFromTheHistoryWidensToAll) {
+  // The baseline's commit was amended away and collected (as in a shallow
+  // clone that does not reach it): a force tag in between cannot be ruled
+  // out, so the selection is all, saying why.
+  Record();
+  W("lib/a.sh", "a() { echo A; }  # touched\n");
+  Git({"commit", "-q", "-a", "--amend", "-m", "init, amended"});
+  Git({"reflog", "expire", "--expire=now", "--all"});
+  Git({"gc", "-q", "--prune=now"});
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "all") << Describe(s);
+  EXPECT_EQ(s.tests, all_);
+  EXPECT_NE(s.run.err.find("cannot read the commit messages since the baseline's commit"),
+            std::string::npos)
+      << s.run.err;
+}
+
 // ---- each dependency kind ----------------------------------------------------------
 
 TEST_F(Repo, EditingASourceSelectsExactlyItsTest) {

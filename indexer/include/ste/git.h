@@ -11,22 +11,17 @@
 
 namespace ste {
 
-// Runs `git -C dir args...`; its stdout, or an error with its stderr.
 // Runs argv (argv[0] looked up in PATH) and returns its stdout;
 // FailedPrecondition with its stderr when it exits non-zero.
 absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv);
 
+// Runs `git -C dir args...`; its stdout, or an error with its stderr.
 absl::StatusOr<std::string> RunGit(const std::string& dir,
                                    const std::vector<std::string>& args);
 
-bool IsGitRepo(const std::string& dir);
-absl::StatusOr<std::string> GitHead(const std::string& dir);  // commit id
-// The MRI of a commit: the number of commits reachable from it.
-absl::StatusOr<int64_t> GitMri(const std::string& dir, const std::string& rev);
-// The commit messages of base..HEAD when base is an ancestor of HEAD, else
-// of HEAD alone.
-absl::StatusOr<std::string> GitMessagesSince(const std::string& dir,
-                                             const std::string& base);
+// The commit id of HEAD. (Whether there is a HEAD, and the MRI: checkout.h,
+// ReadCommitFacts.)
+absl::StatusOr<std::string> GitHead(const std::string& dir);
 
 }  // namespace ste
 

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "proto_convert.h"
 #include "ste/baseline_loader.h"
+#include "ste/checkout.h"
 #include "ste/git.h"
 #include "ste/scheduler_service.h"
 #include "ste/selection.h"
@@ -145,14 +146,25 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
     store = *std::move(opened);
   }
   sum.mri = o.mri;
-  if (IsGitRepo(config.root)) {
-    absl::StatusOr<std::string> head = GitHead(config.root);
-    if (head.ok()) sum.commit = *head;
-    if (sum.mri < 0) {
-      absl::StatusOr<int64_t> count = GitMri(config.root, "HEAD");
-      if (!count.ok()) return WorkError(count.status());
-      sum.mri = *count;
+  const CommitFacts facts = ReadCommitFacts(config.root);
+  switch (facts.state) {
+    case CommitFacts::State::kReadable: {
+      absl::StatusOr<std::string> head = GitHead(config.root);
+      if (!head.ok()) return WorkError(head.status());
+      sum.commit = *head;
+      if (sum.mri < 0) sum.mri = facts.mri;
+      break;
     }
+    case CommitFacts::State::kUnreadable:
+      return absl::FailedPreconditionError(absl::StrCat("cannot read the git history: ", facts.error));
+    case CommitFacts::State::kNoCommits:
+      if (sum.mri < 0) {
+        return absl::FailedPreconditionError(
+            "the repository has no commit yet: commit first, or give --mri");
+      }
+      break;
+    case CommitFacts::State::kNotGit:
+      break;
   }
   if (sum.mri < 0) {
     if (remote) return absl::InvalidArgumentError("outside git, --scheduler needs --mri N");
