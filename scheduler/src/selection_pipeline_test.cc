@@ -88,12 +88,17 @@ TreeNow Now(std::vector<InventoryEntry> entries) {
   return t;
 }
 
+// The baseline's tree with lib/a.py edited.
+TreeNow LibAEdited() {
+  return Now({Entry("lib/a.py", FileType::kRegular, 9), Entry("lib/b.py", FileType::kRegular, 2),
+              Entry("/ext/lib.so", FileType::kRegular, 3)});
+}
+
 TEST(SelectForCheckout, ComparesWithTheBaselineItLoadedAndPassesItsExternalPaths) {
   FakeSource source;
   source.baseline = Baseline();
   FakeCheckout checkout;
-  checkout.tree = Now({Entry("lib/a.py", FileType::kRegular, 9), Entry("lib/b.py", FileType::kRegular, 2),
-                       Entry("/ext/lib.so", FileType::kRegular, 3)});
+  checkout.tree = LibAEdited();
   SelectionOutcome out = SelectForCheckout(checkout, source, BaselineQuery{});
   EXPECT_EQ(source.asked_mri, 12);
   EXPECT_EQ(source.asked_id, 0);
@@ -151,8 +156,7 @@ TEST(SelectForCheckout, AForceReasonIsAllWithTheChanges) {
   FakeSource source;
   source.baseline = Baseline();
   FakeCheckout checkout;
-  checkout.tree = Now({Entry("lib/a.py", FileType::kRegular, 9), Entry("lib/b.py", FileType::kRegular, 2),
-                       Entry("/ext/lib.so", FileType::kRegular, 3)});
+  checkout.tree = LibAEdited();
   checkout.force = "cannot read the commit messages since the baseline's commit c0ffee";
   SelectionOutcome out = SelectForCheckout(checkout, source, BaselineQuery{});
   EXPECT_EQ(out.selection.mode, SelectionMode::kAll);

@@ -26,6 +26,15 @@ absl::StatusOr<ChangeKind> ChangeKindFromName(const std::string& name) {
 
 }  // namespace
 
+v1::BuildState ToProto(BaselineState s) {
+  switch (s) {
+    case BaselineState::kBuilding: return v1::BUILD_STATE_RUNNING;
+    case BaselineState::kComplete: return v1::BUILD_STATE_COMPLETE;
+    case BaselineState::kFailed: return v1::BUILD_STATE_FAILED;
+  }
+  return v1::BUILD_STATE_FAILED;
+}
+
 v1::TestOutcome ToProto(TestOutcome o) {
   switch (o) {
     case TestOutcome::kPassed: return v1::TEST_OUTCOME_PASSED;

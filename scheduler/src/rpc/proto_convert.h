@@ -32,6 +32,7 @@ struct SelectionAnswer {
 };
 absl::StatusOr<SelectionAnswer> FromProto(const v1::SelectResponse& response);
 
+v1::BuildState ToProto(BaselineState state);  // building is RUNNING
 v1::TestOutcome ToProto(TestOutcome outcome);
 absl::StatusOr<TestOutcome> FromProto(v1::TestOutcome outcome);
 void ToProto(const FinishedTest& test, v1::FinishedTest* out);

@@ -44,15 +44,6 @@ bool UnixSocketInUse(const std::string& address) {
   return in_use;
 }
 
-v1::BuildState ToProto(BaselineState s) {
-  switch (s) {
-    case BaselineState::kBuilding: return v1::BUILD_STATE_RUNNING;
-    case BaselineState::kComplete: return v1::BUILD_STATE_COMPLETE;
-    case BaselineState::kFailed: return v1::BUILD_STATE_FAILED;
-  }
-  return v1::BUILD_STATE_FAILED;
-}
-
 // Decodes one TestResult through the stream's path table.
 Status Decode(const v1::TestResult& m, const std::vector<uint32_t>& table, LeaseResult* r) {
   r->lease_id = m.lease_id();
