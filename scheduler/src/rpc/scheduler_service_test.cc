@@ -35,6 +35,7 @@
 #include "ste/selection_index.h"
 #include "ste/test_recorder.h"
 #include "ste/v1/scheduler.grpc.pb.h"
+#include "report_test_messages.h"
 #include "ste/worker.h"
 #include "test_support.h"
 
@@ -42,6 +43,8 @@ namespace ste {
 namespace {
 
 using grpc::StatusCode;
+using report_test::Paths;
+using report_test::Result;
 
 // ---------------------------------------------------------------------------
 // Helpers.
@@ -88,36 +91,6 @@ v1::CreateBuildRequest BuildRequest(
   req.set_inventory(inventory);
   req.set_no_external(no_external);
   return req;
-}
-
-v1::ReportMessage Paths(uint32_t first_id,
-                        const std::vector<std::string>& paths) {
-  v1::ReportMessage m;
-  m.mutable_paths()->set_first_id(first_id);
-  for (const std::string& p : paths) m.mutable_paths()->add_paths(p);
-  return m;
-}
-
-// A result whose content dependencies are `content` (path ids), in the
-// test's own scope unless `scope` is given.
-v1::ReportMessage Result(uint64_t lease, const std::string& test,
-                         const std::vector<uint32_t>& content,
-                         const std::string& scope = "",
-                         v1::TestOutcome outcome = v1::TEST_OUTCOME_PASSED,
-                         int exit_code = 0) {
-  v1::ReportMessage m;
-  v1::TestResult* r = m.mutable_result();
-  r->set_lease_id(lease);
-  r->set_test(test);
-  r->set_outcome(outcome);
-  r->set_exit_code(exit_code);
-  r->set_seconds(0.25);
-  if (!content.empty()) {
-    v1::ScopeDependencies* s = r->add_scopes();
-    s->set_scope(scope.empty() ? TestScope(test) : scope);
-    for (uint32_t id : content) s->add_content(id);
-  }
-  return m;
 }
 
 v1::ReportMessage External(const std::vector<InventoryEntry>& entries) {
