@@ -211,6 +211,7 @@ Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateB
   if (!store.ok()) return ToGrpcStatus(store.status());
   BuildSession::Options o;
   o.coordinator.lease_timeout = options_.lease_timeout;
+  o.coordinator.now = options_.now;
   o.log = [this](const std::string& line) { Log(line); };
   absl::StatusOr<std::unique_ptr<BuildSession>> build =
       BuildSession::Create(std::move(spec), *std::move(store), std::move(o));
