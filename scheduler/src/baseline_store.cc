@@ -1,15 +1,32 @@
 // Copyright: the ste authors. BaselineStore::Open: picks the
-// implementation named by the URL's scheme.
+// implementation named by the URL's scheme; the names of states and
+// outcomes; and the rules both implementations apply (store_rules.h).
 #include "ste/baseline_store.h"
 
+#include <optional>
+
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "postgres_store.h"
 #include "sqlite_store.h"
+#include "store_rules.h"
 
 namespace ste {
+namespace {
+
+// The value of `all` (every value of an enum) stored as `stored`, if any.
+template <typename Enum, size_t N>
+std::optional<Enum> FromStored(const Enum (&all)[N], int64_t stored) {
+  for (Enum value : all) {
+    if (static_cast<int64_t>(value) == stored) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::Open(
     const std::string& url, const std::string& root) {
@@ -60,6 +77,94 @@ std::string_view BaselineStateName(BaselineState state) {
       return "failed";
   }
   return "unknown";
+}
+
+// --- The rules of both stores (store_rules.h). ---
+
+absl::Status ValidateResults(const std::vector<TestResult>& results) {
+  for (const TestResult& r : results) {
+    if (r.test.empty()) {
+      return absl::InvalidArgumentError("a test result without a test name");
+    }
+    const int64_t outcome = static_cast<int64_t>(r.outcome);
+    if (!FromStored(kTestOutcomes, outcome).has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("test ", r.test, ": unknown outcome ", outcome));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BaselineState> BaselineStateFromStored(int64_t stored,
+                                                      absl::string_view store,
+                                                      int64_t baseline) {
+  std::optional<BaselineState> state = FromStored(kBaselineStates, stored);
+  if (!state.has_value()) {
+    return absl::DataLossError(absl::StrCat(store, ": baseline ", baseline,
+                                            " has unknown state ", stored));
+  }
+  return *state;
+}
+
+absl::StatusOr<TestOutcome> TestOutcomeFromStored(int64_t stored,
+                                                  absl::string_view store,
+                                                  int64_t baseline,
+                                                  absl::string_view test) {
+  std::optional<TestOutcome> outcome = FromStored(kTestOutcomes, stored);
+  if (!outcome.has_value()) {
+    return absl::DataLossError(absl::StrCat(store, ": result of ", test,
+                                            " in baseline ", baseline,
+                                            " has unknown outcome ", stored));
+  }
+  return *outcome;
+}
+
+absl::Status CheckStillBuilding(int64_t baseline, int64_t stored_state,
+                                absl::string_view action) {
+  std::optional<BaselineState> state =
+      FromStored(kBaselineStates, stored_state);
+  if (state == BaselineState::kBuilding) return absl::OkStatus();
+  const std::string is = state.has_value()
+                             ? std::string(BaselineStateName(*state))
+                             : absl::StrCat("in unknown state ", stored_state);
+  return absl::FailedPreconditionError(
+      absl::StrCat("cannot ", action, ": baseline ", baseline, " is ", is,
+                   ", not building"));
+}
+
+void StoreMetaRows::Take(absl::string_view key, absl::string_view value) {
+  if (key == "magic") {
+    magic = std::string(value);
+  } else if (key == "schema_version") {
+    schema_version = std::string(value);
+  }
+}
+
+absl::Status SchemaVersionVerdict(absl::string_view where,
+                                  const StoreSchemaExpectation& expected,
+                                  const StoreMetaRows& found) {
+  int version = 0;
+  if (found.magic != expected.magic ||
+      !absl::SimpleAtoi(found.schema_version, &version)) {
+    return absl::DataLossError(absl::StrCat(
+        where, " has a damaged ", expected.meta_table, " table (magic \"",
+        found.magic, "\", schema_version \"", found.schema_version, "\")"));
+  }
+  if (version > expected.version) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        where, " has store schema version ", version,
+        ", newer than this ste understands (", expected.version,
+        "); a newer ste wrote it: upgrade ste, or point [store] url at "
+        "another ",
+        expected.elsewhere));
+  }
+  if (version < expected.version) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(where, " has store schema version ", version,
+                     ", which this ste (schema version ", expected.version,
+                     ") cannot read"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ste

@@ -2,9 +2,12 @@
 // deploy/postgres/schema.sql and the design is described in
 // postgres_store.h.
 //
-// A little over 600 lines: as in sqlite_store.cc, the statements and the
+// Close to 600 lines: as in sqlite_store.cc, the statements and the
 // open-time check of the schema they rely on are kept in one file, so that
 // a schema change is reviewed next to every query it affects.
+// The rules it shares with the other store (what results may be stored,
+// reading states and outcomes back, the schema-version verdict) are in
+// store_rules.h.
 #include "postgres_store.h"
 
 #include <algorithm>
@@ -16,12 +19,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "blob_cache.h"
 #include "blob_file.h"
 #include "pg_conn.h"
 #include "ste/status_macros.h"
+#include "store_rules.h"
 
 namespace ste {
 namespace {
@@ -146,11 +149,8 @@ absl::StatusOr<BaselineInfo> PostgresStore::ReadBaseline(const PgResult& result,
     return absl::DataLossError(absl::StrCat(
         conn_->name(), ": baseline row: ", result.ParseStatus().message()));
   }
-  if (state < 0 || state > 2) {
-    return absl::DataLossError(absl::StrCat(
-        conn_->name(), ": baseline ", info.id, " has unknown state ", state));
-  }
-  info.state = static_cast<BaselineState>(state);
+  STE_ASSIGN_OR_RETURN(info.state,
+                       BaselineStateFromStored(state, conn_->name(), info.id));
   return info;
 }
 
@@ -167,16 +167,7 @@ absl::Status PostgresStore::LockBuilding(int64_t baseline,
   }
   int64_t state = row.Int(0, 0);
   STE_RETURN_IF_ERROR(row.ParseStatus());
-  if (state != static_cast<int64_t>(BaselineState::kBuilding)) {
-    std::string state_name =
-        state >= 0 && state <= 2
-            ? std::string(BaselineStateName(static_cast<BaselineState>(state)))
-            : absl::StrCat(state);
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot ", action, ": baseline ", baseline, " is ",
-                     state_name, ", not building"));
-  }
-  return absl::OkStatus();
+  return CheckStillBuilding(baseline, state, action);
 }
 
 absl::StatusOr<int64_t> PostgresStore::Begin(const std::string& commit,
@@ -236,15 +227,7 @@ absl::Status PostgresStore::PutBlob(int64_t baseline, const std::string& name,
 
 absl::Status PostgresStore::PutResults(int64_t baseline,
                                        const std::vector<TestResult>& results) {
-  for (const TestResult& r : results) {
-    if (r.test.empty()) {
-      return absl::InvalidArgumentError("a test result without a test name");
-    }
-    if (static_cast<int>(r.outcome) > 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "test ", r.test, ": unknown outcome ", static_cast<int>(r.outcome)));
-    }
-  }
+  STE_RETURN_IF_ERROR(ValidateResults(results));
   // One INSERT of arrays; a test named twice keeps its last result (as a
   // row-by-row replace would), since one INSERT may not touch a row twice.
   absl::flat_hash_map<absl::string_view, size_t> last;
@@ -389,12 +372,9 @@ absl::StatusOr<std::vector<TestResult>> PostgresStore::Results(
           absl::StrCat(conn_->name(), ": result of ", r.test, " in baseline ",
                        baseline, ": ", rows.ParseStatus().message()));
     }
-    if (outcome < 0 || outcome > 2) {
-      return absl::DataLossError(
-          absl::StrCat(conn_->name(), ": result of ", r.test, " in baseline ",
-                       baseline, " has unknown outcome ", outcome));
-    }
-    r.outcome = static_cast<TestOutcome>(outcome);
+    STE_ASSIGN_OR_RETURN(
+        r.outcome,
+        TestOutcomeFromStored(outcome, conn_->name(), baseline, r.test));
     results.push_back(std::move(r));
   }
   return results;
@@ -565,31 +545,14 @@ absl::Status CheckSchema(PgConn& conn) {
         absl::StrCat(conn.name(), " has an unreadable ste.meta table (",
                      rows.status().message(), ")"));
   }
-  std::string magic, version_text;
+  StoreMetaRows meta;
   for (int i = 0; i < rows->rows(); ++i) {
-    (rows->Text(i, 0) == "magic" ? magic : version_text) = rows->Text(i, 1);
+    meta.Take(rows->Text(i, 0), rows->Text(i, 1));
   }
-  int version = 0;
-  if (magic != kPostgresStoreMagic ||
-      !absl::SimpleAtoi(version_text, &version)) {
-    return absl::DataLossError(
-        absl::StrCat(conn.name(), " has a damaged ste.meta table (magic \"",
-                     magic, "\", schema_version \"", version_text, "\")"));
-  }
-  if (version > kPostgresStoreSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        conn.name(), " has store schema version ", version,
-        ", newer than this ste understands (", kPostgresStoreSchemaVersion,
-        "); a newer ste wrote it: upgrade ste, or point [store] url at "
-        "another database"));
-  }
-  if (version < kPostgresStoreSchemaVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(conn.name(), " has store schema version ", version,
-                     ", which this ste (schema version ",
-                     kPostgresStoreSchemaVersion, ") cannot read"));
-  }
-  return absl::OkStatus();
+  return SchemaVersionVerdict(conn.name(),
+                              {kPostgresStoreMagic, kPostgresStoreSchemaVersion,
+                               "ste.meta", "database"},
+                              meta);
 }
 
 }  // namespace

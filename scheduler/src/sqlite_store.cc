@@ -1,9 +1,12 @@
 // Copyright: the ste authors. The SQLite baseline store; the schema and the
 // on-disk layout are described in sqlite_store.h.
 //
-// A little over 600 lines: the schema, the statements that rely on it and
+// Close to 600 lines: the schema, the statements that rely on it and
 // the open-time check of it are kept in one file on purpose, so that a
 // schema change is reviewed next to every query it affects.
+// The rules it shares with the other store (what results may be stored,
+// reading states and outcomes back, the schema-version verdict) are in
+// store_rules.h.
 #include "sqlite_store.h"
 
 #include <errno.h>
@@ -15,12 +18,12 @@
 #include <system_error>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "blob_file.h"
 #include "sqlite_db.h"
 #include "ste/status_macros.h"
+#include "store_rules.h"
 
 namespace ste {
 namespace {
@@ -74,6 +77,7 @@ class SqliteStore final : public BaselineStore {
   SqliteStore(std::unique_ptr<SqliteDb> db, std::string blobs_dir,
               SqliteStoreOptions options)
       : db_(std::move(db)),
+        name_(absl::StrCat("sqlite ", db_->path())),
         blobs_dir_(std::move(blobs_dir)),
         options_(std::move(options)) {}
 
@@ -113,6 +117,7 @@ class SqliteStore final : public BaselineStore {
   }
 
   std::unique_ptr<SqliteDb> db_;
+  std::string name_;       // "sqlite <path>", for messages
   std::string blobs_dir_;  // absolute
   SqliteStoreOptions options_;
 };
@@ -123,13 +128,8 @@ absl::StatusOr<BaselineInfo> SqliteStore::ReadBaseline(
   info.id = stmt.ColumnInt(0);
   info.commit = stmt.ColumnText(1);
   info.mri = stmt.ColumnInt(2);
-  int64_t state = stmt.ColumnInt(3);
-  if (state < 0 || state > 2) {
-    return absl::DataLossError(absl::StrCat("sqlite ", db_->path(),
-                                            ": baseline ", info.id,
-                                            " has unknown state ", state));
-  }
-  info.state = static_cast<BaselineState>(state);
+  STE_ASSIGN_OR_RETURN(
+      info.state, BaselineStateFromStored(stmt.ColumnInt(3), name_, info.id));
   info.created_unix = stmt.ColumnInt(4);
   info.completed_unix = stmt.ColumnInt(5);
   info.failure = stmt.ColumnText(6);
@@ -146,17 +146,7 @@ absl::Status SqliteStore::CheckBuilding(int64_t baseline,
   if (!found) {
     return absl::NotFoundError(absl::StrCat("no baseline ", baseline));
   }
-  int64_t state = stmt.ColumnInt(0);
-  if (state != static_cast<int64_t>(BaselineState::kBuilding)) {
-    std::string state_name =
-        state >= 0 && state <= 2
-            ? std::string(BaselineStateName(static_cast<BaselineState>(state)))
-            : absl::StrCat(state);
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot ", action, ": baseline ", baseline, " is ",
-                     state_name, ", not building"));
-  }
-  return absl::OkStatus();
+  return CheckStillBuilding(baseline, stmt.ColumnInt(0), action);
 }
 
 absl::StatusOr<std::string> SqliteStore::CheckBlobFile(int64_t baseline,
@@ -261,15 +251,7 @@ absl::StatusOr<std::string> SqliteStore::StoredBlobFile(
 
 absl::Status SqliteStore::PutResults(int64_t baseline,
                                      const std::vector<TestResult>& results) {
-  for (const TestResult& r : results) {
-    if (r.test.empty()) {
-      return absl::InvalidArgumentError("a test result without a test name");
-    }
-    if (static_cast<int>(r.outcome) > 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "test ", r.test, ": unknown outcome ", static_cast<int>(r.outcome)));
-    }
-  }
+  STE_RETURN_IF_ERROR(ValidateResults(results));
   STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(*db_));
   STE_RETURN_IF_ERROR(CheckBuilding(baseline, "store results"));
   STE_ASSIGN_OR_RETURN(
@@ -386,13 +368,9 @@ absl::StatusOr<std::vector<TestResult>> SqliteStore::Results(int64_t baseline) {
     if (!found) break;
     TestResult r;
     r.test = stmt.ColumnText(0);
-    int64_t outcome = stmt.ColumnInt(1);
-    if (outcome < 0 || outcome > 2) {
-      return absl::DataLossError(absl::StrCat(
-          "sqlite ", db_->path(), ": result of ", r.test, " in baseline ",
-          baseline, " has unknown outcome ", outcome));
-    }
-    r.outcome = static_cast<TestOutcome>(outcome);
+    STE_ASSIGN_OR_RETURN(
+        r.outcome,
+        TestOutcomeFromStored(stmt.ColumnInt(1), name_, baseline, r.test));
     r.exit_code = static_cast<int>(stmt.ColumnInt(2));
     r.seconds = stmt.ColumnDouble(3);
     r.opaque = stmt.ColumnInt(4) != 0;
@@ -521,35 +499,15 @@ absl::Status CheckSchema(SqliteDb& db) {
         db.path(), " has ste's application_id but no readable meta table (",
         stmt.status().message(), ")"));
   }
-  std::string magic, version_text;
+  StoreMetaRows meta;
   for (;;) {
     STE_ASSIGN_OR_RETURN(bool found, stmt->Step());
     if (!found) break;
-    (stmt->ColumnText(0) == "magic" ? magic : version_text) =
-        stmt->ColumnText(1);
+    meta.Take(stmt->ColumnText(0), stmt->ColumnText(1));
   }
-  int version = 0;
-  if (magic != kSqliteStoreMagic || !absl::SimpleAtoi(version_text, &version)) {
-    return absl::DataLossError(
-        absl::StrCat(db.path(),
-                     " has ste's application_id but its meta table is damaged "
-                     "(magic \"",
-                     magic, "\", schema_version \"", version_text, "\")"));
-  }
-  if (version > kSqliteStoreSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        db.path(), " has store schema version ", version,
-        ", newer than this ste understands (", kSqliteStoreSchemaVersion,
-        "); a newer ste wrote it: upgrade ste, or point [store] url at "
-        "another file"));
-  }
-  if (version < kSqliteStoreSchemaVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(db.path(), " has store schema version ", version,
-                     ", which this ste (schema version ",
-                     kSqliteStoreSchemaVersion, ") cannot read"));
-  }
-  return absl::OkStatus();
+  return SchemaVersionVerdict(
+      db.path(), {kSqliteStoreMagic, kSqliteStoreSchemaVersion, "meta", "file"},
+      meta);
 }
 
 }  // namespace

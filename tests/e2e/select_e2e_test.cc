@@ -376,10 +376,13 @@ TEST_F(Repo, JsonGithubAndChangedFilesOutputs) {
 
 TEST_F(Repo, AnInterruptedRecordLeavesThePreviousBaselineInUse) {
   Record();
-  W("tests/test_slow.sh", "sleep 5\n");
+  // The slow test says when it runs (outside the repo): by then the killed
+  // build has begun baseline 2.
+  const std::string started = MakeTempDir() + "/slow-started";
+  W("tests/test_slow.sh", ": > '" + started + "'\nsleep 5\n");
   W("lib/a.sh", "a() { echo A; }\n# interrupted\n");
-  // Start `ste record` in a process group of its own, let it reach the
-  // slow test, then SIGKILL the group (only what this test started).
+  // Start `ste record` in a process group of its own, wait until it runs
+  // the slow test, then SIGKILL the group (only what this test started).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -394,7 +397,10 @@ TEST_F(Repo, AnInterruptedRecordLeavesThePreviousBaselineInUse) {
   ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, &attr, argv, environ), 0);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  usleep(1500 * 1000);
+  for (int waited_ms = 0; access(started.c_str(), F_OK) != 0 && waited_ms < 60000; waited_ms += 20) {
+    usleep(20 * 1000);
+  }
+  EXPECT_EQ(access(started.c_str(), F_OK), 0) << "the slow test never started";
   ASSERT_EQ(kill(-pid, SIGKILL), 0);
   int status;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);

@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,11 +39,15 @@
 
 namespace ste {
 
+// Stored as these numbers (both stores): never renumber one.
 enum class TestOutcome : uint8_t {
   kPassed = 0,
   kFailed = 1,  // ran and exited non-zero
   kError = 2,   // could not be run, or its records could not be trusted
 };
+// Every outcome, in enum order (a new one is added here too).
+inline constexpr TestOutcome kTestOutcomes[] = {
+    TestOutcome::kPassed, TestOutcome::kFailed, TestOutcome::kError};
 
 struct TestResult {
   std::string test;         // repo-relative test path, e.g. tests/test_a.py
@@ -52,7 +57,11 @@ struct TestResult {
   bool opaque = false;      // something it ran could not be followed
 };
 
+// Stored as these numbers (both stores): never renumber one.
 enum class BaselineState : uint8_t { kBuilding = 0, kComplete = 1, kFailed = 2 };
+// Every state, in enum order (a new one is added here too).
+inline constexpr BaselineState kBaselineStates[] = {
+    BaselineState::kBuilding, BaselineState::kComplete, BaselineState::kFailed};
 
 struct BaselineInfo {
   int64_t id = 0;
@@ -122,7 +131,9 @@ class BaselineStore {
   virtual absl::StatusOr<int64_t> NextMri() = 0;
 };
 
-std::string_view TestOutcomeName(TestOutcome outcome);  // passed/failed/error
+// "passed"/"failed"/"error", "building"/"complete"/"failed"; "unknown" for
+// a value that is not in the enum.
+std::string_view TestOutcomeName(TestOutcome outcome);
 std::string_view BaselineStateName(BaselineState state);
 
 }  // namespace ste

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "ste/baseline_loader.h"
 #include "ste/build_session.h"
@@ -44,6 +45,8 @@ struct SchedulerOptions {
   std::string token;       // "" for none
   absl::Duration lease_timeout = absl::Seconds(30);
   absl::Duration heartbeat_interval = absl::Seconds(5);
+  // The clock lease timeouts are measured on (tests move one by hand).
+  std::function<absl::Time()> now = [] { return absl::Now(); };
   // One line per event; may be empty. Called from any thread, serialised.
   std::function<void(const std::string&)> log;
 };

@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "report_decoder.h"
 #include "ste/baseline_loader.h"
 #include "ste/config.h"
 #include "proto_convert.h"
@@ -42,52 +45,6 @@ bool UnixSocketInUse(const std::string& address) {
   bool in_use = connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0;
   close(fd);
   return in_use;
-}
-
-// Decodes one TestResult through the stream's path table.
-Status Decode(const v1::TestResult& m, const std::vector<uint32_t>& table, LeaseResult* r) {
-  r->lease_id = m.lease_id();
-  r->test = m.test();
-  switch (m.outcome()) {
-    case v1::TEST_OUTCOME_PASSED: r->outcome = TestOutcome::kPassed; break;
-    case v1::TEST_OUTCOME_FAILED: r->outcome = TestOutcome::kFailed; break;
-    case v1::TEST_OUTCOME_ERROR: r->outcome = TestOutcome::kError; break;
-    default: return Invalid(absl::StrCat("result of lease ", m.lease_id(), ": no outcome"));
-  }
-  r->exit_code = m.exit_code();
-  if (!m.error().empty()) r->error = m.error();
-  r->seconds = m.seconds();
-  r->opaque = r->opaque || m.opaque();
-  for (const std::string& why : m.opaque_reasons()) r->opaque_reasons.push_back(why);
-  for (const v1::ScopeDependencies& s : m.scopes()) {
-    ResultScope* out = nullptr;
-    for (ResultScope& have : r->scopes) {
-      if (have.scope == s.scope()) out = &have;
-    }
-    if (out == nullptr) {
-      r->scopes.emplace_back();
-      out = &r->scopes.back();
-      out->scope = s.scope();
-    }
-    auto map = [&](const google::protobuf::RepeatedField<uint32_t>& ids, DepKind kind) -> Status {
-      std::vector<uint32_t>& dst = out->ids[static_cast<int>(kind)];
-      dst.reserve(dst.size() + ids.size());
-      for (uint32_t id : ids) {
-        if (id >= table.size()) {
-          return Invalid(absl::StrCat("result of lease ", m.lease_id(), ": path id ", id,
-                                      " not in the stream's path table (", table.size(),
-                                      " paths)"));
-        }
-        dst.push_back(table[id]);
-      }
-      return Status::OK;
-    };
-    Status st = map(s.content(), DepKind::kContent);
-    if (st.ok()) st = map(s.absent(), DepKind::kAbsent);
-    if (st.ok()) st = map(s.listing(), DepKind::kListing);
-    if (!st.ok()) return st;
-  }
-  return Status::OK;
 }
 
 void FillProgress(const BuildSnapshot& s, const BuildSession& b, v1::BuildProgress* p) {
@@ -227,6 +184,7 @@ Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateB
   if (!store.ok()) return ToGrpcStatus(store.status());
   BuildSession::Options o;
   o.coordinator.lease_timeout = options_.lease_timeout;
+  o.coordinator.now = options_.now;
   o.log = [this](const std::string& line) { Log(line); };
   absl::StatusOr<std::unique_ptr<BuildSession>> build =
       BuildSession::Create(std::move(spec), *std::move(store), std::move(o));
@@ -332,91 +290,69 @@ Status SchedulerService::Lease(grpc::ServerContext* ctx, const v1::LeaseRequest*
   return Status::OK;
 }
 
+namespace {
+
+// The build a Report stream feeds, for its decoder.
+class SessionTarget final : public ReportTarget {
+ public:
+  explicit SessionTarget(BuildSession& build) : build_(build) {}
+  absl::StatusOr<uint32_t> InternPath(std::string_view path) override {
+    return build_.InternPath(path);
+  }
+  absl::Status AddExternal(const Inventory& external) override {
+    return build_.AddExternal(external);
+  }
+
+ private:
+  BuildSession& build_;
+};
+
+}  // namespace
+
 Status SchedulerService::Report(grpc::ServerContext* ctx,
                                 grpc::ServerReader<v1::ReportMessage>* reader,
                                 v1::ReportSummary* summary) {
   if (Status a = Authorize(ctx, "Report"); !a.ok()) return a;
+  ReportStreamDecoder decoder;
   std::shared_ptr<BuildSession> build;
-  std::string worker_id;
-  std::vector<uint32_t> table;              // stream path id -> builder path id
-  std::map<uint64_t, LeaseResult> partial;  // continued results
-  v1::ReportMessage m;
-  auto refuse = [&](Status s) {
-    Log(absl::StrCat("refused a report from ", worker_id.empty() ? ctx->peer() : worker_id, ": ",
-                     s.error_message()));
-    return s;
+  auto refuse = [&](const absl::Status& s) {
+    const std::string& from = decoder.worker_id();
+    Log(absl::StrCat("refused a report from ", from.empty() ? ctx->peer() : from, ": ",
+                     s.message()));
+    return ToGrpcStatus(s);
   };
+  v1::ReportMessage m;
   while (reader->Read(&m)) {
-    if (!m.worker_id().empty() && m.worker_id() != worker_id) {
-      if (build) return refuse(Invalid("one stream, one worker"));
+    absl::StatusOr<bool> named = decoder.TakeWorker(m);
+    if (!named.ok()) return refuse(named.status());
+    if (*named) {
       std::string w;
-      if (Status s = FindWorker(m.worker_id(), &build, &w); !s.ok()) return s;
-      worker_id = m.worker_id();
+      if (Status s = FindWorker(decoder.worker_id(), &build, &w); !s.ok()) return s;
     }
-    if (!build) return refuse(Invalid("the first message of a report must name its worker"));
-    switch (m.item_case()) {
-      case v1::ReportMessage::kPaths: {
-        if (m.paths().first_id() != table.size()) {
-          return refuse(Invalid(absl::StrCat("path table starts at ", m.paths().first_id(),
-                                             ", expected ", table.size())));
-        }
-        for (const std::string& p : m.paths().paths()) {
-          absl::StatusOr<uint32_t> id = build->InternPath(p);
-          if (!id.ok()) return refuse(Invalid(absl::StrCat("path table: ", id.status().message())));
-          table.push_back(*id);
-        }
-        break;
-      }
-      case v1::ReportMessage::kExternal: {
-        absl::StatusOr<Inventory> ext = Inventory::Parse(m.external().inventory());
-        absl::Status added = ext.ok() ? build->AddExternal(*ext) : ext.status();
-        if (!added.ok()) return refuse(Invalid(absl::StrCat("external files: ", added.message())));
-        break;
-      }
-      case v1::ReportMessage::kResult: {
-        const v1::TestResult& r = m.result();
-        // A result refused: nothing of it reaches the index; the test
-        // itself is taken as an error, opaque (always selected), so that
-        // the build can finish.
-        auto refuse_result = [&](const Status& why) {
-          LeaseResult rejected;
-          rejected.lease_id = r.lease_id();
-          rejected.test = r.test();
-          rejected.outcome = TestOutcome::kError;
-          rejected.exit_code = -1;
-          rejected.opaque = true;
-          rejected.error = absl::StrCat("its report was refused: ", why.error_message());
-          rejected.opaque_reasons.push_back(rejected.error);
-          (void)build->Submit(rejected);
-          return refuse(why);
-        };
-        LeaseResult& acc = partial[r.lease_id()];
-        if (Status s = Decode(r, table, &acc); !s.ok()) return refuse_result(s);
-        if (r.continued()) break;
-        LeaseResult whole = std::move(acc);
-        partial.erase(r.lease_id());
-        absl::StatusOr<BuildCoordinator::Acceptance> taken = build->Submit(whole);
-        if (!taken.ok()) {
-          if (absl::IsFailedPrecondition(taken.status())) return ToGrpcStatus(taken.status());
-          return refuse_result(ToGrpcStatus(taken.status()));
-        }
-        if (*taken == BuildCoordinator::Acceptance::kAccepted) {
-          summary->set_accepted(summary->accepted() + 1);
-        } else {
-          summary->set_duplicates(summary->duplicates() + 1);
-          Log(absl::StrCat("build ", build->id(), ": duplicate result for ", whole.test,
-                           " from ", worker_id, " ignored"));
-        }
-        break;
-      }
-      default:
-        return refuse(Invalid("an empty report message"));
+    SessionTarget target(*build);
+    std::optional<LeaseResult> refused;
+    absl::StatusOr<std::optional<LeaseResult>> whole = decoder.Decode(m, target, &refused);
+    // A refused result is taken as an error (RefusedResult), so that the
+    // build can finish.
+    if (refused.has_value()) (void)build->Submit(*refused);
+    if (!whole.ok()) return refuse(whole.status());
+    if (!whole->has_value()) continue;
+    const LeaseResult& result = **whole;
+    absl::StatusOr<BuildCoordinator::Acceptance> taken = build->Submit(result);
+    if (!taken.ok()) {
+      if (absl::IsFailedPrecondition(taken.status())) return ToGrpcStatus(taken.status());
+      (void)build->Submit(RefusedResult(result.lease_id, result.test, taken.status().message()));
+      return refuse(taken.status());
+    }
+    if (*taken == BuildCoordinator::Acceptance::kAccepted) {
+      summary->set_accepted(summary->accepted() + 1);
+    } else {
+      summary->set_duplicates(summary->duplicates() + 1);
+      Log(absl::StrCat("build ", build->id(), ": duplicate result for ", result.test, " from ",
+                       decoder.worker_id(), " ignored"));
     }
   }
-  if (!partial.empty()) {
-    return refuse(Invalid(absl::StrCat("the stream ended inside the result of lease ",
-                                       partial.begin()->first, " (continued without an end)")));
-  }
+  if (absl::Status end = decoder.Finish(); !end.ok()) return refuse(end);
   return Status::OK;
 }
 

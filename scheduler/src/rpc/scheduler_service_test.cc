@@ -35,6 +35,7 @@
 #include "ste/selection_index.h"
 #include "ste/test_recorder.h"
 #include "ste/v1/scheduler.grpc.pb.h"
+#include "report_test_messages.h"
 #include "ste/worker.h"
 #include "test_support.h"
 
@@ -42,6 +43,8 @@ namespace ste {
 namespace {
 
 using grpc::StatusCode;
+using report_test::Paths;
+using report_test::Result;
 
 // ---------------------------------------------------------------------------
 // Helpers.
@@ -88,36 +91,6 @@ v1::CreateBuildRequest BuildRequest(
   req.set_inventory(inventory);
   req.set_no_external(no_external);
   return req;
-}
-
-v1::ReportMessage Paths(uint32_t first_id,
-                        const std::vector<std::string>& paths) {
-  v1::ReportMessage m;
-  m.mutable_paths()->set_first_id(first_id);
-  for (const std::string& p : paths) m.mutable_paths()->add_paths(p);
-  return m;
-}
-
-// A result whose content dependencies are `content` (path ids), in the
-// test's own scope unless `scope` is given.
-v1::ReportMessage Result(uint64_t lease, const std::string& test,
-                         const std::vector<uint32_t>& content,
-                         const std::string& scope = "",
-                         v1::TestOutcome outcome = v1::TEST_OUTCOME_PASSED,
-                         int exit_code = 0) {
-  v1::ReportMessage m;
-  v1::TestResult* r = m.mutable_result();
-  r->set_lease_id(lease);
-  r->set_test(test);
-  r->set_outcome(outcome);
-  r->set_exit_code(exit_code);
-  r->set_seconds(0.25);
-  if (!content.empty()) {
-    v1::ScopeDependencies* s = r->add_scopes();
-    s->set_scope(scope.empty() ? TestScope(test) : scope);
-    for (uint32_t id : content) s->add_content(id);
-  }
-  return m;
 }
 
 v1::ReportMessage External(const std::vector<InventoryEntry>& entries) {
@@ -853,9 +826,12 @@ TEST_F(SchedulerServiceTest,
     clean_index = *dump;
   }
 
+  // A clock moved by hand: w1's silence, and w2's calls in time, do not
+  // depend on how fast this machine runs the test.
+  std::atomic<int64_t> now_s{1000};
   SchedulerOptions o = Options();
-  o.lease_timeout = absl::Milliseconds(300);
-  o.heartbeat_interval = absl::Milliseconds(100);
+  o.lease_timeout = absl::Seconds(30);
+  o.now = [&now_s] { return absl::FromUnixSeconds(now_s.load()); };
   std::unique_ptr<SchedulerServer> server = Start(o);
   ASSERT_NE(server, nullptr);
   Client c(server->address(), RpcAuth{});
@@ -869,13 +845,13 @@ TEST_F(SchedulerServiceTest,
   ASSERT_EQ(first.begin()->first, "t/test_a.py");
   ASSERT_TRUE(IsOk(c.Lease(w2, 2, &second)));
   ASSERT_EQ(second.size(), 2u);
-  // w1 goes silent; w2 keeps calling in until a's lease comes back to it.
-  absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (!second.count("t/test_a.py") && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(20));
-    ASSERT_TRUE(IsOk(c.Lease(w2, 1, &second)));
-  }
-  ASSERT_EQ(second.count("t/test_a.py"), 1u) << "a's lease never came back";
+  // w1 stays silent for 40 s, past the 30 s lease timeout; w2 calls in at
+  // 20 s and at 40 s, and its next lease is a's, given back.
+  now_s += 20;
+  ASSERT_TRUE(IsOk(c.Heartbeat(w2)));
+  now_s += 20;
+  ASSERT_TRUE(IsOk(c.Lease(w2, 1, &second)));
+  ASSERT_EQ(second.count("t/test_a.py"), 1u) << "a's lease did not come back";
   EXPECT_NE(second["t/test_a.py"], first["t/test_a.py"]);
   EXPECT_TRUE(HasStatus(c.Heartbeat(w1), StatusCode::FAILED_PRECONDITION,
                         "register again"));
