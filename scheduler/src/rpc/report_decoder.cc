@@ -2,6 +2,8 @@
 // messages into path ids, external files and complete results.
 #include "report_decoder.h"
 
+#include "proto_convert.h"
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -33,20 +35,12 @@ absl::Status MergeResultPart(const v1::TestResult& m,
                              LeaseResult* r) {
   r->lease_id = m.lease_id();
   r->test = m.test();
-  switch (m.outcome()) {
-    case v1::TEST_OUTCOME_PASSED:
-      r->outcome = TestOutcome::kPassed;
-      break;
-    case v1::TEST_OUTCOME_FAILED:
-      r->outcome = TestOutcome::kFailed;
-      break;
-    case v1::TEST_OUTCOME_ERROR:
-      r->outcome = TestOutcome::kError;
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("result of lease ", m.lease_id(), ": no outcome"));
+  absl::StatusOr<TestOutcome> outcome = FromProto(m.outcome());
+  if (!outcome.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("result of lease ", m.lease_id(), ": no outcome"));
   }
+  r->outcome = *outcome;
   r->exit_code = m.exit_code();
   if (!m.error().empty()) r->error = m.error();
   r->seconds = m.seconds();

@@ -1,5 +1,7 @@
 #include "ste/worker.h"
 
+#include "proto_convert.h"
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -70,11 +72,7 @@ void ReportEncoder::Encode(uint64_t lease_id, const TestRecord& record,
     v1::TestResult* r = out->back().mutable_result();
     r->set_lease_id(lease_id);
     r->set_test(record.test);
-    switch (OutcomeOf(record)) {
-      case TestOutcome::kPassed: r->set_outcome(v1::TEST_OUTCOME_PASSED); break;
-      case TestOutcome::kFailed: r->set_outcome(v1::TEST_OUTCOME_FAILED); break;
-      case TestOutcome::kError: r->set_outcome(v1::TEST_OUTCOME_ERROR); break;
-    }
+    r->set_outcome(ToProto(OutcomeOf(record)));
     r->set_exit_code(record.exit_code);
     r->set_seconds(record.seconds);
     return r;
