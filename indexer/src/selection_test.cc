@@ -74,6 +74,8 @@ struct Row {
   std::string reason_has;
 };
 
+void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }
+
 class SelectRules : public ::testing::TestWithParam<Row> {};
 
 TEST_P(SelectRules, DecideAsWritten) {
