@@ -24,8 +24,12 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
         {"progress", 0, true, "MODE",
          "auto (a bar on a terminal, lines otherwise), plain (a line per test), none"},
         {"mri", 0, true, "N",
-         "the baseline's monotonic revision id (default: git rev-list --count HEAD; "
-         "outside git, one more than the store's highest)"},
+         "the baseline's monotonic revision id (default: $STE_MRI, else git rev-list --count "
+         "HEAD; outside git, one more than the store's highest; a shallow clone needs this or "
+         "--base-commit)"},
+        {"base-commit", 0, true, "SHA",
+         "the MRI is one more than that of this commit's baseline (a shallow clone of a change "
+         "based on a recorded commit)"},
         {"wait", 0, false, "", "with --scheduler: wait for the build, printing progress"},
         {"config", 0, true, "FILE", "ste.toml to use (default: found from the current directory up)"},
     },
@@ -118,8 +122,15 @@ int RecordCommand(const std::vector<std::string>& args) {
     return UsageError("record", "--progress is auto, plain or none");
   }
   if (progress == "auto") progress = isatty(2) ? "bar" : "plain";
-  if (flags->Has("mri") && (!absl::SimpleAtoi(flags->Get("mri"), &o.mri) || o.mri < 0)) {
-    return UsageError("record", "--mri needs a number >= 0");
+  int mri_error = 0;
+  if (std::optional<int64_t> mri = MriFlag(*flags, "record", &mri_error); mri) {
+    o.mri = *mri;
+  } else if (mri_error) {
+    return mri_error;
+  }
+  o.base_commit = flags->Get("base-commit");
+  if (!o.base_commit.empty() && o.mri >= 0) {
+    return UsageError("record", "--base-commit and --mri both give the MRI: give one");
   }
   o.scheduler = flags->Get("scheduler");
   const bool remote = flags->Has("scheduler");

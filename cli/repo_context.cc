@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 
 #include "absl/strings/numbers.h"
@@ -49,6 +50,26 @@ absl::StatusOr<LoadedBaseline> LoadBaseline(BaselineStore& store,
   if (!query.ok()) return query.status();
   if (query->id > 0) return LoadCompletedBaseline(store, 0, query->id);
   return LoadCompletedBaseline(store, ReadCommitFacts(config.root).mri, 0);
+}
+
+std::optional<int64_t> MriFlag(const ParsedFlags& flags, const std::string& command,
+                               int* exit_code) {
+  std::string text = flags.Get("mri");
+  const char* from = "--mri";
+  if (!flags.Has("mri")) {
+    const char* env = std::getenv("STE_MRI");
+    if (env == nullptr || *env == '\0') return std::nullopt;
+    text = env;
+    from = "$STE_MRI";
+  }
+  int64_t mri;
+  if (!absl::SimpleAtoi(text, &mri) || mri < 0) {
+    std::fprintf(stderr, "ste %s: %s needs a number >= 0, not '%s'\n", command.c_str(), from,
+                 text.c_str());
+    *exit_code = 2;
+    return std::nullopt;
+  }
+  return mri;
 }
 
 std::string Seconds(double s) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "flags.h"
 #include "ste/baseline_loader.h"
 #include "ste/baseline_store.h"
 #include "ste/config.h"
@@ -31,6 +32,11 @@ std::optional<Config> LoadRepoConfig(const std::string& command,
 absl::StatusOr<LoadedBaseline> LoadBaseline(BaselineStore& store,
                                             const Config& config,
                                             const std::string& base);
+
+// The MRI asked for: --mri N, else $STE_MRI, else nullopt. A value that is
+// not a number >= 0 prints "ste <command>: ..." and sets *exit_code to 2.
+std::optional<int64_t> MriFlag(const ParsedFlags& flags, const std::string& command,
+                               int* exit_code);
 
 // Formats seconds as "1.2s" / "3m04s".
 std::string Seconds(double s);

@@ -23,6 +23,12 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
     {"base", 0, true, "auto|ID",
      "baseline to compare with (default auto: the latest complete one with "
      "mri <= MRI(HEAD))"},
+    {"base-commit", 0, true, "SHA",
+     "compare with the baseline recorded for this commit (the one the change is based on, "
+     "e.g. a pull request's base)"},
+    {"mri", 0, true, "N",
+     "compare with the latest baseline with mri <= N (default $STE_MRI; else MRI(HEAD), or in "
+     "a shallow clone the commits it can see)"},
     {"explain", 0, false, "", "after each test, the changes that selected it"},
     {"format", 0, true, "FMT", "text (default), json, github or runner"},
     {"all", 0, false, "", "select every test (mode all)"},
@@ -57,6 +63,13 @@ constexpr char kSelectHelp[] =
     "not call the runner with no arguments).\n"
     "github: text on stdout, and mode=, reason=, tests_file= appended to\n"
     "$GITHUB_OUTPUT and a Markdown summary to $GITHUB_STEP_SUMMARY when set.\n"
+    "\n"
+    "Which baseline: --base ID, else --base-commit SHA, else --mri N\n"
+    "($STE_MRI), else the latest with mri <= MRI(HEAD) (the number of commits\n"
+    "reachable from HEAD); in a shallow clone, which cannot count its history,\n"
+    "the latest recorded for one of the commits it can see (HEAD, its history,\n"
+    "the parents its oldest commits name). When none is found the reason says\n"
+    "what to pass.\n"
     "\n"
     "--scheduler: the baseline and the selection come from a scheduler\n"
     "('ste scheduler') and its store; the tree is hashed here and sent. If the\n"
@@ -175,6 +188,12 @@ int SelectCommand(const std::vector<std::string>& args) {
 
   absl::StatusOr<BaselineQuery> query = BaselineQuery::FromFlag(flags->Get("base"));
   if (!query.ok()) return UsageError("select", std::string(query.status().message()));
+  query->base_commit = flags->Get("base-commit");
+  if (std::optional<int64_t> mri = MriFlag(*flags, "select", &exit_code); mri) {
+    query->mri = *mri;
+  } else if (exit_code) {
+    return exit_code;
+  }
   std::optional<RpcAuth> auth;
   if (flags->Has("scheduler")) {
     auth = ClientAuth("select", *flags);

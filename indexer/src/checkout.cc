@@ -1,40 +1,154 @@
 #include "ste/checkout.h"
 
+#include <fstream>
+#include <set>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "ste/git.h"
 #include "ste/selection.h"
 
 namespace ste {
 
-CommitFacts ReadCommitFacts(const std::string& root) {
+namespace {
+
+// The state git's error message tells: not a repository, no commit yet, or
+// a history that cannot be read.
+CommitFacts FromGitError(const absl::Status& status) {
   CommitFacts f;
-  absl::StatusOr<std::string> count = RunGit(root, {"rev-list", "--count", "HEAD"});
-  if (count.ok()) {
-    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(*count), &f.mri)) {
-      f.state = CommitFacts::State::kReadable;
-    } else {
-      f.state = CommitFacts::State::kUnreadable;
-      f.error = absl::StrCat("git rev-list --count HEAD printed '", *count, "'");
-      f.mri = INT64_MAX;
-    }
-    return f;
-  }
-  const std::string why(count.status().message());
+  const std::string why(status.message());
   if (absl::StrContains(why, "not a git repository")) {
     f.state = CommitFacts::State::kNotGit;
   } else if (absl::StrContains(why, "ambiguous argument 'HEAD'") ||
              absl::StrContains(why, "unknown revision")) {
     f.state = CommitFacts::State::kNoCommits;  // a repository without commits yet
-  } else if (absl::StrContains(why, "cannot run") || absl::StrContains(why, "No such file")) {
+  } else if (absl::IsNotFound(status)) {
     f.state = CommitFacts::State::kNotGit;  // no git installed: not a git checkout to ste
   } else {
     f.state = CommitFacts::State::kUnreadable;
     f.error = why;
   }
   return f;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipWhitespace());
+}
+
+// The parents commit `sha` names in its object (even when they were not
+// fetched); NotFound when this checkout does not have the commit.
+absl::StatusOr<std::vector<std::string>> RawParents(const std::string& root, const std::string& sha) {
+  absl::StatusOr<std::string> object = RunGit(root, {"cat-file", "commit", sha});
+  if (!object.ok()) {
+    return absl::NotFoundError(absl::StrCat("commit ", sha.substr(0, 12), " is not in this checkout"));
+  }
+  std::vector<std::string> parents;
+  for (absl::string_view line : absl::StrSplit(*object, '\n')) {
+    if (line.empty()) break;  // the headers end at the first empty line
+    if (absl::ConsumePrefix(&line, "parent ")) parents.emplace_back(line);
+  }
+  return parents;
+}
+
+// The commits at the edge of a shallow clone (git's "shallow" file).
+std::vector<std::string> ShallowEdge(const std::string& root) {
+  absl::StatusOr<std::string> path = RunGit(root, {"rev-parse", "--git-path", "shallow"});
+  if (!path.ok()) return {};
+  std::string file(absl::StripAsciiWhitespace(*path));
+  if (!file.empty() && file[0] != '/') file = root + "/" + file;
+  std::ifstream in(file);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<BaselineQuery> BaselineQuery::FromFlag(const std::string& base) {
+  BaselineQuery q;
+  if (base.empty() || base == "auto") return q;
+  if (!absl::SimpleAtoi(base, &q.id) || q.id <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--base: '", base, "' is not auto or an id"));
+  }
+  return q;
+}
+
+CommitFacts ReadCommitFacts(const std::string& root) {
+  absl::StatusOr<std::string> head = RunGit(root, {"rev-parse", "--is-shallow-repository", "HEAD"});
+  if (!head.ok()) return FromGitError(head.status());
+  std::vector<std::string> lines = Lines(*head);
+  CommitFacts f;
+  if (lines.size() != 2 || (lines[0] != "true" && lines[0] != "false")) {
+    f.state = CommitFacts::State::kUnreadable;
+    f.error = absl::StrCat("git rev-parse --is-shallow-repository HEAD printed '", *head, "'");
+    return f;
+  }
+  f.shallow = lines[0] == "true";
+  f.head = lines[1];
+  f.state = CommitFacts::State::kReadable;
+  if (f.shallow) return f;  // its commit count is not an MRI
+  absl::StatusOr<std::string> count = RunGit(root, {"rev-list", "--count", "HEAD"});
+  if (!count.ok()) {
+    CommitFacts e = FromGitError(count.status());
+    if (e.state == CommitFacts::State::kReadable) e.state = CommitFacts::State::kUnreadable;
+    return e;
+  }
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*count), &f.mri)) {
+    f.state = CommitFacts::State::kUnreadable;
+    f.error = absl::StrCat("git rev-list --count HEAD printed '", *count, "'");
+    f.mri = INT64_MAX;
+  }
+  return f;
+}
+
+absl::StatusOr<std::vector<std::string>> VisibleCommits(const std::string& root, size_t limit) {
+  absl::StatusOr<std::string> log =
+      RunGit(root, {"rev-list", absl::StrCat("--max-count=", limit), "HEAD"});
+  if (!log.ok()) return log.status();
+  std::vector<std::string> out = Lines(*log);
+  std::set<std::string> seen(out.begin(), out.end());
+  for (const std::string& edge : ShallowEdge(root)) {
+    absl::StatusOr<std::vector<std::string>> parents = RawParents(root, edge);
+    if (!parents.ok()) continue;
+    for (const std::string& p : *parents) {
+      if (out.size() < limit && seen.insert(p).second) out.push_back(p);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> MessagesSince(const std::string& root, const std::string& base,
+                                          const std::string& head, bool shallow) {
+  if (base.empty()) return RunGit(root, {"log", "-1", "--format=%B", "HEAD"});
+  if (!shallow) {
+    absl::StatusOr<std::string> log = RunGit(root, {"log", "--format=%B", base + "..HEAD"});
+    if (log.ok()) return log;
+    return absl::NotFoundError(absl::StrCat("the baseline's commit ", base.substr(0, 12),
+                                            " is not in this checkout"));
+  }
+  // A shallow clone: walk the parents the commit objects name, from HEAD
+  // back to `base`; every commit on the way must be here.
+  std::string messages;
+  std::set<std::string> visited;
+  std::vector<std::string> todo = {head};
+  while (!todo.empty()) {
+    std::string sha = todo.back();
+    todo.pop_back();
+    if (sha == base || !visited.insert(sha).second) continue;
+    if (visited.size() > 100000) return absl::ResourceExhaustedError("too many commits since the baseline");
+    absl::StatusOr<std::vector<std::string>> parents = RawParents(root, sha);
+    if (!parents.ok()) return parents.status();
+    absl::StatusOr<std::string> message = RunGit(root, {"log", "-1", "--format=%B", sha});
+    if (!message.ok()) return message.status();
+    absl::StrAppend(&messages, *message, "\n");
+    for (const std::string& p : *parents) todo.push_back(p);
+  }
+  return messages;
 }
 
 LocalCheckout::LocalCheckout(Config config, bool force_all)
@@ -45,7 +159,35 @@ const CommitFacts& LocalCheckout::facts() {
   return *facts_;
 }
 
-int64_t LocalCheckout::mri() { return facts().mri; }
+BaselineLookup LocalCheckout::Lookup(const BaselineQuery& query) {
+  BaselineLookup which;
+  which.id = query.id;
+  which.commit = query.base_commit;
+  if (query.id > 0 || !query.base_commit.empty()) return which;
+  if (query.mri >= 0) {
+    which.mri = query.mri;
+    return which;
+  }
+  const CommitFacts& f = facts();
+  if (f.state == CommitFacts::State::kReadable && f.shallow) {
+    const std::string what_to_pass =
+        "pass --base-commit SHA (the commit the change is based on, e.g. "
+        "github.event.pull_request.base.sha) or --mri N ($STE_MRI), or fetch the history "
+        "down to a recorded commit (actions/checkout fetch-depth: 0)";
+    absl::StatusOr<std::vector<std::string>> commits = VisibleCommits(config_.root, kMaxVisibleCommits);
+    if (commits.ok() && !commits->empty()) {
+      which.commits = *std::move(commits);
+      which.hint = absl::StrCat("this is a shallow clone, whose commit count is no MRI; it can see ",
+                                which.commits.size(), " commits from HEAD ", f.head.substr(0, 12),
+                                ": ", what_to_pass);
+    } else {
+      which.hint = absl::StrCat("this is a shallow clone: ", what_to_pass);
+    }
+    return which;
+  }
+  which.mri = f.mri;
+  return which;
+}
 
 absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
                                                 const std::vector<std::string>& external) {
@@ -75,16 +217,17 @@ std::string LocalCheckout::ForceReason(const std::string& base_commit) {
     case CommitFacts::State::kReadable:
       break;
   }
+  if (!config_.selection.force_tags) return "";
   // The messages of the change: the commits HEAD has and the baseline's
   // commit has not; HEAD's own when the baseline has no commit.
-  absl::StatusOr<std::string> messages =
-      base_commit.empty() ? RunGit(config_.root, {"log", "-1", "--format=%B", "HEAD"})
-                          : RunGit(config_.root, {"log", "--format=%B", base_commit + "..HEAD"});
+  absl::StatusOr<std::string> messages = MessagesSince(config_.root, base_commit, f.head, f.shallow);
   if (!messages.ok()) {
     return absl::StrCat("cannot read the commit messages since the baseline's commit ",
-                        base_commit.substr(0, 12),
-                        " (a force tag there could be missed; a shallow clone?): ",
-                        absl::StripAsciiWhitespace(messages.status().message()));
+                        base_commit.substr(0, 12), " (a force tag there could be missed): ",
+                        absl::StripAsciiWhitespace(messages.status().message()),
+                        f.shallow ? "; fetch the commits of the change (a deeper clone), or set "
+                                    "selection.force_tags = false if this project does not use them"
+                                  : "");
   }
   std::string force;
   for (const char* tag : kForceTags) {

@@ -47,7 +47,7 @@ class GitCheckout : public ::testing::Test {
 TEST_F(GitCheckout, OutsideGitThereIsNoMriAndNoTag) {
   EXPECT_EQ(ReadCommitFacts(root_).state, CommitFacts::State::kNotGit);
   LocalCheckout c = Checkout();
-  EXPECT_EQ(c.mri(), INT64_MAX);
+  EXPECT_EQ(c.Lookup(BaselineQuery{}).mri, INT64_MAX);
   EXPECT_EQ(c.ForceReason(""), "");
   EXPECT_EQ(c.ForceReason("0123abcd"), "");
   EXPECT_EQ(Checkout(true).ForceReason(""), "--all given");
@@ -56,7 +56,7 @@ TEST_F(GitCheckout, OutsideGitThereIsNoMriAndNoTag) {
 TEST_F(GitCheckout, ARepositoryWithoutCommits) {
   Init();
   EXPECT_EQ(ReadCommitFacts(root_).state, CommitFacts::State::kNoCommits);
-  EXPECT_EQ(Checkout().mri(), INT64_MAX);
+  EXPECT_EQ(Checkout().Lookup(BaselineQuery{}).mri, INT64_MAX);
   EXPECT_EQ(Checkout().ForceReason(""), "");
 }
 
@@ -67,7 +67,7 @@ TEST_F(GitCheckout, TheMriCountsCommits) {
   CommitFacts f = ReadCommitFacts(root_);
   EXPECT_EQ(f.state, CommitFacts::State::kReadable);
   EXPECT_EQ(f.mri, 2);
-  EXPECT_EQ(Checkout().mri(), 2);
+  EXPECT_EQ(Checkout().Lookup(BaselineQuery{}).mri, 2);
 }
 
 TEST_F(GitCheckout, ATagInAnyCommitSinceTheBaselineForcesAll) {
@@ -117,6 +117,84 @@ TEST_F(GitCheckout, ABrokenRepositoryWidensToAll) {
   EXPECT_EQ(f.state, CommitFacts::State::kUnreadable) << f.error;
   EXPECT_EQ(f.mri, INT64_MAX);
   EXPECT_NE(Checkout().ForceReason("").find("cannot read the git history"), std::string::npos);
+}
+
+TEST_F(GitCheckout, TheQueryDecidesBeforeTheHistory) {
+  Init();
+  Commit("one");
+  BaselineQuery q;
+  q.mri = 7;
+  EXPECT_EQ(Checkout().Lookup(q).mri, 7);
+  q.base_commit = "abc";
+  EXPECT_EQ(Checkout().Lookup(q).commit, "abc");
+  q.id = 3;
+  EXPECT_EQ(Checkout().Lookup(q).id, 3);
+}
+
+// A depth-1 clone (as actions/checkout makes) of a repository with 3
+// commits, and a depth-2 one.
+class ShallowCheckout : public GitCheckout {
+ protected:
+  void SetUp() override {
+    GitCheckout::SetUp();
+    Init();
+    first_ = Commit("first");
+    second_ = Commit("second [test all]");
+    third_ = Commit("third");
+  }
+  std::string Clone(int depth) {
+    std::string dir = root_ + "-clone" + std::to_string(depth);
+    absl::StatusOr<std::string> out =
+        RunAndCapture({"git", "clone", "-q", "--depth", std::to_string(depth), "file://" + root_, dir});
+    EXPECT_TRUE(out.ok()) << out.status();
+    clones_.push_back(dir);
+    return dir;
+  }
+  void TearDown() override {
+    for (const std::string& c : clones_) std::filesystem::remove_all(c);
+    GitCheckout::TearDown();
+  }
+  LocalCheckout At(const std::string& dir) {
+    Config c;
+    c.root = dir;
+    return LocalCheckout(c, false);
+  }
+  std::string first_, second_, third_;
+  std::vector<std::string> clones_;
+};
+
+TEST_F(ShallowCheckout, SeesHeadAndTheParentItsObjectNames) {
+  std::string clone = Clone(1);
+  CommitFacts f = ReadCommitFacts(clone);
+  EXPECT_EQ(f.state, CommitFacts::State::kReadable);
+  EXPECT_TRUE(f.shallow);
+  EXPECT_EQ(f.head, third_);
+  EXPECT_EQ(f.mri, INT64_MAX) << "a shallow clone's commit count is no MRI";
+  absl::StatusOr<std::vector<std::string>> seen = VisibleCommits(clone, 100);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(*seen, (std::vector<std::string>{third_, second_}));
+  BaselineLookup which = At(clone).Lookup(BaselineQuery{});
+  EXPECT_EQ(which.commits, *seen);
+  EXPECT_NE(which.hint.find("--base-commit"), std::string::npos) << which.hint;
+  EXPECT_FALSE(ReadCommitFacts(root_).shallow);
+}
+
+TEST_F(ShallowCheckout, ForceTagsOfThePresentCommitsAreReadTheMissingOnesWidenToAll) {
+  std::string one = Clone(1);
+  // The baseline is HEAD's parent: the change is HEAD alone, which is here.
+  EXPECT_EQ(At(one).ForceReason(second_), "");
+  // The baseline is further back: "second [test all]" is not in the clone.
+  std::string reason = At(one).ForceReason(first_);
+  EXPECT_NE(reason.find("cannot read the commit messages since the baseline's commit"), std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("is not in this checkout"), std::string::npos) << reason;
+  std::string two = Clone(2);
+  EXPECT_EQ(At(two).ForceReason(first_), "force tag [test all] in a commit message");
+  // A project without force tags does not need the messages.
+  Config c;
+  c.root = one;
+  c.selection.force_tags = false;
+  EXPECT_EQ(LocalCheckout(c, false).ForceReason(first_), "");
 }
 
 }  // namespace

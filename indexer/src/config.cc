@@ -257,7 +257,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
       {"tests", {"include", "exclude"}},
       {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir"}},
       {"inventory", {"ignore", "external"}},
-      {"selection", {"run_all", "skip_all", "mandatory"}},
+      {"selection", {"run_all", "skip_all", "mandatory", "force_tags"}},
       {"store", {"url"}},
   });
   if (!s.ok()) return s;
@@ -281,6 +281,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
            r.Globs("selection", "run_all", false, &run_all),
            r.Globs("selection", "skip_all", false, &skip_all),
            r.Globs("selection", "mandatory", false, &mandatory),
+           r.Bool("selection", "force_tags", &c.selection.force_tags),
            r.String("store", "url", false, &c.store_url),
        }) {
     if (!step.ok()) return step;

@@ -29,10 +29,39 @@ absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, int64_t
   return info;
 }
 
+absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, const BaselineLookup& which) {
+  if (which.id > 0) return FindCompletedBaseline(store, 0, which.id);
+  if (!which.commit.empty() || !which.commits.empty()) {
+    std::vector<std::string> commits = which.commits;
+    if (!which.commit.empty()) commits = {which.commit};
+    if (commits.size() > kMaxCommitsPerLookup) commits.resize(kMaxCommitsPerLookup);
+    STE_ASSIGN_OR_RETURN(std::optional<BaselineInfo> found, store.LatestCompletedAmong(commits));
+    if (found) return *found;
+    return absl::NotFoundError(absl::StrCat(
+        which.commit.empty()
+            ? absl::StrCat("no completed baseline for any of the ", commits.size(),
+                           " commits this checkout can see")
+            : absl::StrCat("no completed baseline for commit ", which.commit),
+        which.hint.empty() ? "" : absl::StrCat(" (", which.hint, ")")));
+  }
+  absl::StatusOr<BaselineInfo> info = FindCompletedBaseline(store, which.mri, 0);
+  if (!info.ok() && absl::IsNotFound(info.status()) && !which.hint.empty()) {
+    return absl::NotFoundError(absl::StrCat(info.status().message(), " (", which.hint, ")"));
+  }
+  return info;
+}
+
 absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64_t mri,
                                                      int64_t id) {
+  BaselineLookup which;
+  which.mri = mri;
+  which.id = id;
+  return LoadCompletedBaseline(store, which);
+}
+
+absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, const BaselineLookup& which) {
   LoadedBaseline loaded;
-  STE_ASSIGN_OR_RETURN(loaded.info, FindCompletedBaseline(store, mri, id));
+  STE_ASSIGN_OR_RETURN(loaded.info, FindCompletedBaseline(store, which));
   STE_ASSIGN_OR_RETURN(std::string index_path, store.BlobPath(loaded.info.id, "index"));
   STE_ASSIGN_OR_RETURN(loaded.index, SelectionIndex::Open(index_path));
   STE_ASSIGN_OR_RETURN(std::string inventory_path, store.BlobPath(loaded.info.id, "inventory"));
@@ -47,39 +76,30 @@ absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64
   return loaded;
 }
 
-absl::StatusOr<BaselineQuery> BaselineQuery::FromFlag(const std::string& base) {
-  BaselineQuery q;
-  if (base.empty() || base == "auto") return q;
-  if (!absl::SimpleAtoi(base, &q.id) || q.id <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--base: '", base, "' is not auto or an id"));
-  }
-  return q;
-}
-
 StoreBaselineSource::StoreBaselineSource(absl::StatusOr<std::unique_ptr<BaselineStore>> store)
     : store_(std::move(store)) {}
 
-absl::StatusOr<std::shared_ptr<const LoadedBaseline>> StoreBaselineSource::Load(int64_t mri,
-                                                                               int64_t id) {
+absl::StatusOr<std::shared_ptr<const LoadedBaseline>> StoreBaselineSource::Load(
+    const BaselineLookup& which) {
   if (!store_.ok()) {
     return absl::Status(store_.status().code(),
                         absl::StrCat("store unusable: ", store_.status().message()));
   }
-  STE_ASSIGN_OR_RETURN(LoadedBaseline loaded, LoadCompletedBaseline(**store_, id > 0 ? 0 : mri, id));
+  STE_ASSIGN_OR_RETURN(LoadedBaseline loaded, LoadCompletedBaseline(**store_, which));
   return std::make_shared<const LoadedBaseline>(std::move(loaded));
 }
 
 CachingBaselineSource::CachingBaselineSource(StoreOpener open, size_t capacity)
     : open_(std::move(open)), capacity_(capacity < 1 ? 1 : capacity) {}
 
-absl::StatusOr<std::shared_ptr<const LoadedBaseline>> CachingBaselineSource::Load(int64_t mri,
-                                                                                 int64_t id) {
+absl::StatusOr<std::shared_ptr<const LoadedBaseline>> CachingBaselineSource::Load(
+    const BaselineLookup& which) {
   absl::StatusOr<std::unique_ptr<BaselineStore>> store = open_();
   if (!store.ok()) {
     return absl::Status(store.status().code(),
                         absl::StrCat("store unusable: ", store.status().message()));
   }
-  STE_ASSIGN_OR_RETURN(BaselineInfo info, FindCompletedBaseline(**store, id > 0 ? 0 : mri, id));
+  STE_ASSIGN_OR_RETURN(BaselineInfo info, FindCompletedBaseline(**store, which));
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = loaded_.find(info.id);

@@ -81,6 +81,19 @@ std::string_view BaselineStateName(BaselineState state) {
 
 // --- The rules of both stores (store_rules.h). ---
 
+absl::StatusOr<std::string> LatestCompletedAmongSql(absl::string_view table, char param_prefix,
+                                                    size_t n) {
+  if (n == 0 || n > kMaxCommitsPerLookup) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a baseline lookup takes 1 to ", kMaxCommitsPerLookup, " commits, not ", n));
+  }
+  std::string in;
+  for (size_t i = 1; i <= n; i++) absl::StrAppend(&in, i == 1 ? "" : ",", std::string(1, param_prefix), i);
+  return absl::StrCat(
+      "SELECT id, commit_id, mri, state, created_unix, completed_unix, failure FROM ", table,
+      " WHERE state = 1 AND commit_id IN (", in, ") ORDER BY mri DESC, id DESC LIMIT 1");
+}
+
 absl::Status ValidateResults(const std::vector<TestResult>& results) {
   for (const TestResult& r : results) {
     if (r.test.empty()) {

@@ -86,6 +86,8 @@ class PostgresStore final : public BaselineStore {
   absl::Status MarkFailed(int64_t baseline, const std::string& why) override;
   absl::StatusOr<std::optional<BaselineInfo>> LatestCompleted(
       int64_t max_mri) override;
+  absl::StatusOr<std::optional<BaselineInfo>> LatestCompletedAmong(
+      const std::vector<std::string>& commits) override;
   absl::StatusOr<BaselineInfo> Get(int64_t baseline) override;
   absl::StatusOr<std::vector<BaselineInfo>> List() override;
   absl::StatusOr<std::vector<TestResult>> Results(int64_t baseline) override;
@@ -319,6 +321,19 @@ absl::StatusOr<std::optional<BaselineInfo>> PostgresStore::LatestCompleted(
   STE_RETURN_IF_ERROR(conn_->EnsureConnected());
   STE_ASSIGN_OR_RETURN(PgResult rows, conn_->Exec(kPostgresLatestCompletedSql,
                                                   PgParams().Int(max_mri)));
+  if (rows.rows() == 0) return std::optional<BaselineInfo>();
+  STE_ASSIGN_OR_RETURN(BaselineInfo info, ReadBaseline(rows, 0));
+  return std::optional<BaselineInfo>(std::move(info));
+}
+
+absl::StatusOr<std::optional<BaselineInfo>> PostgresStore::LatestCompletedAmong(
+    const std::vector<std::string>& commits) {
+  STE_ASSIGN_OR_RETURN(std::string sql,
+                       LatestCompletedAmongSql("ste.baselines", '$', commits.size()));
+  STE_RETURN_IF_ERROR(conn_->EnsureConnected());
+  PgParams params;
+  for (const std::string& c : commits) params.Text(c);
+  STE_ASSIGN_OR_RETURN(PgResult rows, conn_->Exec(sql.c_str(), params));
   if (rows.rows() == 0) return std::optional<BaselineInfo>();
   STE_ASSIGN_OR_RETURN(BaselineInfo info, ReadBaseline(rows, 0));
   return std::optional<BaselineInfo>(std::move(info));

@@ -10,8 +10,7 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
                                    const BaselineQuery& query) {
   SelectionOutcome out;
   // 1. The baseline.
-  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base =
-      source.Load(query.id > 0 ? 0 : checkout.mri(), query.id);
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base = source.Load(checkout.Lookup(query));
   const LoadedBaseline* b = base.ok() ? base->get() : nullptr;
   if (b) out.baseline = b->info;
 

@@ -44,9 +44,9 @@ std::shared_ptr<const LoadedBaseline> Baseline() {
 
 class FakeSource : public BaselineSource {
  public:
-  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(int64_t mri, int64_t id) override {
-    asked_mri = mri;
-    asked_id = id;
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(const BaselineLookup& which) override {
+    asked_mri = which.mri;
+    asked_id = which.id;
     if (!baseline) return absl::NotFoundError("no completed baseline in the store");
     return baseline;
   }
@@ -57,9 +57,14 @@ class FakeSource : public BaselineSource {
 class FakeCheckout : public Checkout {
  public:
   const SelectionRules& rules() const override { return rules_; }
-  int64_t mri() override {
-    mri_calls++;
-    return 12;
+  BaselineLookup Lookup(const BaselineQuery& q) override {
+    BaselineLookup which;
+    which.id = q.id;
+    if (q.id == 0) {
+      mri_calls++;
+      which.mri = 12;
+    }
+    return which;
   }
   absl::StatusOr<TreeNow> ReadTree(const Inventory* cache, const std::vector<std::string>& external) override {
     got_cache = cache != nullptr;
@@ -122,7 +127,7 @@ TEST(SelectForCheckout, AnIdIsLookedUpWithoutTheMri) {
   q.id = 3;
   SelectForCheckout(checkout, source, q);
   EXPECT_EQ(source.asked_id, 3);
-  EXPECT_EQ(checkout.mri_calls, 0);
+  EXPECT_EQ(checkout.mri_calls, 0) << "no history read for an id";
 }
 
 TEST(SelectForCheckout, NoBaselineIsAllOverTheTestsOfTheTree) {
@@ -217,6 +222,13 @@ std::string StoreWithBaselines(int n) {
   return dir;
 }
 
+BaselineLookup Which(int64_t mri, int64_t id) {
+  BaselineLookup w;
+  w.mri = mri;
+  w.id = id;
+  return w;
+}
+
 TEST(CachingBaselineSource, LoadsABaselineOnceAndKeepsTheLastFew) {
   const std::string dir = StoreWithBaselines(3);
   int opened = 0;
@@ -226,23 +238,35 @@ TEST(CachingBaselineSource, LoadsABaselineOnceAndKeepsTheLastFew) {
         return BaselineStore::Open("sqlite:" + dir + "/ste.db", dir);
       },
       2);
-  auto first = source.Load(INT64_MAX, 0);  // the latest: 3
+  auto first = source.Load(Which(INT64_MAX, 0));  // the latest: 3
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ((*first)->info.id, 3);
-  auto again = source.Load(0, 3);
+  auto again = source.Load(Which(0, 3));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(first->get(), again->get()) << "the second load is the first one";
-  auto by_mri = source.Load(2, 0);
+  auto by_mri = source.Load(Which(2, 0));
   ASSERT_TRUE(by_mri.ok());
   EXPECT_EQ((*by_mri)->info.id, 2);
-  auto one = source.Load(1, 0);  // a third: 3 is the oldest used, it goes
+  auto one = source.Load(Which(1, 0));  // a third: 3 is the oldest used, it goes
   ASSERT_TRUE(one.ok());
-  auto three = source.Load(0, 3);
+  auto three = source.Load(Which(0, 3));
   ASSERT_TRUE(three.ok());
   EXPECT_NE(three->get(), first->get()) << "evicted, loaded again";
   EXPECT_EQ((*three)->info.commit, "c3");
   EXPECT_EQ(opened, 5);
-  EXPECT_FALSE(source.Load(0, 9).ok());
+  EXPECT_FALSE(source.Load(Which(0, 9)).ok());
+  BaselineLookup by_commits;
+  by_commits.commits = {"nope", "c2"};
+  auto two = source.Load(by_commits);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ((*two)->info.id, 2);
+  by_commits.commits = {"nope"};
+  by_commits.hint = "a shallow clone: pass --base-commit";
+  auto none = source.Load(by_commits);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(),
+            "no completed baseline for any of the 1 commits this checkout can see (a shallow "
+            "clone: pass --base-commit)");
   std::filesystem::remove_all(dir);
 }
 
@@ -250,11 +274,11 @@ TEST(CachingBaselineSource, AStoreThatCannotOpenIsNoBaselineWithTheReason) {
   CachingBaselineSource source([] { return absl::StatusOr<std::unique_ptr<BaselineStore>>(
                                         absl::UnavailableError("connection refused")); },
                                4);
-  auto b = source.Load(INT64_MAX, 0);
+  auto b = source.Load(Which(INT64_MAX, 0));
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().message(), "store unusable: connection refused");
   StoreBaselineSource plain(absl::UnavailableError("connection refused"));
-  EXPECT_EQ(plain.Load(INT64_MAX, 0).status().message(), "store unusable: connection refused");
+  EXPECT_EQ(plain.Load(Which(INT64_MAX, 0)).status().message(), "store unusable: connection refused");
 }
 
 }  // namespace

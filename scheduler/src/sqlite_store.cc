@@ -91,6 +91,8 @@ class SqliteStore final : public BaselineStore {
   absl::Status MarkFailed(int64_t baseline, const std::string& why) override;
   absl::StatusOr<std::optional<BaselineInfo>> LatestCompleted(
       int64_t max_mri) override;
+  absl::StatusOr<std::optional<BaselineInfo>> LatestCompletedAmong(
+      const std::vector<std::string>& commits) override;
   absl::StatusOr<BaselineInfo> Get(int64_t baseline) override;
   absl::StatusOr<std::vector<BaselineInfo>> List() override;
   absl::StatusOr<std::vector<TestResult>> Results(int64_t baseline) override;
@@ -322,6 +324,17 @@ absl::StatusOr<std::optional<BaselineInfo>> SqliteStore::LatestCompleted(
   STE_ASSIGN_OR_RETURN(Statement stmt,
                        Statement::Prepare(*db_, kLatestCompletedSql));
   stmt.BindInt(1, max_mri);
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) return std::optional<BaselineInfo>();
+  STE_ASSIGN_OR_RETURN(BaselineInfo info, ReadBaseline(stmt));
+  return std::optional<BaselineInfo>(std::move(info));
+}
+
+absl::StatusOr<std::optional<BaselineInfo>> SqliteStore::LatestCompletedAmong(
+    const std::vector<std::string>& commits) {
+  STE_ASSIGN_OR_RETURN(std::string sql, LatestCompletedAmongSql("baselines", '?', commits.size()));
+  STE_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(*db_, sql.c_str()));
+  for (size_t i = 0; i < commits.size(); i++) stmt.BindText(static_cast<int>(i + 1), commits[i]);
   STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
   if (!found) return std::optional<BaselineInfo>();
   STE_ASSIGN_OR_RETURN(BaselineInfo info, ReadBaseline(stmt));

@@ -150,6 +150,33 @@ TEST_P(StoreContractTest, LatestCompletedPicksHighestMriNotAboveMax) {
   EXPECT_EQ((*latest)->state, BaselineState::kComplete);
 }
 
+TEST_P(StoreContractTest, LatestCompletedAmongCommitsIgnoresWhatIsNotComplete) {
+  int64_t a = MakeComplete("aaaa", 5);
+  int64_t b = MakeComplete("bbbb", 9);
+  int64_t b_again = MakeComplete("bbbb", 9);  // recorded twice: the later
+  ASSERT_TRUE(store_->Begin("cccc", 12).ok());  // building: not served
+  absl::StatusOr<int64_t> failed = store_->Begin("dddd", 13);
+  ASSERT_TRUE(failed.ok());
+  ASSERT_TRUE(store_->MarkFailed(*failed, "x").ok());
+  auto among = [&](std::vector<std::string> commits) -> int64_t {
+    absl::StatusOr<std::optional<BaselineInfo>> got = store_->LatestCompletedAmong(commits);
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() && got->has_value() ? (*got)->id : -1;
+  };
+  EXPECT_EQ(among({"aaaa"}), a);
+  EXPECT_EQ(among({"zzzz", "aaaa"}), a);
+  EXPECT_EQ(among({"aaaa", "bbbb"}), b_again) << "the highest mri, then id";
+  EXPECT_NE(b, b_again);
+  EXPECT_EQ(among({"cccc", "dddd", "eeee"}), -1);
+  EXPECT_EQ(among({"'; DROP TABLE baselines; --"}), -1) << "bound, not spliced";
+  EXPECT_EQ(among({"aaaa"}), a) << "still there";
+  EXPECT_FALSE(store_->LatestCompletedAmong({}).ok());
+  EXPECT_FALSE(store_->LatestCompletedAmong(std::vector<std::string>(kMaxCommitsPerLookup + 1, "a")).ok());
+  std::vector<std::string> many(kMaxCommitsPerLookup, "nope");
+  many.back() = "aaaa";
+  EXPECT_EQ(among(many), a);
+}
+
 TEST_P(StoreContractTest, TiesOnMriPickTheHighestId) {
   absl::StatusOr<int64_t> first = store_->Begin("first", 7);
   absl::StatusOr<int64_t> second = store_->Begin("second", 7);

@@ -23,6 +23,15 @@
 
 namespace ste {
 
+// The statement LatestCompletedAmong runs for `n` commits (1 <= n <=
+// kMaxCommitsPerLookup): the columns of kBaselineColumns' order from
+// `table`, complete ones whose commit_id is one of the parameters
+// `<param_prefix>1..n` ('?' for SQLite, '$' for PostgreSQL), newest first,
+// one row. `state = 1` is a literal so that the partial index of complete
+// baselines is used. InvalidArgument for n out of range.
+absl::StatusOr<std::string> LatestCompletedAmongSql(absl::string_view table, char param_prefix,
+                                                    size_t n);
+
 // OK iff every result names a test and has a known outcome (one of
 // kTestOutcomes); otherwise InvalidArgument naming the first that does not.
 // A back-end checks this before it writes anything, so a batch of results

@@ -29,6 +29,28 @@ struct TreeNow {
   std::vector<std::string> tests;  // the tests now, sorted
 };
 
+// What the user asked for (flags, environment): which baseline to compare
+// with.
+struct BaselineQuery {
+  int64_t id = 0;           // --base ID: exactly this one
+  std::string base_commit;  // --base-commit SHA: the one recorded for it
+  int64_t mri = -1;         // --mri N / $STE_MRI: the latest with mri <= N
+  // --base: "auto" (or "") or a positive id; InvalidArgument otherwise.
+  static absl::StatusOr<BaselineQuery> FromFlag(const std::string& base);
+};
+
+// How a store finds that baseline: the first of these that is set decides.
+struct BaselineLookup {
+  int64_t id = 0;                    // > 0: exactly this one (must be complete)
+  std::string commit;                // the latest complete one recorded for it
+  std::vector<std::string> commits;  // the latest recorded for one of them (a
+                                     // shallow clone: the commits it can see)
+  int64_t mri = INT64_MAX;           // otherwise: the latest with mri <= this
+  // Appended to the reason when none is found: what this checkout is and
+  // what the user can pass instead.
+  std::string hint;
+};
+
 class Checkout {
  public:
   virtual ~Checkout() = default;
@@ -36,10 +58,14 @@ class Checkout {
   // The guardrails of its ste.toml.
   virtual const SelectionRules& rules() const = 0;
 
-  // The MRI the automatic baseline lookup uses: the latest complete
-  // baseline with mri <= this. INT64_MAX: any (selection compares content,
-  // so a baseline that is not an ancestor is still correct, only wider).
-  virtual int64_t mri() = 0;
+  // How to find the baseline `query` asks for. Without an id, a commit or
+  // an MRI in the query: a full clone looks up the latest complete baseline
+  // with mri <= MRI(HEAD) (INT64_MAX outside git: any; selection compares
+  // content, so a baseline that is not an ancestor is still correct, only
+  // wider); a shallow clone, whose commit count is not an MRI, the latest
+  // recorded for one of the commits it can see (HEAD, the history it has,
+  // and the parents named in its oldest commits).
+  virtual BaselineLookup Lookup(const BaselineQuery& query) = 0;
 
   // The tree now. `stat_cache` (may be null) is the baseline's inventory,
   // to reuse hashes of unchanged files; `external` are the absolute paths
@@ -61,19 +87,40 @@ class Checkout {
 struct CommitFacts {
   enum class State { kNotGit, kNoCommits, kUnreadable, kReadable };
   State state = State::kNotGit;
-  int64_t mri = INT64_MAX;  // commits reachable from HEAD, when kReadable
+  std::string head;         // HEAD's commit id, when kReadable
+  bool shallow = false;     // a shallow clone: part of the history is missing
+  int64_t mri = INT64_MAX;  // commits reachable from HEAD, when kReadable and
+                            // not shallow (a shallow clone cannot count them)
   std::string error;        // why, when kUnreadable
 };
 
-// One `git rev-list --count HEAD` in `root`.
+// `git rev-parse --is-shallow-repository HEAD`, then (unless shallow)
+// `git rev-list --count HEAD`, in `root`.
 CommitFacts ReadCommitFacts(const std::string& root);
+
+// How many commits a shallow checkout offers the baseline lookup.
+inline constexpr size_t kMaxVisibleCommits = 1000;
+
+// The commits a (shallow) checkout can name, nearest first: HEAD, the
+// history it has, then the parents its oldest commits name but that were
+// not fetched (their ids are in the commit objects). At most `limit`.
+absl::StatusOr<std::vector<std::string>> VisibleCommits(const std::string& root, size_t limit);
+
+// The commit messages of the change since `base` (exclusive) up to `head`
+// (HEAD's id), walking the parents the commit objects name; HEAD's own
+// message when `base` is "". NotFound naming the first
+// commit on the way that this checkout does not have (a shallow clone that
+// does not reach `base`): its message, and a tag in it, cannot be read.
+absl::StatusOr<std::string> MessagesSince(const std::string& root, const std::string& base,
+                                          const std::string& head, bool shallow);
 
 // The force tags of ForceReason, in the order they are looked for (the
 // last one found names the reason).
 inline constexpr const char* kForceTags[] = {"[test all]", "[no filter]"};
 
-// The checkout of `config.root` on this machine. Runs git at most twice
-// (the MRI, then the messages of the change), lazily.
+// The checkout of `config.root` on this machine. Runs git lazily, each
+// fact once: HEAD and whether the clone is shallow, the MRI, the messages
+// of the change (and in a shallow clone the commits it can see).
 class LocalCheckout final : public Checkout {
  public:
   // `force_all`: --all was given.
@@ -81,14 +128,13 @@ class LocalCheckout final : public Checkout {
 
   const Config& config() const { return config_; }
   const SelectionRules& rules() const override { return config_.selection; }
-  int64_t mri() override;
+  BaselineLookup Lookup(const BaselineQuery& query) override;
+  const CommitFacts& facts();
   absl::StatusOr<TreeNow> ReadTree(const Inventory* stat_cache,
                                    const std::vector<std::string>& external) override;
   std::string ForceReason(const std::string& base_commit) override;
 
  private:
-  const CommitFacts& facts();
-
   Config config_;
   bool force_all_;
   std::optional<CommitFacts> facts_;

@@ -24,6 +24,8 @@
 //   [selection]  run_all = ["ste.toml", ".ci/**"]   a change here => all
 //                skip_all = ["docs/**", "*.md"]     only these => none
 //                mandatory = []                     always selected
+//                force_tags = true   [test all] / [no filter] in a commit
+//                                    message of the change => all
 //   [store]      url = "sqlite:.ste/ste.db"          relative to the root,
 //                   or "postgresql://host/db?..."    a shared PostgreSQL
 //                                     store (a libpq URI; postgres:// too)
@@ -55,6 +57,10 @@ struct SelectionRules {
   // The configuration file, repo-relative ("ste.toml"): a change to it
   // selects all. "" when there is none to watch.
   std::string config_file;
+  // Honour force tags ("[test all]", "[no filter]") in the commit messages
+  // of the change. false: they are not read, so a history that cannot be
+  // read (a shallow clone) is no reason for all either.
+  bool force_tags = true;
 };
 
 // A parsed ste.toml: every value typed, every glob compiled.

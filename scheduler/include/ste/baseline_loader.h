@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "ste/baseline_store.h"
+#include "ste/checkout.h"
 #include "ste/inventory.h"
 #include "ste/selection_index.h"
 
@@ -38,22 +39,19 @@ absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64
 absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, int64_t mri,
                                                    int64_t id);
 
-// Which baseline to compare with: `id` > 0 names one; otherwise the latest
-// complete one with mri <= the checkout's MRI.
-struct BaselineQuery {
-  int64_t id = 0;
-  // "auto" (or "") or a positive id; InvalidArgument for anything else.
-  static absl::StatusOr<BaselineQuery> FromFlag(const std::string& base);
-};
+// The baseline `which` names, the first of its fields that is set
+// deciding (checkout.h). NotFound when there is none, saying what was
+// looked for, with which.hint.
+absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, const BaselineLookup& which);
+absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, const BaselineLookup& which);
 
 // Where a selection gets its baseline from.
 class BaselineSource {
  public:
   virtual ~BaselineSource() = default;
-  // Baseline `id` (> 0, must be complete) or the latest complete one with
-  // mri <= `mri`. Any problem is an error whose message says why there is
-  // no usable baseline.
-  virtual absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(int64_t mri, int64_t id) = 0;
+  // The baseline `which` names (FindCompletedBaseline). Any problem is an
+  // error whose message says why there is no usable baseline.
+  virtual absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(const BaselineLookup& which) = 0;
 };
 
 // The baselines of a store (store.url): each Load reads them afresh. A
@@ -62,7 +60,7 @@ class BaselineSource {
 class StoreBaselineSource final : public BaselineSource {
  public:
   explicit StoreBaselineSource(absl::StatusOr<std::unique_ptr<BaselineStore>> store);
-  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(int64_t mri, int64_t id) override;
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(const BaselineLookup& which) override;
 
  private:
   absl::StatusOr<std::unique_ptr<BaselineStore>> store_;
@@ -76,7 +74,7 @@ class CachingBaselineSource final : public BaselineSource {
  public:
   using StoreOpener = std::function<absl::StatusOr<std::unique_ptr<BaselineStore>>()>;
   CachingBaselineSource(StoreOpener open, size_t capacity);
-  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(int64_t mri, int64_t id) override;
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(const BaselineLookup& which) override;
 
  private:
   const StoreOpener open_;

@@ -73,6 +73,8 @@ struct BaselineInfo {
   std::string failure;      // why, for kFailed
 };
 
+inline constexpr size_t kMaxCommitsPerLookup = 1000;
+
 class BaselineStore {
  public:
   virtual ~BaselineStore() = default;
@@ -110,6 +112,15 @@ class BaselineStore {
   // highest id), or nullopt if there is none. One indexed query.
   virtual absl::StatusOr<std::optional<BaselineInfo>> LatestCompleted(
       int64_t max_mri) = 0;
+
+  // The latest complete baseline (highest mri, then highest id) recorded
+  // for one of `commits` (at most kMaxCommitsPerLookup; more is
+  // InvalidArgument), or nullopt if there is none. For checkouts that
+  // cannot count their history (a shallow clone): the commits they can see.
+  // One query; it walks the complete baselines newest first and stops at
+  // the first match.
+  virtual absl::StatusOr<std::optional<BaselineInfo>> LatestCompletedAmong(
+      const std::vector<std::string>& commits) = 0;
 
   // A baseline by id (any state). NotFound if there is none.
   virtual absl::StatusOr<BaselineInfo> Get(int64_t baseline) = 0;

@@ -14,7 +14,7 @@
 //        reporting each finished test through on_test
 //
 // Errors: InvalidArgument for options that do not go together (outside
-// git with a remote scheduler and no MRI); any other error means the
+// git or in a shallow clone with no MRI); any other error means the
 // baseline was not stored (the previous one stays in use), the message
 // says why.
 #ifndef STE_RECORD_CLIENT_H_
@@ -36,7 +36,10 @@ struct RecordOptions {
   Config config;
   int jobs = 0;            // tests at a time, embedded; 0: runner.jobs
   int64_t mri = -1;        // -1: git rev-list --count HEAD (outside git:
-                           // embedded, the store's next; remote: required)
+                           // embedded, the store's next; remote: required;
+                           // a shallow clone: required, or base_commit)
+  std::string base_commit; // with mri -1: the MRI is one more than that of
+                           // this commit's baseline (embedded only)
   std::string scheduler;   // "" embedded, else HOST:PORT or unix:PATH
   RpcAuth auth;            // for a remote scheduler
   bool wait = true;        // remote: follow the build to its end

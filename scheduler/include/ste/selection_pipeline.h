@@ -4,7 +4,8 @@
 // client sent, and the scheduler's store) both call SelectForCheckout; the
 // walk is written once:
 //
-//   1. the baseline: source.Load(checkout.mri(), query.id)
+//   1. the baseline: source.Load(checkout.Lookup(query)) (by id, commit,
+//      the commits a shallow clone can see, or MRI)
 //   2. the tree now: checkout.ReadTree(baseline inventory as stat cache,
 //      the baseline's external paths)      -- an error: no test list
 //   3. no usable baseline                  -> all (guardrail 1)

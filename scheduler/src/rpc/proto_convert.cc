@@ -117,6 +117,24 @@ BaselineInfo FromProto(const v1::Baseline& b) {
   return info;
 }
 
+void ToProto(const BaselineLookup& w, v1::BaselineLookup* out) {
+  out->set_id(w.id);
+  out->set_commit(w.commit);
+  for (const std::string& c : w.commits) out->add_commits(c);
+  out->set_mri(w.mri);
+  out->set_hint(w.hint);
+}
+
+BaselineLookup FromProto(const v1::BaselineLookup& l) {
+  BaselineLookup w;
+  w.id = l.id();
+  w.commit = l.commit();
+  w.commits.assign(l.commits().begin(), l.commits().end());
+  w.mri = l.mri();
+  w.hint = l.hint();
+  return w;
+}
+
 void ToProto(const Selection& s, const std::optional<BaselineInfo>& baseline,
              v1::SelectResponse* out) {
   switch (s.mode) {

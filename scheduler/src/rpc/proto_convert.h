@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "ste/baseline_store.h"
 #include "ste/build_session.h"
+#include "ste/checkout.h"
 #include "ste/inventory.h"
 #include "ste/selection.h"
 #include "ste/v1/scheduler.pb.h"
@@ -37,6 +38,18 @@ v1::TestOutcome ToProto(TestOutcome outcome);
 absl::StatusOr<TestOutcome> FromProto(v1::TestOutcome outcome);
 void ToProto(const FinishedTest& test, v1::FinishedTest* out);
 absl::StatusOr<FinishedTest> FromProto(const v1::FinishedTest& test);
+
+void ToProto(const BaselineLookup& lookup, v1::BaselineLookup* out);
+BaselineLookup FromProto(const v1::BaselineLookup& lookup);
+// The lookup of a request: its `lookup` when set, else baseline_id / mri.
+template <typename Request>
+BaselineLookup LookupOf(const Request& req) {
+  if (req.has_lookup()) return FromProto(req.lookup());
+  BaselineLookup which;
+  which.id = req.baseline_id();
+  which.mri = req.mri();
+  return which;
+}
 
 // A change word of ChangedPaths ("added", "deleted", "modified") checked.
 absl::Status ValidateChangeWord(const std::string& word);

@@ -12,7 +12,6 @@
 #include "proto_convert.h"
 #include "ste/baseline_loader.h"
 #include "ste/checkout.h"
-#include "ste/git.h"
 #include "ste/scheduler_service.h"
 #include "ste/selection.h"
 #include "ste/traced_run.h"
@@ -148,13 +147,10 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
   sum.mri = o.mri;
   const CommitFacts facts = ReadCommitFacts(config.root);
   switch (facts.state) {
-    case CommitFacts::State::kReadable: {
-      absl::StatusOr<std::string> head = GitHead(config.root);
-      if (!head.ok()) return WorkError(head.status());
-      sum.commit = *head;
-      if (sum.mri < 0) sum.mri = facts.mri;
+    case CommitFacts::State::kReadable:
+      sum.commit = facts.head;
+      if (sum.mri < 0 && !facts.shallow) sum.mri = facts.mri;
       break;
-    }
     case CommitFacts::State::kUnreadable:
       return absl::FailedPreconditionError(absl::StrCat("cannot read the git history: ", facts.error));
     case CommitFacts::State::kNoCommits:
@@ -165,6 +161,25 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
       break;
     case CommitFacts::State::kNotGit:
       break;
+  }
+  if (sum.mri < 0 && !o.base_commit.empty()) {
+    // One more than the baseline of the commit this one is based on.
+    BaselineStore* from = store.get();
+    if (!from) {
+      return absl::InvalidArgumentError("--base-commit needs the local store; with --scheduler pass --mri N");
+    }
+    BaselineLookup which;
+    which.commit = o.base_commit;
+    absl::StatusOr<BaselineInfo> base = FindCompletedBaseline(*from, which);
+    if (!base.ok()) return WorkError(base.status());
+    sum.mri = base->mri + 1;
+  }
+  if (sum.mri < 0 && facts.shallow) {
+    return absl::InvalidArgumentError(
+        "this is a shallow clone, whose commit count is no MRI: pass --mri N ($STE_MRI; e.g. the "
+        "CI's run number, larger for later commits), or --base-commit SHA of a recorded commit "
+        "(the MRI is then one more than its baseline's), or fetch the full history "
+        "(actions/checkout fetch-depth: 0)");
   }
   if (sum.mri < 0) {
     if (remote) return absl::InvalidArgumentError("outside git, --scheduler needs --mri N");

@@ -376,8 +376,7 @@ Status SchedulerService::WatchBuild(grpc::ServerContext* ctx, const v1::WatchBui
 Status SchedulerService::GetBaseline(grpc::ServerContext* ctx, const v1::GetBaselineRequest* req,
                                      v1::GetBaselineResponse* resp) {
   if (Status a = Authorize(ctx, "GetBaseline"); !a.ok()) return a;
-  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base =
-      baselines_.Load(req->mri(), req->baseline_id());
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base = baselines_.Load(LookupOf(*req));
   if (!base.ok()) {
     resp->set_why_not(std::string(base.status().message()));
     return Status::OK;
@@ -404,7 +403,7 @@ class SubmittedCheckout final : public Checkout {
     if (!config.ok()) return config.status();
     std::unique_ptr<SubmittedCheckout> c(new SubmittedCheckout);
     c->rules_ = config->selection;
-    c->mri_ = req.mri();
+    c->lookup_ = LookupOf(req);
     for (const std::string& t : req.head_tests()) {
       absl::Status valid = ValidateTestPath(t);
       if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("head_tests: ", valid.message()));
@@ -430,7 +429,7 @@ class SubmittedCheckout final : public Checkout {
   }
 
   const SelectionRules& rules() const override { return rules_; }
-  int64_t mri() override { return mri_; }
+  BaselineLookup Lookup(const BaselineQuery&) override { return lookup_; }
   absl::StatusOr<TreeNow> ReadTree(const Inventory*, const std::vector<std::string>&) override {
     return tree_;  // hashed by the client, with the external paths GetBaseline gave it
   }
@@ -439,7 +438,7 @@ class SubmittedCheckout final : public Checkout {
  private:
   SubmittedCheckout() = default;
   SelectionRules rules_;
-  int64_t mri_ = 0;
+  BaselineLookup lookup_;
   TreeNow tree_;
   std::string force_;
 };
@@ -451,9 +450,7 @@ Status SchedulerService::Select(grpc::ServerContext* ctx, const v1::SelectReques
   if (Status a = Authorize(ctx, "Select"); !a.ok()) return a;
   absl::StatusOr<std::unique_ptr<SubmittedCheckout>> checkout = SubmittedCheckout::FromRequest(*req);
   if (!checkout.ok()) return Invalid(std::string(checkout.status().message()));
-  BaselineQuery query;
-  query.id = req->baseline_id();
-  SelectionOutcome out = SelectForCheckout(**checkout, baselines_, query);
+  SelectionOutcome out = SelectForCheckout(**checkout, baselines_, BaselineQuery{});
   ToProto(out.selection, out.baseline, resp);
   return Status::OK;
 }

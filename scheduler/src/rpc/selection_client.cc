@@ -11,9 +11,9 @@ SelectionOutcome SelectThroughScheduler(const std::shared_ptr<grpc::Channel>& ch
                                         const BaselineQuery& query) {
   std::unique_ptr<v1::Scheduler::Stub> stub = v1::Scheduler::NewStub(channel);
   SelectionOutcome out;
+  const BaselineLookup lookup = checkout.Lookup(query);
   v1::GetBaselineRequest which;
-  which.set_mri(checkout.mri());
-  which.set_baseline_id(query.id);
+  ToProto(lookup, which.mutable_lookup());
   v1::GetBaselineResponse found;
   grpc::Status asked = stub->GetBaseline(NewCallContext(auth, 60).get(), which, &found);
 
@@ -33,8 +33,15 @@ SelectionOutcome SelectThroughScheduler(const std::shared_ptr<grpc::Channel>& ch
     return out;
   }
   v1::SelectRequest req;
-  req.set_mri(which.mri());
-  req.set_baseline_id(found.found() ? found.baseline().id() : query.id);
+  // The baseline GetBaseline found (its external paths are in the
+  // inventory), or the same lookup for the same answer.
+  if (found.found()) {
+    BaselineLookup same;
+    same.id = found.baseline().id();
+    ToProto(same, req.mutable_lookup());
+  } else {
+    ToProto(lookup, req.mutable_lookup());
+  }
   req.set_inventory(tree->inventory->Serialize());
   for (const std::string& t : tree->tests) req.add_head_tests(t);
   const std::string& config_path = checkout.config().config_path;
