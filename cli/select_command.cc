@@ -56,7 +56,12 @@ constexpr char kSelectHelp[] =
     "Output. text: one test per line on stdout (mode all: every test; mode\n"
     "none: nothing), the mode and reason on stderr; --explain adds\n"
     "'  <- path (kind change)' lines. json: {\"mode\",\"reason\",\"baseline\",\n"
-    "\"changed\",\"tests\":[{\"test\",\"reasons\":[{\"path\",\"kind\",\"change\"}]}]}.\n"
+    "\"changed\",\"tests\":[{\"test\",\"reasons\":[{\"path\",\"kind\",\"change\"}]}],\n"
+    "\"wide\":[{\"path\",\"kind\",\"change\",\"tests\",\"entries\"}]}.\n"
+    "A wide selection (all because every test is affected, or more than a\n"
+    "quarter of the tests) names the few changes that pulled in the most\n"
+    "tests ('ste select: wide: NOTES.txt added: listing of . -> 31 tests' on\n"
+    "stderr, \"wide\" in json, the GitHub summary).\n"
     "runner: the tests as arguments for the runner to take back, on one line,\n"
     "shell-quoted (pytest/unittest/minitest/rspec take files; ctest: one\n"
     "-R '^(name|name)$'); nothing at all for mode none (run no test: do\n"
@@ -129,6 +134,25 @@ std::string Json(const Selection& s, const std::optional<BaselineInfo>& base) {
     }
     absl::StrAppend(&out, "],\"more_reasons\":", s.tests[i].more_reasons, "}");
   }
+  out += "],\"wide\":[";
+  for (size_t i = 0; i < s.wide.size(); i++) {
+    const WideCause& w = s.wide[i];
+    out += i ? ",{" : "{";
+    AppendJsonPathField("path", w.path, &out);
+    out += ",\"kind\":";
+    AppendJsonString(w.kind, &out);
+    out += ",\"change\":";
+    AppendJsonString(w.change, &out);
+    absl::StrAppend(&out, ",\"tests\":", w.tests, ",\"entries\":[");
+    for (size_t j = 0; j < w.entries.size(); j++) {
+      out += j ? ",{" : "{";
+      AppendJsonPathField("path", w.entries[j].first, &out);
+      out += ",\"change\":";
+      AppendJsonString(w.entries[j].second, &out);
+      out += "}";
+    }
+    absl::StrAppend(&out, "],\"more_entries\":", w.more_entries, "}");
+  }
   out += "]}\n";
   return out;
 }
@@ -156,7 +180,13 @@ void WriteGithubFiles(const Selection& s, const std::string& tests_file) {
   }
   if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
     std::string md = absl::StrCat("### ste select: ", std::string(SelectionModeName(s.mode)), "\n\n",
-                                  s.reason, "\n\n| test | why |\n|---|---|\n");
+                                  s.reason, "\n\n");
+    if (!s.wide.empty()) {
+      md += "Most tests came from:\n\n";
+      for (const WideCause& w : s.wide) absl::StrAppend(&md, "- `", EscapeForText(DescribeWideCause(w)), "`\n");
+      md += "\n";
+    }
+    md += "| test | why |\n|---|---|\n";
     for (const SelectedTest& t : s.tests) {
       std::string why;
       for (const SelectionReason& r : t.reasons) {
@@ -228,6 +258,9 @@ int SelectCommand(const std::vector<std::string>& args) {
                std::string(SelectionModeName(s.mode)).c_str(), s.reason.c_str(),
                info ? absl::StrCat(" (baseline ", info->id, ", mri ", info->mri, ")").c_str()
                     : "");
+  for (const WideCause& w : s.wide) {
+    std::fprintf(stderr, "ste select: wide: %s\n", EscapeForText(DescribeWideCause(w)).c_str());
+  }
   if (format == "json") {
     std::fputs(Json(s, info).c_str(), stdout);
     return 0;

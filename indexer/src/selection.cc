@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "ste/git.h"
@@ -24,6 +25,37 @@ bool Deleted(const InventoryChange& c) {
          (c.change == ChangeKind::kModified && c.type == FileType::kMissing);
 }
 
+// The causes that pulled in the most tests (see Selection::wide).
+std::vector<WideCause> WideCauses(
+    const std::map<std::tuple<std::string, std::string, std::string>, size_t>& pulled,
+    const std::vector<InventoryChange>& changed) {
+  std::vector<WideCause> all;
+  for (const auto& [key, n] : pulled) {
+    WideCause c;
+    std::tie(c.path, c.kind, c.change) = key;
+    c.tests = n;
+    all.push_back(std::move(c));
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const WideCause& a, const WideCause& b) { return a.tests > b.tests; });
+  if (all.size() > kMaxWideCauses) all.resize(kMaxWideCauses);
+  for (WideCause& c : all) {
+    if (c.kind != "listing") continue;
+    for (const InventoryChange& e : changed) {
+      size_t slash = e.path.rfind('/');
+      std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : e.path.substr(0, slash);
+      if (parent != c.path || e.path == c.path || !(Added(e) || Deleted(e))) continue;
+      if (c.entries.size() < kMaxWideEntries) {
+        c.entries.emplace_back(e.path, Added(e) ? "added" : "deleted");
+      } else {
+        c.more_entries++;
+      }
+    }
+  }
+  return all;
+}
+
+
 }  // namespace
 
 Selection SelectAll(std::string reason, const std::vector<std::string>& head_tests,
@@ -38,6 +70,22 @@ Selection SelectAll(std::string reason, const std::vector<std::string>& head_tes
 
 Selection SelectWithoutBaseline(const std::string& why, const std::vector<std::string>& head_tests) {
   return SelectAll(absl::StrCat("no usable baseline: ", why), head_tests);
+}
+
+std::string DescribeWideCause(const WideCause& c) {
+  std::string what;
+  if (c.kind.empty()) {
+    what = c.change;
+  } else if (c.kind == "listing" && !c.entries.empty()) {
+    for (const auto& [path, word] : c.entries) {
+      absl::StrAppend(&what, what.empty() ? "" : ", ", path, " ", word);
+    }
+    if (c.more_entries) absl::StrAppend(&what, " and ", c.more_entries, " more");
+    absl::StrAppend(&what, ": listing of ", c.path);
+  } else {
+    what = absl::StrCat(c.path, " ", c.change, ": ", c.kind);
+  }
+  return absl::StrCat(what, " -> ", c.tests, c.tests == 1 ? " test" : " tests");
 }
 
 std::string_view SelectionModeName(SelectionMode mode) {
@@ -251,8 +299,11 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
 
   std::set<std::string> head(in.head_tests.begin(), in.head_tests.end());
   std::map<std::string, SelectedTest> picked;
+  // How many tests each (path, kind, change) or rule pulled in.
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> pulled;
   auto pick = [&](const std::string& test, SelectionReason reason) {
     if (!head.count(test)) return;  // deleted since the baseline
+    pulled[{reason.path, reason.kind, reason.change}]++;
     SelectedTest& t = picked[test];
     t.test = test;
     if (t.reasons.size() < kMaxReasons) {
@@ -315,6 +366,9 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     s.mode = SelectionMode::kSubset;
     s.reason = absl::StrCat(s.tests.size(), " of ", in.head_tests.size(),
                             " tests are affected");
+  }
+  if (s.mode == SelectionMode::kAll || (s.mode == SelectionMode::kSubset && s.tests.size() * 4 > in.head_tests.size())) {
+    s.wide = WideCauses(pulled, changed);
   }
   return s;
 }

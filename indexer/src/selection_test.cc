@@ -197,6 +197,48 @@ TEST(Select, AnUnreadableBitmapWidensToAll) {
   EXPECT_EQ(s.tests.size(), 2u);
 }
 
+TEST(Select, AWideSelectionNamesWhatPulledItIn) {
+  // Every test lists the root (as Python's import system does); a note
+  // file dropped there selects them all, and says so.
+  SelectionIndexBuilder b;
+  ASSERT_TRUE(b.AddTests({"//r/t1", "//r/t2", "//r/t3", "//r/t4"}).ok());
+  ASSERT_TRUE(b.AddScopeDependency("//r", ".", DepKind::kListing).ok());
+  ASSERT_TRUE(b.AddTestDependency(0, "lib/a.py", DepKind::kContent).ok());
+  ASSERT_TRUE(b.AddTestDependency(1, "lib/a.py", DepKind::kContent).ok());
+  auto index = SelectionIndex::FromBytes(*b.Finish());
+  ASSERT_TRUE(index.ok());
+  const std::vector<std::string> tests = {"t1", "t2", "t3", "t4"};
+  SelectionInputs in{**index, {}, {Added("NOTES.txt"), Listing("."), Modified("lib/a.py")}, tests, ""};
+  Selection s = Select(Rules(), in);
+  EXPECT_EQ(s.mode, SelectionMode::kAll);
+  ASSERT_EQ(s.wide.size(), 2u);
+  EXPECT_EQ(s.wide[0].path, ".");
+  EXPECT_EQ(s.wide[0].kind, "listing");
+  EXPECT_EQ(s.wide[0].tests, 4u);
+  ASSERT_EQ(s.wide[0].entries.size(), 1u);
+  EXPECT_EQ(s.wide[0].entries[0], (std::pair<std::string, std::string>{"NOTES.txt", "added"}));
+  EXPECT_EQ(DescribeWideCause(s.wide[0]), "NOTES.txt added: listing of . -> 4 tests");
+  EXPECT_EQ(DescribeWideCause(s.wide[1]), "lib/a.py modified: content -> 2 tests");
+
+  // Two of four is more than a quarter: wide. One of four is not.
+  in.changes = {Modified("lib/a.py")};
+  s = Select(Rules(), in);
+  EXPECT_EQ(s.mode, SelectionMode::kSubset);
+  EXPECT_EQ(s.wide.size(), 1u);
+  SelectionIndexBuilder narrow;
+  ASSERT_TRUE(narrow.AddTests({"//r/t1", "//r/t2", "//r/t3", "//r/t4"}).ok());
+  ASSERT_TRUE(narrow.AddTestDependency(0, "lib/a.py", DepKind::kContent).ok());
+  auto narrow_index = SelectionIndex::FromBytes(*narrow.Finish());
+  ASSERT_TRUE(narrow_index.ok());
+  SelectionInputs one{**narrow_index, {}, {Modified("lib/a.py")}, tests, ""};
+  s = Select(Rules(), one);
+  EXPECT_EQ(s.tests.size(), 1u);
+  EXPECT_TRUE(s.wide.empty());
+  // A guardrail's all says its reason instead.
+  one.force_all = "--all given";
+  EXPECT_TRUE(Select(Rules(), one).wide.empty());
+}
+
 TEST(Select, WithoutBaselineIsAllWithTheReason) {
   Selection s = SelectWithoutBaseline("no completed baseline in the store", {"t1", "t2"});
   EXPECT_EQ(s.mode, SelectionMode::kAll);

@@ -159,6 +159,25 @@ TEST_F(Repo, ForceTagInACommitMessageOrAllFlagSelectsAll) {
   EXPECT_NE(s.run.err.find("force tag [test all]"), std::string::npos) << s.run.err;
 }
 
+TEST_F(Repo, AWideSelectionSaysWhatPulledItIn) {
+  Record();
+  W("fixtures/three.txt", "3\n");  // test_a lists fixtures/
+  W("lib/b.sh", "b() { echo B; }  # touched\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "subset") << Describe(s);
+  EXPECT_EQ(s.tests, (std::set<std::string>{"tests/test_a.sh", "tests/test_b.sh"}));
+  EXPECT_NE(s.run.err.find("ste select: wide: fixtures/three.txt added: listing of fixtures -> 1 test"),
+            std::string::npos)
+      << s.run.err;
+  EXPECT_NE(s.run.err.find("ste select: wide: lib/b.sh modified: content -> 1 test"), std::string::npos)
+      << s.run.err;
+  Spawned json = Ste({"select", "--format", "json"});
+  EXPECT_NE(json.out.find("\"wide\":[{\"path\":"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"entries\":[{\"path\":\"fixtures/three.txt\",\"change\":\"added\"}]"),
+            std::string::npos)
+      << json.out;
+}
+
 TEST_F(Repo, ABaselineCommitGoneFromTheHistoryWidensToAll) {
   // The baseline's commit was amended away and collected (as in a shallow
   // clone that does not reach it): a force tag in between cannot be ruled

@@ -50,14 +50,33 @@ struct SelectedTest {
   size_t more_reasons = 0;                // reasons left out
 };
 
+// A dependency (or a rule) that pulled many tests into a selection.
+struct WideCause {
+  std::string path;    // the dependency's path; "" for a rule
+  std::string kind;    // "content", "absent", "listing"; "" for a rule
+  std::string change;  // as in SelectionReason
+  size_t tests = 0;    // tests of the selection it pulled in
+  // For a listing: the entries that came or went in `path` (at most
+  // kMaxWideEntries; path and "added" or "deleted"), and how many more.
+  std::vector<std::pair<std::string, std::string>> entries;
+  size_t more_entries = 0;
+};
+
 struct Selection {
   SelectionMode mode = SelectionMode::kAll;
   std::string reason;
   std::vector<InventoryChange> changed;
   std::vector<SelectedTest> tests;  // sorted by test
+  // When the selection is wide (mode all because every test is affected,
+  // or a subset of more than a quarter of the tests): the few causes that
+  // pulled in the most tests, most first, so that a user sees what to fix
+  // or ignore. Empty otherwise (a guardrail's mode all says its reason).
+  std::vector<WideCause> wide;
 };
 
 inline constexpr size_t kMaxReasons = 16;
+inline constexpr size_t kMaxWideCauses = 3;
+inline constexpr size_t kMaxWideEntries = 3;
 
 // What a selection compares, all of it required: the baseline's index and
 // the tests that did not pass in it, and the tree's changes since.
@@ -82,6 +101,10 @@ Selection SelectWithoutBaseline(const std::string& why, const std::vector<std::s
 // selection: the caller says what went wrong).
 Selection SelectAll(std::string reason, const std::vector<std::string>& head_tests,
                     std::vector<InventoryChange> changed = {});
+
+// One line for a user: "NOTES.txt added: listing of . -> 31 tests",
+// "src/a.py modified: content -> 6 tests", "new test -> 4 tests".
+std::string DescribeWideCause(const WideCause& cause);
 
 // Changes given as paths (e.g. `git diff --name-status`: each path with
 // "added", "deleted" or "modified"), made comparable to an inventory diff

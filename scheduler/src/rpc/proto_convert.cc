@@ -145,6 +145,19 @@ void ToProto(const Selection& s, const std::optional<BaselineInfo>& baseline,
   out->set_reason(s.reason);
   if (baseline) ToProto(*baseline, out->mutable_baseline());
   for (const InventoryChange& c : s.changed) ToProto(c, out->add_changed());
+  for (const WideCause& w : s.wide) {
+    v1::WideCause* cause = out->add_wide();
+    cause->set_path(w.path);
+    cause->set_kind(w.kind);
+    cause->set_change(w.change);
+    cause->set_tests(w.tests);
+    for (const auto& [path, word] : w.entries) {
+      v1::Change* e = cause->add_entries();
+      e->set_path(path);
+      e->set_change(word);
+    }
+    cause->set_more_entries(w.more_entries);
+  }
   for (const SelectedTest& t : s.tests) {
     v1::SelectedTest* test = out->add_tests();
     test->set_test(t.test);
@@ -174,6 +187,16 @@ absl::StatusOr<SelectionAnswer> FromProto(const v1::SelectResponse& r) {
     absl::StatusOr<InventoryChange> change = FromProto(c);
     if (!change.ok()) return change.status();
     s.changed.push_back(*std::move(change));
+  }
+  for (const v1::WideCause& w : r.wide()) {
+    WideCause cause;
+    cause.path = w.path();
+    cause.kind = w.kind();
+    cause.change = w.change();
+    cause.tests = w.tests();
+    for (const v1::Change& e : w.entries()) cause.entries.emplace_back(e.path(), e.change());
+    cause.more_entries = w.more_entries();
+    s.wide.push_back(std::move(cause));
   }
   for (const v1::SelectedTest& t : r.tests()) {
     SelectedTest out;

@@ -39,6 +39,8 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
                {"/usr/lib/x.so", ChangeKind::kModified, FileType::kRegular, FileType::kMissing}};
   s.tests = {{"tests/a.py", {{"lib/a.py", "content", "deleted"}, {"", "", "new test"}}, 3},
              {"tests/b c.py", {}, 0}};
+  s.wide = {{".", "listing", "changed", 31, {{"NOTES.txt", "added"}, {"b c", "deleted"}}, 4},
+            {"", "", "opaque: it ran something ste could not trace", 2, {}, 0}};
   BaselineInfo info;
   info.id = 7;
   info.mri = 42;
@@ -66,6 +68,15 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
           EXPECT_EQ(b.tests[i].reasons[j].kind, s.tests[i].reasons[j].kind);
           EXPECT_EQ(b.tests[i].reasons[j].change, s.tests[i].reasons[j].change);
         }
+      }
+      ASSERT_EQ(b.wide.size(), s.wide.size());
+      for (size_t i = 0; i < s.wide.size(); i++) {
+        EXPECT_EQ(b.wide[i].path, s.wide[i].path);
+        EXPECT_EQ(b.wide[i].kind, s.wide[i].kind);
+        EXPECT_EQ(b.wide[i].change, s.wide[i].change);
+        EXPECT_EQ(b.wide[i].tests, s.wide[i].tests);
+        EXPECT_EQ(b.wide[i].entries, s.wide[i].entries);
+        EXPECT_EQ(b.wide[i].more_entries, s.wide[i].more_entries);
       }
       ASSERT_EQ(back->baseline.has_value(), with_base);
       if (with_base) {
