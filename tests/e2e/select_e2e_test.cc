@@ -6,6 +6,9 @@
 //   tests/test_b.sh  sources lib/b.sh, probes config/local.env (absent)
 //   tests/test_ext.sh reads <ext>/site/lib.py, outside the repo
 // plus docs/ (skip_all), .ci/ (run_all), ste.toml (run_all).
+//
+// A little over ~600 lines: one fixture for every guardrail and every
+// dependency kind; CI checkouts (shallow clones) are in shallow_e2e_test.cc.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
