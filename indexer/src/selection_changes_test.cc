@@ -7,20 +7,30 @@
 namespace ste {
 namespace {
 
-Inventory Base() {
+Inventory Base(const std::vector<std::pair<const char*, FileType>>& tree = {
+                   {".", FileType::kDirectory},
+                   {"src", FileType::kDirectory},
+                   {"src/a.py", FileType::kRegular},
+                   {"src/link", FileType::kSymlink},
+                   {"/usr/lib/gone.so", FileType::kMissing}}) {
   std::vector<InventoryEntry> entries;
-  for (auto [path, type] : std::vector<std::pair<const char*, FileType>>{
-           {".", FileType::kDirectory},
-           {"src", FileType::kDirectory},
-           {"src/a.py", FileType::kRegular},
-           {"src/link", FileType::kSymlink},
-           {"/usr/lib/gone.so", FileType::kMissing}}) {
+  for (auto [path, type] : tree) {
     InventoryEntry e;
     e.path = path;
     e.type = type;
     entries.push_back(e);
   }
   return *Inventory::FromEntries(entries, 0);
+}
+
+// A tree with a directory a test may only stat (`[ -d data ]`).
+Inventory DataTree() {
+  return Base({{".", FileType::kDirectory},
+               {"data", FileType::kDirectory},
+               {"data/deep", FileType::kDirectory},
+               {"data/deep/x.txt", FileType::kRegular},
+               {"data/y.txt", FileType::kRegular},
+               {"data-z.txt", FileType::kRegular}});
 }
 
 std::string Show(const std::vector<InventoryChange>& changes) {
@@ -56,6 +66,56 @@ TEST(ChangesFromPaths, UnknownPathsAndWordsAreHandledSafely) {
   EXPECT_EQ(Show(*changes), "src modified directory\nsrc/b.py added regular\n");
   EXPECT_EQ(ChangesFromPaths(Base(), {{"src/a.py", "renamed"}}).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// What git never names, inferred as Inventory::Diff would see it (issue
+// 11): a directory gone or replaced is a change of the directory itself,
+// which a test that stat'ed it depends on.
+TEST(ChangesFromPaths, ADirectoryReplacedByAFileIsATypeChange) {
+  // git: the directory's files deleted, the path added (a file or a link).
+  auto changes = ChangesFromPaths(DataTree(), {{"data", "added"},
+                                               {"data/deep/x.txt", "deleted"},
+                                               {"data/y.txt", "deleted"}});
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  EXPECT_EQ(Show(*changes),
+            "data modified regular\n"
+            "data/deep deleted directory\n"
+            "data/deep/x.txt deleted regular\n"
+            "data/y.txt deleted regular\n");
+  EXPECT_EQ(changes->front().old_type, FileType::kDirectory);
+}
+
+TEST(ChangesFromPaths, ADirectoryAllOfWhoseEntriesWentIsDeleted) {
+  auto changes =
+      ChangesFromPaths(DataTree(), {{"data/deep/x.txt", "deleted"}, {"data/y.txt", "deleted"}});
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  EXPECT_EQ(Show(*changes),
+            ". modified directory\n"
+            "data deleted directory\n"
+            "data/deep deleted directory\n"
+            "data/deep/x.txt deleted regular\n"
+            "data/y.txt deleted regular\n");
+}
+
+TEST(ChangesFromPaths, ADirectoryThatKeepsOrGainsAnEntryStays) {
+  // data keeps y.txt: only data/deep goes; data's names changed.
+  auto changes = ChangesFromPaths(DataTree(), {{"data/deep/x.txt", "deleted"}});
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  EXPECT_EQ(Show(*changes),
+            "data modified directory\n"
+            "data/deep deleted directory\n"
+            "data/deep/x.txt deleted regular\n");
+  // Everything deleted but a new entry added: data stays a directory.
+  changes = ChangesFromPaths(DataTree(), {{"data/deep/x.txt", "deleted"},
+                                          {"data/y.txt", "deleted"},
+                                          {"data/new.txt", "added"}});
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  EXPECT_EQ(Show(*changes),
+            "data modified directory\n"
+            "data/deep deleted directory\n"
+            "data/deep/x.txt deleted regular\n"
+            "data/new.txt added regular\n"
+            "data/y.txt deleted regular\n");
 }
 
 }  // namespace
