@@ -71,51 +71,47 @@ TEST(ChangesFromPaths, UnknownPathsAndWordsAreHandledSafely) {
 // What git never names, inferred as Inventory::Diff would see it (issue
 // 11): a directory gone or replaced is a change of the directory itself,
 // which a test that stat'ed it depends on.
-TEST(ChangesFromPaths, ADirectoryReplacedByAFileIsATypeChange) {
-  // git: the directory's files deleted, the path added (a file or a link).
-  auto changes = ChangesFromPaths(DataTree(), {{"data", "added"},
-                                               {"data/deep/x.txt", "deleted"},
-                                               {"data/y.txt", "deleted"}});
-  ASSERT_TRUE(changes.ok()) << changes.status();
-  EXPECT_EQ(Show(*changes),
-            "data modified regular\n"
-            "data/deep deleted directory\n"
-            "data/deep/x.txt deleted regular\n"
-            "data/y.txt deleted regular\n");
-  EXPECT_EQ(changes->front().old_type, FileType::kDirectory);
-}
+struct InferredCase {
+  const char* what;
+  std::vector<std::pair<std::string, std::string>> paths;
+  const char* changes;  // as Show prints them
+};
 
-TEST(ChangesFromPaths, ADirectoryAllOfWhoseEntriesWentIsDeleted) {
-  auto changes =
-      ChangesFromPaths(DataTree(), {{"data/deep/x.txt", "deleted"}, {"data/y.txt", "deleted"}});
-  ASSERT_TRUE(changes.ok()) << changes.status();
-  EXPECT_EQ(Show(*changes),
-            ". modified directory\n"
-            "data deleted directory\n"
-            "data/deep deleted directory\n"
-            "data/deep/x.txt deleted regular\n"
-            "data/y.txt deleted regular\n");
-}
-
-TEST(ChangesFromPaths, ADirectoryThatKeepsOrGainsAnEntryStays) {
-  // data keeps y.txt: only data/deep goes; data's names changed.
-  auto changes = ChangesFromPaths(DataTree(), {{"data/deep/x.txt", "deleted"}});
-  ASSERT_TRUE(changes.ok()) << changes.status();
-  EXPECT_EQ(Show(*changes),
-            "data modified directory\n"
-            "data/deep deleted directory\n"
-            "data/deep/x.txt deleted regular\n");
-  // Everything deleted but a new entry added: data stays a directory.
-  changes = ChangesFromPaths(DataTree(), {{"data/deep/x.txt", "deleted"},
-                                          {"data/y.txt", "deleted"},
-                                          {"data/new.txt", "added"}});
-  ASSERT_TRUE(changes.ok()) << changes.status();
-  EXPECT_EQ(Show(*changes),
-            "data modified directory\n"
-            "data/deep deleted directory\n"
-            "data/deep/x.txt deleted regular\n"
-            "data/new.txt added regular\n"
-            "data/y.txt deleted regular\n");
+TEST(ChangesFromPaths, InfersADirectoryGoneOrReplaced) {
+  const InferredCase cases[] = {
+      {"replaced by a file or a link: git lists its files deleted, the path added",
+       {{"data", "added"}, {"data/deep/x.txt", "deleted"}, {"data/y.txt", "deleted"}},
+       "data modified regular\n"
+       "data/deep deleted directory\n"
+       "data/deep/x.txt deleted regular\n"
+       "data/y.txt deleted regular\n"},
+      {"every entry deleted: the directory is gone, and the root's names changed",
+       {{"data/deep/x.txt", "deleted"}, {"data/y.txt", "deleted"}},
+       ". modified directory\n"
+       "data deleted directory\n"
+       "data/deep deleted directory\n"
+       "data/deep/x.txt deleted regular\n"
+       "data/y.txt deleted regular\n"},
+      {"data keeps y.txt: only data/deep goes, data's names changed",
+       {{"data/deep/x.txt", "deleted"}},
+       "data modified directory\n"
+       "data/deep deleted directory\n"
+       "data/deep/x.txt deleted regular\n"},
+      {"every entry deleted, a new one added: data stays a directory",
+       {{"data/deep/x.txt", "deleted"}, {"data/y.txt", "deleted"}, {"data/new.txt", "added"}},
+       "data modified directory\n"
+       "data/deep deleted directory\n"
+       "data/deep/x.txt deleted regular\n"
+       "data/new.txt added regular\n"
+       "data/y.txt deleted regular\n"},
+  };
+  for (const InferredCase& c : cases) {
+    auto changes = ChangesFromPaths(DataTree(), c.paths);
+    ASSERT_TRUE(changes.ok()) << c.what << ": " << changes.status();
+    EXPECT_EQ(Show(*changes), c.changes) << c.what;
+  }
+  auto replaced = ChangesFromPaths(DataTree(), cases[0].paths);
+  EXPECT_EQ(replaced->front().old_type, FileType::kDirectory);
 }
 
 }  // namespace
