@@ -179,8 +179,8 @@ int InventoryCommand(const std::vector<std::string>& args) {
   if (flags->Has("help")) {
     std::printf(
         "Usage: ste inventory [--json] [-o FILE] [--diff OTHER]\n\nHashes the repository "
-        "(XXH3-128, parallel, minus inventory.ignore) and prints\n'type size hash path' per "
-        "entry; with --diff, the changes from OTHER to now\n('change type path').\n"
+        "(XXH3-128, parallel, minus inventory.ignore and the tool\ncaches) and prints 'type size "
+        "hash path' per entry; with --diff, the changes\nfrom OTHER to now ('change type path').\n"
         "Exit status: 0, 1 the tree or OTHER cannot be read, 2 bad usage.\n\n%s",
         FlagsHelp(specs).c_str());
     return 0;

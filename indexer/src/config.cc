@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "ste/glob.h"
 
 namespace ste {
@@ -152,10 +153,55 @@ class Reader {
     return absl::OkStatus();
   }
 
+  // true (`*out` as it is: every name), false (none), or an array of names,
+  // each one of `known` (`*out` becomes those, in `known` order).
+  absl::Status Names(const char* table, const char* key, const std::vector<std::string>& known,
+                     std::vector<std::string>* out) const {
+    const toml::node* n = Find(table, key);
+    if (n == nullptr) return absl::OkStatus();
+    if (n->is_boolean()) {
+      if (!n->as_boolean()->get()) out->clear();
+      return absl::OkStatus();
+    }
+    const toml::array* a = n->as_array();
+    if (a == nullptr) {
+      return Error(name_, *n, absl::StrCat("'", table, ".", key,
+                                           "' must be true, false or an array of names"));
+    }
+    std::set<std::string> wanted;
+    for (const toml::node& item : *a) {
+      std::string name = item.is_string() ? std::string(item.as_string()->get()) : "";
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        return Error(name_, item,
+                     absl::StrCat("'", table, ".", key, "': ",
+                                  item.is_string() ? absl::StrCat("unknown name '", name, "'")
+                                                   : std::string("names are strings"),
+                                  " (known: ", absl::StrJoin(known, ", "), ")"));
+      }
+      wanted.insert(std::move(name));
+    }
+    out->clear();
+    for (const std::string& k : known) {
+      if (wanted.count(k)) out->push_back(k);
+    }
+    return absl::OkStatus();
+  }
+
  private:
   const std::string& name_;
   const toml::table& root_;
 };
+
+// The kToolCaches names, each once, in order.
+std::vector<std::string> ToolCacheNames() {
+  std::vector<std::string> names;
+  for (const ToolCache& cache : kToolCaches) {
+    if (std::find(names.begin(), names.end(), cache.name) == names.end()) {
+      names.push_back(cache.name);
+    }
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -256,7 +302,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   absl::Status s = r.CheckKeys({
       {"tests", {"include", "exclude"}},
       {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir"}},
-      {"inventory", {"ignore", "external"}},
+      {"inventory", {"ignore", "tool_caches", "external"}},
       {"selection", {"run_all", "skip_all", "mandatory", "force_tags"}},
       {"store", {"url"}},
   });
@@ -266,6 +312,8 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   c.root = root;
   std::vector<std::string> include, exclude, ignore, run_all, skip_all, mandatory;
   std::string kind = "generic";
+  const std::vector<std::string> tool_cache_names = ToolCacheNames();
+  c.inventory_tool_caches = tool_cache_names;
   for (absl::Status step : {
            r.Globs("tests", "include", false, &include),
            r.Globs("tests", "exclude", false, &exclude),
@@ -277,6 +325,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
            r.Bool("runner", "case_scopes", &c.runner_case_scopes),
            r.String("runner", "build_dir", false, &c.runner_build_dir),
            r.Globs("inventory", "ignore", false, &ignore),
+           r.Names("inventory", "tool_caches", tool_cache_names, &c.inventory_tool_caches),
            r.Bool("inventory", "external", &c.inventory_external),
            r.Globs("selection", "run_all", false, &run_all),
            r.Globs("selection", "skip_all", false, &skip_all),
@@ -301,8 +350,14 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
                  "'tests.include' must name at least one glob");
   }
   std::vector<std::string> ignored = {".git/**", ".ste/**"};
+  for (const ToolCache& cache : kToolCaches) {
+    const std::vector<std::string>& on = c.inventory_tool_caches;
+    if (std::find(on.begin(), on.end(), cache.name) != on.end()) ignored.push_back(cache.glob);
+  }
   for (std::string& g : ignore) {
-    if (g != ".git/**" && g != ".ste/**") ignored.push_back(std::move(g));
+    if (std::find(ignored.begin(), ignored.end(), g) == ignored.end()) {
+      ignored.push_back(std::move(g));
+    }
   }
   const toml::node* command = r.Find("runner", "command");
   if (c.runner_kind == RunnerKind::kCTest) {

@@ -1,5 +1,6 @@
 #include "ste/config.h"
 
+#include <algorithm>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -33,8 +34,10 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_EQ(c->test_exclude.patterns(), std::vector<std::string>{"tests/slow/**"});
   EXPECT_EQ(c->jobs, 4);
   EXPECT_FALSE(c->inventory_external);
-  EXPECT_EQ(c->inventory_ignore.patterns(),
-            (std::vector<std::string>{".git/**", ".ste/**", "build/**"}));
+  std::vector<std::string> ignored = {".git/**", ".ste/**"};
+  for (const ToolCache& cache : kToolCaches) ignored.push_back(cache.glob);
+  ignored.push_back("build/**");
+  EXPECT_EQ(c->inventory_ignore.patterns(), ignored);
   EXPECT_EQ(c->selection.mandatory.patterns(), std::vector<std::string>{"tests/test_smoke.py"});
   EXPECT_EQ(c->SqlitePath(), "/repo/.ste/ste.db");
   EXPECT_EQ(c->CommandFor("tests/test_a.py"), "python3 -m pytest -q tests/test_a.py");
@@ -44,10 +47,11 @@ TEST(Config, ParsesEveryKey) {
 
 TEST(Config, DefaultsAlwaysIgnoreGitAndSte) {
   auto c = ParseConfig("[tests]\ninclude=[\"t/*.sh\"]\n[runner]\ncommand=\"sh {test}\"\n"
-                       "[inventory]\nignore=[]\n",
+                       "[inventory]\nignore=[]\ntool_caches=false\n",
                        "ste.toml", "/r");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->inventory_ignore.patterns(), (std::vector<std::string>{".git/**", ".ste/**"}));
+  EXPECT_TRUE(c->inventory_tool_caches.empty());
   EXPECT_EQ(c->jobs, 2);
   EXPECT_TRUE(c->inventory_external);
 }
@@ -63,6 +67,67 @@ TEST(Config, AcceptsAPostgresqlStore) {
     EXPECT_EQ(c->store_url, url);
     EXPECT_EQ(c->SqlitePath(), "");
   }
+}
+
+// A config with this [inventory] table.
+absl::StatusOr<Config> WithInventory(const std::string& inventory) {
+  return ParseConfig("[tests]\ninclude=[\"t/*.py\"]\n[runner]\ncommand=\"x {test}\"\n"
+                     "[inventory]\n" + inventory,
+                     "ste.toml", "/r");
+}
+
+// Issue 11: the caches tools write into the tree are ignored by default,
+// exactly them: a compiled .pyc counts through its source, a sourceless
+// one is code; configuration files beside the caches stay.
+TEST(Config, ToolCachesAreIgnoredByDefaultAndOnlyThem) {
+  auto c = WithInventory("ignore = [\"build/**\", \"**/__pycache__/**\"]\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->inventory_tool_caches,
+            (std::vector<std::string>{"python", "pytest", "mypy", "ruff", "hypothesis", "coverage",
+                                      "node"}));
+  const GlobSet& ignore = c->inventory_ignore;
+  for (const char* cache :
+       {"__pycache__", "src/pkg/__pycache__", "src/pkg/__pycache__/mod.cpython-311.pyc",
+        "tests/__pycache__/test_a.cpython-311-pytest-7.2.1.pyc", ".pytest_cache",
+        ".pytest_cache/v/cache/lastfailed", "sub/.pytest_cache/v/cache/nodeids", ".mypy_cache",
+        ".mypy_cache/3.11/pkg/mod.meta.json", ".ruff_cache/0.1.0/123", ".hypothesis/examples/ab/cd",
+        ".coverage", "sub/.coverage", ".coverage.host.1234.XyZ", "node_modules/.cache",
+        "node_modules/.cache/babel-loader/x.json", "web/node_modules/.cache/terser/1",
+        "build/x.o"}) {
+    EXPECT_TRUE(ignore.Matches(cache)) << cache;
+  }
+  for (const char* input :
+       {"src/pkg/mod.py", "src/pkg/legacy.pyc", "legacy.pyc", "pycache/x.pyc", ".coveragerc",
+        "coverage.py", ".pytest.ini", "pytest.ini", "mypy.ini", "ruff.toml", "node_modules",
+        "node_modules/left-pad/index.js", "node_modules/.bin/tsc", "tests/test_hypothesis.py"}) {
+    EXPECT_FALSE(ignore.Matches(input)) << input;
+  }
+  // The user's own glob that is also a default is there once.
+  std::vector<std::string> patterns = ignore.patterns();
+  EXPECT_EQ(std::count(patterns.begin(), patterns.end(), "**/__pycache__/**"), 1);
+  EXPECT_EQ(patterns.back(), "build/**");
+}
+
+TEST(Config, ToolCachesCanBeTurnedOffOrTrimmed) {
+  auto off = WithInventory("tool_caches = false\nignore = [\"build/**\"]\n");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->inventory_ignore.patterns(),
+            (std::vector<std::string>{".git/**", ".ste/**", "build/**"}));
+  EXPECT_FALSE(off->inventory_ignore.Matches(".pytest_cache/v/cache/lastfailed"));
+  auto on = WithInventory("tool_caches = true\n");
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_TRUE(on->inventory_ignore.Matches(".pytest_cache/v/cache/lastfailed"));
+  // A suite whose runner.command uses --lf keeps lastfailed a dependency.
+  auto trimmed = WithInventory("tool_caches = [\"coverage\", \"python\"]\n");
+  ASSERT_TRUE(trimmed.ok()) << trimmed.status();
+  EXPECT_EQ(trimmed->inventory_tool_caches, (std::vector<std::string>{"python", "coverage"}));
+  EXPECT_EQ(trimmed->inventory_ignore.patterns(),
+            (std::vector<std::string>{".git/**", ".ste/**", "**/__pycache__/**", ".coverage",
+                                      ".coverage.*"}));
+  EXPECT_FALSE(trimmed->inventory_ignore.Matches(".pytest_cache/v/cache/lastfailed"));
+  auto none = WithInventory("tool_caches = []\n");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->inventory_tool_caches.empty());
 }
 
 struct BadCase {
@@ -93,6 +158,16 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
        "ste.toml:6:5: 'store.url' must be sqlite:PATH"},
       {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[store]\nurl=\"postgresql:x\"\n",
        "ste.toml:6:5: 'store.url' must be sqlite:PATH or postgresql://"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[inventory]\n"
+       "tool_caches=[\"pytest\", \"tox\"]\n",
+       "ste.toml:6:24: 'inventory.tool_caches': unknown name 'tox' (known: python, pytest, mypy, "
+       "ruff, hypothesis, coverage, node)"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[inventory]\n"
+       "tool_caches=\"pytest\"\n",
+       "ste.toml:6:13: 'inventory.tool_caches' must be true, false or an array of names"},
+      {"[tests]\ninclude=[\"a\"]\n[runner]\ncommand=\"x {test}\"\n[inventory]\n"
+       "tool_caches=[1]\n",
+       "ste.toml:6:14: 'inventory.tool_caches': names are strings"},
   };
   for (const BadCase& bad : cases) {
     auto c = ParseConfig(bad.text, "ste.toml", "/r");

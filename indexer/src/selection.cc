@@ -56,6 +56,38 @@ std::vector<WideCause> WideCauses(
 }
 
 
+// A directory that is still a directory and only had entries come or go.
+bool NamesOnly(const InventoryChange& c) {
+  return c.change == ChangeKind::kModified && c.type == FileType::kDirectory &&
+         c.old_type == FileType::kDirectory;
+}
+
+// A repo directory whose names changed is the echo of the entries that
+// came or went, which are changes of their own: the path rules (skip_all,
+// run_all) look at those entries, not at it.
+bool ListingEcho(const InventoryChange& c) { return c.path[0] != '/' && NamesOnly(c); }
+
+// The changes a test can see. An external directory is not walked: its
+// names changing is all there is of the change, and only a test that
+// listed it sees it; one that stat'ed it (a `content` dependency: pytest
+// stats every parent of the checkout, so a directory created next to the
+// checkout changes the parent's names) depends on its existence and type,
+// which stayed. Such a change is left out (nothing for the rules to
+// weigh, nothing to print); a lookup error keeps it (never narrow).
+std::vector<InventoryChange> VisibleChanges(const SelectionIndex& index,
+                                            const std::vector<InventoryChange>& changes) {
+  std::vector<InventoryChange> out;
+  out.reserve(changes.size());
+  for (const InventoryChange& c : changes) {
+    if (c.path[0] == '/' && NamesOnly(c)) {
+      absl::StatusOr<Roaring> listers = index.Lookup(c.path, DepKind::kListing);
+      if (listers.ok() && listers->isEmpty()) continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 Selection SelectAll(std::string reason, const std::vector<std::string>& head_tests,
@@ -204,10 +236,18 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
       if (!existed) continue;  // nothing the baseline knew
       c.change = ChangeKind::kDeleted;
       c.type = c.old_type = e->type;
-    } else if (word == "added" || (word == "modified" && !existed)) {
+    } else if ((word == "added" || word == "modified") && !existed) {
       c.change = ChangeKind::kAdded;
       c.type = FileType::kRegular;
       c.old_type = FileType::kMissing;
+    } else if (word == "added") {
+      // The baseline has it: a directory replaced by a file or a link (git
+      // lists the directory's files deleted and the path added), a type
+      // change as Inventory::Diff sees it. Its dependents by `content`
+      // (a stat of the directory) are affected, not its prober by `absent`.
+      c.change = ChangeKind::kModified;
+      c.type = FileType::kRegular;
+      c.old_type = e->type;
     } else if (word == "modified") {
       c.change = ChangeKind::kModified;
       c.type = c.old_type = e->type;
@@ -247,13 +287,62 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
     }
     listing(p);
   }
+  // A directory whose every entry went is gone too (git removes it, and a
+  // list of changed paths never names directories): deleted, with the
+  // directories beneath it, so that a test that stat'ed it is affected;
+  // its own directory's listing changes. Repo paths only (outside, the
+  // baseline knows only what tests used).
+  const std::vector<InventoryEntry>& entries = base.entries();
+  auto under = [&](const std::string& dir) {
+    auto before = [](const InventoryEntry& e, const std::string& p) { return e.path < p; };
+    std::string lo = dir + "/", hi = dir + "0";  // '0' is '/' + 1
+    return std::make_pair(std::lower_bound(entries.begin(), entries.end(), lo, before),
+                          std::lower_bound(entries.begin(), entries.end(), hi, before));
+  };
+  auto emptied = [&](const std::string& dir) {
+    auto [from, to] = under(dir);
+    for (auto e = from; e != to; ++e) {
+      if (e->type == FileType::kDirectory) continue;  // judged by its entries
+      auto c = out.find(e->path);
+      if (c == out.end() || !Deleted(c->second)) return false;
+    }
+    for (auto c = out.lower_bound(dir + "/"); c != out.end() && c->first < dir + "0"; ++c) {
+      if (Added(c->second)) return false;
+    }
+    return true;
+  };
+  std::vector<std::string> candidates;
+  for (const auto& [path, c] : out) {
+    if (path[0] != '/' && c.change == ChangeKind::kDeleted) candidates.push_back(path);
+  }
+  while (!candidates.empty()) {
+    std::string path = std::move(candidates.back());
+    candidates.pop_back();
+    size_t slash = path.rfind('/');
+    if (slash == std::string::npos) continue;  // in the root, which stays
+    std::string dir = path.substr(0, slash);
+    const InventoryEntry* d = base.Find(dir);
+    auto known = out.find(dir);
+    if (d == nullptr || d->type != FileType::kDirectory ||
+        (known != out.end() && !NamesOnly(known->second)) || !emptied(dir)) {
+      continue;
+    }
+    auto [from, to] = under(dir);
+    for (auto e = from; e != to; ++e) {
+      if (e->type != FileType::kDirectory) continue;
+      out[e->path] = InventoryChange{e->path, ChangeKind::kDeleted, e->type, e->type};
+    }
+    out[dir] = InventoryChange{dir, ChangeKind::kDeleted, d->type, d->type};
+    listing(dir);
+    candidates.push_back(dir);
+  }
   std::vector<InventoryChange> changes;
   for (auto& [path, c] : out) changes.push_back(std::move(c));
   return changes;
 }
 
 Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
-  const std::vector<InventoryChange>& changed = in.changes;
+  const std::vector<InventoryChange> changed = VisibleChanges(in.index, in.changes);
   if (!in.force_all.empty()) return SelectAll(in.force_all, in.head_tests, changed);
   // The configuration itself (runner command, globs) can change any
   // outcome: a change to it always selects all, listed in run_all or not.
@@ -266,16 +355,12 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     }
   }
   if (!changed.empty()) {
-    // A repo directory whose names changed is the echo of the entries that
-    // came or went, which are changes of their own; an external directory
-    // is not walked, so its listing change is all there is, and counts.
+    // A listed external directory's names change counts (it is all there
+    // is of the change, and never skippable).
     bool only_skippable = true;
     size_t considered = 0;
     for (const InventoryChange& c : changed) {
-      if (c.path[0] != '/' && c.type == FileType::kDirectory &&
-          c.old_type == FileType::kDirectory && c.change == ChangeKind::kModified) {
-        continue;
-      }
+      if (ListingEcho(c)) continue;
       considered++;
       if (c.path[0] == '/' || !rules.skip_all.Matches(c.path)) only_skippable = false;
     }
@@ -286,6 +371,9 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
       s.changed = changed;
       return s;
     }
+    // run_all also matches a directory whose names changed (`run_all =
+    // ["deploy"]` fires when a file comes or goes in deploy/): wider, never
+    // narrower.
     for (const InventoryChange& c : changed) {
       if (c.path[0] == '/') continue;
       int i = rules.run_all.FirstMatch(c.path);

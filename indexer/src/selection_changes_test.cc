@@ -7,20 +7,30 @@
 namespace ste {
 namespace {
 
-Inventory Base() {
+Inventory Base(const std::vector<std::pair<const char*, FileType>>& tree = {
+                   {".", FileType::kDirectory},
+                   {"src", FileType::kDirectory},
+                   {"src/a.py", FileType::kRegular},
+                   {"src/link", FileType::kSymlink},
+                   {"/usr/lib/gone.so", FileType::kMissing}}) {
   std::vector<InventoryEntry> entries;
-  for (auto [path, type] : std::vector<std::pair<const char*, FileType>>{
-           {".", FileType::kDirectory},
-           {"src", FileType::kDirectory},
-           {"src/a.py", FileType::kRegular},
-           {"src/link", FileType::kSymlink},
-           {"/usr/lib/gone.so", FileType::kMissing}}) {
+  for (auto [path, type] : tree) {
     InventoryEntry e;
     e.path = path;
     e.type = type;
     entries.push_back(e);
   }
   return *Inventory::FromEntries(entries, 0);
+}
+
+// A tree with a directory a test may only stat (`[ -d data ]`).
+Inventory DataTree() {
+  return Base({{".", FileType::kDirectory},
+               {"data", FileType::kDirectory},
+               {"data/deep", FileType::kDirectory},
+               {"data/deep/x.txt", FileType::kRegular},
+               {"data/y.txt", FileType::kRegular},
+               {"data-z.txt", FileType::kRegular}});
 }
 
 std::string Show(const std::vector<InventoryChange>& changes) {
@@ -56,6 +66,52 @@ TEST(ChangesFromPaths, UnknownPathsAndWordsAreHandledSafely) {
   EXPECT_EQ(Show(*changes), "src modified directory\nsrc/b.py added regular\n");
   EXPECT_EQ(ChangesFromPaths(Base(), {{"src/a.py", "renamed"}}).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// What git never names, inferred as Inventory::Diff would see it (issue
+// 11): a directory gone or replaced is a change of the directory itself,
+// which a test that stat'ed it depends on.
+struct InferredCase {
+  const char* what;
+  std::vector<std::pair<std::string, std::string>> paths;
+  const char* changes;  // as Show prints them
+};
+
+TEST(ChangesFromPaths, InfersADirectoryGoneOrReplaced) {
+  const InferredCase cases[] = {
+      {"replaced by a file or a link: git lists its files deleted, the path added",
+       {{"data", "added"}, {"data/deep/x.txt", "deleted"}, {"data/y.txt", "deleted"}},
+       "data modified regular\n"
+       "data/deep deleted directory\n"
+       "data/deep/x.txt deleted regular\n"
+       "data/y.txt deleted regular\n"},
+      {"every entry deleted: the directory is gone, and the root's names changed",
+       {{"data/deep/x.txt", "deleted"}, {"data/y.txt", "deleted"}},
+       ". modified directory\n"
+       "data deleted directory\n"
+       "data/deep deleted directory\n"
+       "data/deep/x.txt deleted regular\n"
+       "data/y.txt deleted regular\n"},
+      {"data keeps y.txt: only data/deep goes, data's names changed",
+       {{"data/deep/x.txt", "deleted"}},
+       "data modified directory\n"
+       "data/deep deleted directory\n"
+       "data/deep/x.txt deleted regular\n"},
+      {"every entry deleted, a new one added: data stays a directory",
+       {{"data/deep/x.txt", "deleted"}, {"data/y.txt", "deleted"}, {"data/new.txt", "added"}},
+       "data modified directory\n"
+       "data/deep deleted directory\n"
+       "data/deep/x.txt deleted regular\n"
+       "data/new.txt added regular\n"
+       "data/y.txt deleted regular\n"},
+  };
+  for (const InferredCase& c : cases) {
+    auto changes = ChangesFromPaths(DataTree(), c.paths);
+    ASSERT_TRUE(changes.ok()) << c.what << ": " << changes.status();
+    EXPECT_EQ(Show(*changes), c.changes) << c.what;
+  }
+  auto replaced = ChangesFromPaths(DataTree(), cases[0].paths);
+  EXPECT_EQ(replaced->front().old_type, FileType::kDirectory);
 }
 
 }  // namespace

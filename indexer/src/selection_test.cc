@@ -14,11 +14,15 @@ namespace ste {
 namespace {
 
 // The index of a small suite:
-//   tests/test_a.py  content lib/a.py, absent lib/a_override.py
-//   tests/test_b.py  content lib/b.py, listing fixtures
-//   tests/test_c.py  content lib/a.py, content /usr/lib/ext.so
+//   tests/test_a.py  content lib/a.py, absent lib/a_override.py,
+//                    content data (a stat of a directory: `[ -d data ]`)
+//   tests/test_b.py  content lib/b.py, listing fixtures,
+//                    listing /opt/plugins (outside the repo)
+//   tests/test_c.py  content lib/a.py, content /usr/lib/ext.so,
+//                    content /home/u (the checkout's parent, stat'ed)
 //   tests/test_d.py  opaque
-// and lib/common.py in the root scope (every test).
+// and lib/common.py and . (a stat of the root) in the root scope (every
+// test).
 std::unique_ptr<SelectionIndex> SuiteIndex() {
   SelectionIndexBuilder b;
   EXPECT_TRUE(b.AddTests({"//r/tests/test_a.py", "//r/tests/test_b.py", "//r/tests/test_c.py",
@@ -31,7 +35,11 @@ std::unique_ptr<SelectionIndex> SuiteIndex() {
   EXPECT_TRUE(b.AddTestDependency(id("tests/test_b.py"), "fixtures", DepKind::kListing).ok());
   EXPECT_TRUE(b.AddTestDependency(id("tests/test_c.py"), "lib/a.py", DepKind::kContent).ok());
   EXPECT_TRUE(b.AddTestDependency(id("tests/test_c.py"), "/usr/lib/ext.so", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_a.py"), "data", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_b.py"), "/opt/plugins", DepKind::kListing).ok());
+  EXPECT_TRUE(b.AddTestDependency(id("tests/test_c.py"), "/home/u", DepKind::kContent).ok());
   EXPECT_TRUE(b.AddScopeDependency("//r", "lib/common.py", DepKind::kContent).ok());
+  EXPECT_TRUE(b.AddScopeDependency("//r", ".", DepKind::kContent).ok());
   EXPECT_TRUE(b.SetOpaque(id("tests/test_d.py")).ok());
   absl::StatusOr<std::string> image = b.Finish();
   EXPECT_TRUE(image.ok()) << image.status();
@@ -42,7 +50,8 @@ std::unique_ptr<SelectionIndex> SuiteIndex() {
 
 SelectionRules Rules() {
   SelectionRules r;
-  r.run_all = *GlobSet::Compile({".ci/**"});
+  // "deploy" (no '/'): the directory entry itself, not what is inside it.
+  r.run_all = *GlobSet::Compile({".ci/**", "deploy"});
   r.skip_all = *GlobSet::Compile({"docs/**", "*.md"});
   r.mandatory = *GlobSet::Compile({"tests/test_smoke.py"});
   r.config_file = "ste.toml";
@@ -55,10 +64,14 @@ InventoryChange Modified(const std::string& p, FileType t = FileType::kRegular) 
 InventoryChange Added(const std::string& p, FileType t = FileType::kRegular) {
   return InventoryChange{p, ChangeKind::kAdded, t, FileType::kMissing};
 }
-InventoryChange Deleted(const std::string& p) {
-  return InventoryChange{p, ChangeKind::kDeleted, FileType::kRegular, FileType::kRegular};
+InventoryChange Deleted(const std::string& p, FileType t = FileType::kRegular) {
+  return InventoryChange{p, ChangeKind::kDeleted, t, t};
 }
 InventoryChange Listing(const std::string& dir) { return Modified(dir, FileType::kDirectory); }
+// A directory replaced by something of type `t`.
+InventoryChange Replaced(const std::string& dir, FileType t) {
+  return InventoryChange{dir, ChangeKind::kModified, t, FileType::kDirectory};
+}
 
 const std::vector<std::string> kTests = {"tests/test_a.py", "tests/test_b.py", "tests/test_c.py",
                                          "tests/test_d.py"};
@@ -72,6 +85,7 @@ struct Row {
   SelectionMode mode;
   std::vector<std::string> tests;  // expected, sorted
   std::string reason_has;
+  int changed = -1;  // Selection::changed's size; -1: changes' size
 };
 
 void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }
@@ -89,7 +103,7 @@ TEST_P(SelectRules, DecideAsWritten) {
   for (const SelectedTest& t : s.tests) got.push_back(t.test);
   EXPECT_EQ(got, row.tests) << s.reason;
   EXPECT_NE(s.reason.find(row.reason_has), std::string::npos) << s.reason;
-  EXPECT_EQ(s.changed.size(), row.changes.size());
+  EXPECT_EQ(s.changed.size(), row.changed < 0 ? row.changes.size() : size_t(row.changed));
 }
 
 const std::vector<std::string> kAll = kTests;
@@ -115,9 +129,38 @@ INSTANTIATE_TEST_SUITE_P(
         // 4 does not apply to an external path.
         Row{"ExternalIsNeverSkippable", {Modified("/usr/lib/ext.so")}, {}, {}, "",
             SelectionMode::kSubset, {"tests/test_c.py", "tests/test_d.py"}, "2 of 4"},
+        // 4 with a directory created next to the checkout (issue 11): the
+        // parent's names changed, test_c only stat'ed it, no test lists
+        // it: no change at all, skip_all still decides.
+        Row{"SkipAllBesideAnUnlistedExternalDirectory",
+            {Modified("docs/a.md"), Listing("/home/u")}, {}, {}, "", SelectionMode::kNone, {},
+            "skip_all", 1},
+        // A listed external directory's names change counts, and is not
+        // skippable.
+        Row{"SkipAllBesideAListedExternalDirectory",
+            {Modified("docs/a.md"), Listing("/opt/plugins")}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_b.py", "tests/test_d.py"}, "2 of 4"},
+        // An unlisted external directory alone: nothing changed (only the
+        // opaque test, as always).
+        Row{"AnUnlistedExternalDirectoryIsNoChange", {Listing("/home/u")}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_d.py"}, "1 of 4", 0},
+        // ... unless it was deleted or replaced: test_c's stat sees that.
+        Row{"AnExternalDirectoryStatedAndDeleted", {Deleted("/home/u", FileType::kDirectory)},
+            {}, {}, "", SelectionMode::kSubset, {"tests/test_c.py", "tests/test_d.py"}, "2 of 4"},
+        Row{"AnExternalDirectoryStatedAndReplacedByALink",
+            {Replaced("/home/u", FileType::kSymlink)}, {}, {}, "", SelectionMode::kSubset,
+            {"tests/test_c.py", "tests/test_d.py"}, "2 of 4"},
         // 4 before 5: skip_all needs every path, run_all one.
         Row{"RunAll", {Modified("docs/a.md"), Modified(".ci/run.sh")}, {}, {}, "",
             SelectionMode::kAll, kAll, ".ci/run.sh changed and matches selection.run_all '.ci/**'"},
+        // 5 also matches a directory whose names changed: run_all "deploy"
+        // fires when an entry comes or goes in it (wider, never narrower),
+        // and when the directory itself is created, deleted or replaced.
+        Row{"RunAllMatchesAListingEcho", {Added("deploy/new.yml"), Listing("deploy")}, {}, {},
+            "", SelectionMode::kAll, kAll, "deploy changed and matches selection.run_all 'deploy'"},
+        Row{"RunAllMatchesTheDirectoryItself",
+            {Deleted("deploy", FileType::kDirectory), Deleted("deploy/a.yml")}, {}, {}, "",
+            SelectionMode::kAll, kAll, "deploy changed and matches selection.run_all 'deploy'"},
         // 6. content, absent, listing, deleted.
         Row{"ContentModified", {Modified("lib/b.py")}, {}, {}, "", SelectionMode::kSubset,
             {"tests/test_b.py", "tests/test_d.py"}, "2 of 4"},
@@ -131,6 +174,24 @@ INSTANTIATE_TEST_SUITE_P(
             {"tests/test_b.py", "tests/test_d.py"}, "2 of 4"},
         Row{"RootScopeSelectsAll", {Modified("lib/common.py")}, {}, {}, "", SelectionMode::kAll,
             kAll, "every test is affected"},
+        // 6. a directory only stat'ed (test_a's data): an existence-and-type
+        // dependency. Entries coming or going do not affect it; the
+        // directory deleted, or replaced by a file or a link, does.
+        Row{"AStatedDirectoryGainsAnEntry", {Added("data/new.txt"), Listing("data")}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_d.py"}, "1 of 4"},
+        Row{"AStatedDirectoryLosesAnEntry", {Deleted("data/old.txt"), Listing("data")}, {}, {},
+            "", SelectionMode::kSubset, {"tests/test_d.py"}, "1 of 4"},
+        Row{"AStatedDirectoryDeleted",
+            {Deleted("data", FileType::kDirectory), Deleted("data/old.txt"), Listing(".")}, {}, {},
+            "", SelectionMode::kSubset, {"tests/test_a.py", "tests/test_d.py"}, "2 of 4"},
+        Row{"AStatedDirectoryReplacedByAFile", {Replaced("data", FileType::kRegular)}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_a.py", "tests/test_d.py"}, "2 of 4"},
+        Row{"AStatedDirectoryReplacedByALink", {Replaced("data", FileType::kSymlink)}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_a.py", "tests/test_d.py"}, "2 of 4"},
+        // The root's names changed (a file added at the top): its listers
+        // only, never a stat of the root.
+        Row{"TheRootsListingIsNotItsContent", {Added("NEW"), Listing(".")}, {}, {}, "",
+            SelectionMode::kSubset, {"tests/test_d.py"}, "1 of 4"},
         // 6. nothing that any test depends on: only the opaque test.
         Row{"UnrelatedChangeKeepsOpaque", {Modified("lib/unused.py")}, {}, {}, "",
             SelectionMode::kSubset, {"tests/test_d.py"}, "1 of 4"},

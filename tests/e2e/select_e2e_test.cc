@@ -272,6 +272,57 @@ TEST_F(Repo, AFileAddedToAnExternalDirectoryATestListsSelectsIt) {
   EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_plugins.sh"}) << Describe(s);
 }
 
+TEST_F(Repo, ADirectoryOnlyStatedIsAnExistenceAndTypeDependency) {
+  // Issue 11: `[ -d data ]` stats data and lists nothing in it. Entries
+  // created or removed inside it do not affect the test; the directory
+  // removed, or replaced by a file or a link, does.
+  W("data/one.txt", "1\n");
+  W("tests/test_stat.sh", "[ -d data ]\n");
+  Commit("a test that stats a directory");
+  Record();
+  W("data/two.txt", "2\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "none") << Describe(s);
+  ASSERT_EQ(unlink((root_ + "/data/one.txt").c_str()), 0);
+  s = Select();
+  EXPECT_EQ(s.mode, "none") << Describe(s);
+  ASSERT_EQ(unlink((root_ + "/data/two.txt").c_str()), 0);
+  ASSERT_EQ(rmdir((root_ + "/data").c_str()), 0);
+  s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_stat.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find("  <- data (content deleted)"), std::string::npos) << s.run.out;
+  W("data", "a file now\n");
+  s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_stat.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find("  <- data (content modified)"), std::string::npos) << s.run.out;
+  ASSERT_EQ(unlink((root_ + "/data").c_str()), 0);
+  WriteFile(ext_ + "/data/one.txt", "1\n");
+  ASSERT_EQ(symlink((ext_ + "/data").c_str(), (root_ + "/data").c_str()), 0);
+  s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_stat.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find("  <- data (content modified)"), std::string::npos) << s.run.out;
+}
+
+TEST_F(Repo, ADirectoryCreatedNextToTheCheckoutChangesNothing) {
+  // Issue 11: a test that stats the checkout's parent (pytest stats every
+  // parent of its arguments) and reads a skip_all file. A directory
+  // created next to the checkout changes the parent's names only: with a
+  // docs-only change, skip_all still decides (was: 1 test selected).
+  W("tests/test_doc.sh", "[ -d .. ] && grep -q guide docs/guide.md\n");
+  Commit("a test that stats the parent and reads the docs");
+  Record();
+  Spawned why = Ste({"why", root_.substr(0, root_.rfind('/'))});
+  EXPECT_NE(why.out.find("content\ttests/test_doc.sh"), std::string::npos) << why.out << why.err;
+  const std::string sibling = root_ + "-sibling";
+  ASSERT_EQ(mkdir(sibling.c_str(), 0755), 0);
+  W("docs/guide.md", "# guide, edited\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "none") << Describe(s);
+  EXPECT_NE(s.run.err.find("skip_all"), std::string::npos) << s.run.err;
+  EXPECT_EQ(Ste({"select", "--changed-files"}).out, "docs/guide.md\n");
+  rmdir(sibling.c_str());
+}
+
 // ---- tests themselves ---------------------------------------------------------------
 
 TEST_F(Repo, ANewTestFileIsSelected) {

@@ -20,6 +20,10 @@
 //                                    root); tests.include filters test names
 //                                    there (default: every test)
 //   [inventory]  ignore = [".git/**", ".ste/**"]
+//                tool_caches = true  ignore the caches tools write into the
+//                                  tree (kToolCaches below); false: none of
+//                                  them; or a list of their names, e.g.
+//                                  ["python", "mypy"]: only those
 //                external = true   hash files outside the repo tests read
 //   [selection]  run_all = ["ste.toml", ".ci/**"]   a change here => all
 //                skip_all = ["docs/**", "*.md"]     only these => none
@@ -32,9 +36,10 @@
 //
 // Every key is optional except tests.include and runner.command. ".git/**"
 // and ".ste/**" are always ignored by the inventory, whatever `ignore`
-// says (git's own files and ste's store change on every build). Unknown
-// tables or keys, wrong types, bad globs and a command without {test} are
-// errors that name the key and its line.
+// says (git's own files and ste's store change on every build); so are the
+// tool caches tool_caches names, and `ignore` adds to all of these. Unknown
+// tables or keys, wrong types, bad globs, an unknown tool cache and a
+// command without {test} are errors that name the key and its line.
 #ifndef STE_CONFIG_H_
 #define STE_CONFIG_H_
 
@@ -47,6 +52,55 @@
 #include "ste/runner_kind.h"
 
 namespace ste {
+
+// The caches tools write into the tree as they run, each a glob of the
+// inventory's ignore list ([inventory] tool_caches names them; several
+// entries may share a name). Running the suite plainly, as developers do
+// between commits, writes them; were they inventoried, the next selection
+// would see them change and select every test that looked for them.
+//
+// An ignored path is invisible: not inventoried, not in its directory's
+// listing, and dropped from what tests are recorded to depend on. So a test
+// that *reads* one of these does not depend on it: each entry says what a
+// read can still mean for an outcome. When that matters to a suite, leave
+// the entry out (tool_caches = [the others]) and the cache is a dependency
+// like any file (then a plain run that rewrites it selects its readers).
+struct ToolCache {
+  const char* name;  // as written in tool_caches
+  const char* glob;  // glob.h; matches the cache directory itself too
+};
+inline constexpr ToolCache kToolCaches[] = {
+    // CPython's bytecode cache (PEP 3147) and pytest's rewritten test
+    // modules (*-pytest-X.Y.pyc): a __pycache__/*.pyc is used only when
+    // the source beside __pycache__ exists and matches it (mtime and size,
+    // or its hash), so it counts through its .py. A sourceless foo.pyc
+    // (not in __pycache__) is imported as code and stays a dependency.
+    {"python", "**/__pycache__/**"},
+    // pytest's cacheprovider: v/cache/lastfailed, nodeids, stepwise. Every
+    // run reads and writes some of them; only --lf, --ff, --nf, --sw
+    // (--stepwise) and plugins using config.cache let them change what runs.
+    {"pytest", "**/.pytest_cache/**"},
+    // mypy's incremental cache: entries are checked against the sources'
+    // hashes (and mypy's version and options) before use.
+    {"mypy", "**/.mypy_cache/**"},
+    // ruff's cache: results keyed by each file's content and the settings.
+    {"ruff", "**/.ruff_cache/**"},
+    // Hypothesis' example database (and its unicode tables): a test's
+    // saved failing examples are replayed first, so a failure a plain run
+    // found fails the test's next run too. Its documentation: "a cache...
+    // you shouldn't rely on it for correctness".
+    {"hypothesis", "**/.hypothesis/**"},
+    // coverage.py's data file and its parallel-mode ones
+    // (.coverage.<host>.<pid>.<random>); not .coveragerc (configuration).
+    // Read by `coverage combine` / `report` and by runs that append
+    // (coverage run -a, pytest --cov-append: a fail-under total then
+    // includes what earlier runs measured).
+    {"coverage", ".coverage"},
+    {"coverage", ".coverage.*"},
+    // babel-loader, eslint-webpack-plugin, terser and other build tools'
+    // caches (find-cache-dir), keyed by their inputs' content and options.
+    {"node", "**/node_modules/.cache/**"},
+};
 
 // What the selection guardrails read of ste.toml (rules 2b-5 of
 // selection.h), compiled once.
@@ -76,7 +130,9 @@ struct Config {
   std::vector<std::string> runner_preload;
   bool runner_case_scopes = false;
   std::string runner_build_dir = "build";  // ctest: the CMake build tree
-  GlobSet inventory_ignore;  // incl. .git/** and .ste/**
+  GlobSet inventory_ignore;  // incl. .git/**, .ste/** and the tool caches
+  // The kToolCaches names in effect, in kToolCaches order.
+  std::vector<std::string> inventory_tool_caches;
   bool inventory_external = true;
   SelectionRules selection;
   std::string store_url = "sqlite:.ste/ste.db";

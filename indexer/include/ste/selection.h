@@ -16,6 +16,17 @@
 // added, one that disappears as deleted. Rules 3 and 4 apply only when
 // something changed.
 //
+// A directory's `content` (a stat of it) is its existence and type: it is
+// affected when the directory is deleted or replaced (by a file, a link),
+// never by entries coming or going, which only its `listing` sees. So:
+//   - a repo directory whose names changed is the echo of the entries that
+//     came or went: rules 3 and 4 match those entries, not it (write
+//     "dir/**" to match what happens inside dir);
+//   - an external directory whose names changed and that no test lists is
+//     no change at all (Selection::changed leaves it out): e.g. the
+//     checkout's parent, which pytest stats, when a directory is created
+//     next to the checkout. A listed one counts, and is never skippable.
+//
 // Fail safe: any error while reading the index (a corrupt bitmap, ...)
 // widens the answer to all, with the error as the reason. Never narrows.
 #ifndef STE_SELECTION_H_
@@ -65,7 +76,7 @@ struct WideCause {
 struct Selection {
   SelectionMode mode = SelectionMode::kAll;
   std::string reason;
-  std::vector<InventoryChange> changed;
+  std::vector<InventoryChange> changed;  // the changes a test can see (see top)
   std::vector<SelectedTest> tests;  // sorted by test
   // When the selection is wide (mode all because every test is affected,
   // or a subset of more than a quarter of the tests): the few causes that
@@ -110,8 +121,12 @@ std::string DescribeWideCause(const WideCause& cause);
 // "added", "deleted" or "modified"), made comparable to an inventory diff
 // against `base`: types come from `base` (an added path is regular), a
 // path added or deleted also changes its directory's listing, and a
-// "modified" path that `base` does not have counts as added. Sorted by
-// path. InvalidArgument for another change word.
+// "modified" path that `base` does not have counts as added. What git
+// never names, inferred from `base` as Inventory::Diff would see it: an
+// "added" path `base` has (a directory replaced by a file or a link) is a
+// modification from base's type; a repo directory all of whose entries
+// are deleted (and none added) is deleted, with the directories beneath
+// it. Sorted by path. InvalidArgument for another change word.
 absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
     const Inventory& base,
     const std::vector<std::pair<std::string, std::string>>& paths);
