@@ -20,8 +20,8 @@
 // affected when the directory is deleted or replaced (by a file, a link),
 // never by entries coming or going, which only its `listing` sees. So:
 //   - a repo directory whose names changed is the echo of the entries that
-//     came or went: rules 3 and 4 match those entries, not it (write
-//     "dir/**" to match what happens inside dir);
+//     came or went: rule 3 (skip_all) weighs those entries, not it; rule 4
+//     (run_all) matches it too, which is only ever wider;
 //   - an external directory whose names changed and that no test lists is
 //     no change at all (Selection::changed leaves it out): e.g. the
 //     checkout's parent, which pytest stats, when a directory is created
