@@ -104,6 +104,10 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   for (const ProcessLog& log : logs) {
     for (const LogRecord& r : log.records) {
       if (r.path == policy.log_dir || Under(policy.log_dir, r.path)) continue;
+      if (r.kind != RecordKind::kUnfollowed && !policy.private_tmp.empty() &&
+          (r.path == policy.private_tmp || Under(policy.private_tmp, r.path))) {
+        continue;
+      }
       if (r.kind == RecordKind::kUnfollowed) {
         out.opaque = true;
         out.opaque_reasons.push_back(absl::StrCat("unfollowed: ", r.path));
@@ -145,6 +149,35 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   return out;
 }
 
+namespace {
+
+// A test's private temporary directory (runner.private_tmp): created empty
+// under the system's temporary directory, $TMPDIR (and TMP, TEMP) while
+// the test runs, removed afterwards. "" when off or when it cannot be
+// made (the test then runs with the inherited $TMPDIR: coarser, honest).
+class PrivateTmp {
+ public:
+  explicit PrivateTmp(bool on) {
+    if (!on) return;
+    const char* base = std::getenv("TMPDIR");
+    std::string dir = absl::StrCat(base && *base ? base : "/tmp", "/ste-tmp-XXXXXX");
+    if (mkdtemp(dir.data()) != nullptr) path_ = dir;
+  }
+  ~PrivateTmp() {
+    if (!path_.empty()) RemoveTree(path_);
+  }
+  const std::string& path() const { return path_; }
+  void AddEnv(std::vector<std::string>* env) const {
+    if (path_.empty()) return;
+    for (const char* var : {"TMPDIR", "TMP", "TEMP"}) env->push_back(absl::StrCat(var, "=", path_));
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
 TestRecord RunOneTest(const Config& config, const std::string& test,
                       const RunOneTestOptions& options) {
   TestRecord record;
@@ -164,6 +197,8 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
   run.log_dir = pattern;
   run.preload_library = options.preload_library;
   run.working_directory = config.root;
+  PrivateTmp tmp(config.runner_private_tmp);
+  tmp.AddEnv(&run.extra_env);
   absl::StatusOr<TracedExit> exit = RunTraced(run);
   if (!exit.ok()) {
     record.started = false;
@@ -182,6 +217,7 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
     policy.root = config.root;
     policy.ignore = config.inventory_ignore;
     policy.log_dir = pattern;
+    policy.private_tmp = tmp.path();
     record.deps = ReduceLogs(logs, read, policy);
   }
   if (!options.keep_logs) RemoveTree(pattern);
@@ -256,6 +292,8 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
       with_path("PYTHONPATH", options.integrations_dir + "/python"),
       with_path("RUBYLIB", options.integrations_dir + "/ruby"),
   };
+  PrivateTmp tmp(config.runner_private_tmp);
+  tmp.AddEnv(&run.extra_env);
   absl::StatusOr<TracedExit> exit = RunTraced(run);
   if (!exit.ok()) {
     if (!options.keep_logs) RemoveTree(dir);
@@ -275,6 +313,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   policy.root = config.root;
   policy.ignore = config.inventory_ignore;
   policy.log_dir = dir;
+  policy.private_tmp = tmp.path();
   TestDependencies all = ReduceLogs(logs, read, policy);
   if (!options.keep_logs) RemoveTree(dir);
 

@@ -188,6 +188,31 @@ INSTANTIATE_TEST_SUITE_P(Cases, ReduceLogsTable,
                            return info.param.name;
                          });
 
+TEST(ReduceLogsPrivateTmp, DropsWhatTheTestDidInItsOwnTmpButNotAnUnfollowedProgram) {
+  const std::string tmp = "/nonexistent-tmp/ste-tmp-1";
+  std::vector<ProcessLog> logs = {LogOf({
+      {kA, kListing, tmp},
+      {kA, kContent, tmp + "/pytest-of-root/pytest-3"},
+      {kA, kAbsent, tmp + "/x.lock"},
+      {kA, kUnfollowed, tmp + "/a-static-helper"},
+      {kA, kContent, "/nonexistent-tmp/shared.json"},
+      {kA, kContent, "/repo/src/a.py"},
+  })};
+  PathPolicy policy;
+  policy.root = kRoot;
+  policy.log_dir = kLogDir;
+  policy.private_tmp = tmp;
+  policy.exists = [](const std::string&) { return true; };
+  TestDependencies deps = ReduceLogs(logs, absl::OkStatus(), policy);
+  EXPECT_EQ(Shown(deps), std::vector<std::string>{
+                             kA + ": /nonexistent-tmp/shared.json(content) src/a.py(content)"});
+  EXPECT_TRUE(deps.opaque) << "an untraceable program stays opaque wherever it lies";
+  policy.private_tmp.clear();
+  deps = ReduceLogs(logs, absl::OkStatus(), policy);
+  EXPECT_EQ(deps.scopes.size(), 1u);
+  EXPECT_EQ(deps.scopes[0].deps.size(), 5u) << "without a private tmp, every record counts";
+}
+
 TEST(RepoRelative, MakesRepoPathsRelativeAndLeavesOthers) {
   const std::vector<std::pair<std::pair<std::string, std::string>, std::string>>
       cases = {

@@ -181,6 +181,27 @@ TEST_F(Repo, AWideSelectionSaysWhatPulledItIn) {
       << json.out;
 }
 
+TEST_F(Repo, WhatATestDoesInItsTemporaryDirectoryIsNoDependency) {
+  // Like pytest's tmp_path: list $TMPDIR, make a numbered directory there.
+  W("tests/test_tmp.sh",
+    "ls \"$TMPDIR\" > /dev/null; mkdir \"$TMPDIR/run-$$\"; echo x > \"$TMPDIR/run-$$/f\"; "
+    "cat \"$TMPDIR/run-$$/f\" > /dev/null\n");
+  Commit("a test using its temporary directory");
+  Record();
+  Spawned deps = Ste({"deps", "tests/test_tmp.sh"});
+  EXPECT_EQ(deps.out.find("ste-tmp-"), std::string::npos) << deps.out;
+  SelectResult s = Select();
+  EXPECT_EQ(s.mode, "none") << Describe(s);
+  // Off: the inherited $TMPDIR, recorded like any directory.
+  std::string shared = MakeTempDir();
+  std::string toml = ReadFile(root_ + "/ste.toml");
+  toml.replace(toml.find("command = \"sh {test}\"\n"), 21, "command = \"sh {test}\"\nprivate_tmp = false\n");
+  W("ste.toml", toml);
+  EXPECT_EQ(Ste({"record", "--progress", "none"}, {"TMPDIR=" + shared}).exit_code, 0);
+  deps = Ste({"deps", "tests/test_tmp.sh"});
+  EXPECT_NE(deps.out.find(shared), std::string::npos) << deps.out;
+}
+
 TEST_F(Repo, ABaselineCommitGoneFromTheHistoryWidensToAll) {
   // The baseline's commit was amended away and collected (as in a shallow
   // clone that does not reach it): a force tag in between cannot be ruled

@@ -16,6 +16,11 @@
 //                preload = []        batch kinds: files the runner loads in
 //                                    the root scope first (STE_PRELOAD)
 //                case_scopes = false batch kinds: a scope per test case
+//                private_tmp = true  each test (a batch: each runner) gets
+//                                    an empty $TMPDIR of its own, removed
+//                                    after it; what it does there is its
+//                                    own output, not a dependency (false:
+//                                    the inherited one, recorded as any)
 //                build_dir = "build" ctest: the build tree (relative to the
 //                                    root); tests.include filters test names
 //                                    there (default: every test)
@@ -130,6 +135,7 @@ struct Config {
   std::vector<std::string> runner_preload;
   bool runner_case_scopes = false;
   std::string runner_build_dir = "build";  // ctest: the CMake build tree
+  bool runner_private_tmp = true;  // each test's own empty $TMPDIR
   GlobSet inventory_ignore;  // incl. .git/**, .ste/** and the tool caches
   // The kToolCaches names in effect, in kToolCaches order.
   std::vector<std::string> inventory_tool_caches;

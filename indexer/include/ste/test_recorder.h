@@ -15,8 +15,9 @@
 //     its real directory (the inventory does not follow symlinked
 //     directories, so the real file is what it hashes);
 //   - paths inside the repo become repo-relative ("." for the root itself),
-//     paths outside stay absolute; records under the log directory and
-//     repo paths matching inventory.ignore are dropped;
+//     paths outside stay absolute; records under the log directory and the
+//     test's private temporary directory (runner.private_tmp) and repo
+//     paths matching inventory.ignore are dropped;
 //   - `write` records are outputs, not dependencies: dropped, but
 //     remembered: a `content` record of a path the test wrote that does
 //     not exist when the test is over (a temporary file it created and
@@ -61,6 +62,11 @@ struct PathPolicy {
   std::string root;     // absolute, normalised repo root
   GlobSet ignore;       // repo-relative paths to drop
   std::string log_dir;  // absolute; records under it are dropped
+  // The test's private temporary directory ($TMPDIR while it ran, empty
+  // when it started, removed after): what the test finds there it put
+  // there itself, so its records are dropped too ("" for none). An
+  // `unfollowed` record there still makes the test opaque.
+  std::string private_tmp;
   // True if `abs` exists now (after the test). Default: lstat.
   std::function<bool(const std::string& abs)> exists;
 };
