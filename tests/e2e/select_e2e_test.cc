@@ -94,8 +94,7 @@ class Repo : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     SelectResult s;
     s.run = Ste(args);
-    size_t at = s.run.err.find("mode ");
-    if (at != std::string::npos) s.mode = s.run.err.substr(at + 5, s.run.err.find(':', at) - at - 5);
+    s.mode = ::ste::testing::SelectedMode(s.run.err);
     s.tests = ::ste::testing::SelectedTests(s.run.out);
     return s;
   }

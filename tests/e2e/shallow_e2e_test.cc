@@ -62,8 +62,7 @@ class ShallowClone : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     Selected s;
     s.run = Ste(dir, args);
-    size_t at = s.run.err.find("mode ");
-    if (at != std::string::npos) s.mode = s.run.err.substr(at + 5, s.run.err.find(':', at) - at - 5);
+    s.mode = ::ste::testing::SelectedMode(s.run.err);
     s.tests = ::ste::testing::SelectedTests(s.run.out);
     return s;
   }
@@ -84,6 +83,12 @@ class ShallowClone : public ::testing::Test {
     W("lib/b.sh", "b() { echo B; }  # changed\n");
     Git(origin_, {"commit", "-q", "-a", "-m", "feature: touch b"});
   }
+  // GitHub's refs/pull/N/merge: main's tip merged with the PR's head, on
+  // branch pr-merge.
+  void MergeFeatureIntoMain() {
+    Git(origin_, {"checkout", "-q", "-b", "pr-merge", main_});
+    Git(origin_, {"merge", "-q", "--no-ff", "-m", "Merge feature into main", "feature"});
+  }
   std::string Describe(const Selected& s) { return s.run.err + s.run.out; }
 
   std::string origin_, main_;
@@ -103,9 +108,7 @@ TEST_F(ShallowClone, ADepthOneCloneOfABranchSelectsWhatTheFullCloneSelects) {
 
 TEST_F(ShallowClone, APullRequestMergeCommitAtDepthTwoSelectsWhatTheFullCloneSelects) {
   Feature();
-  // GitHub's refs/pull/N/merge: main's tip merged with the PR's head.
-  Git(origin_, {"checkout", "-q", "-b", "pr-merge", main_});
-  Git(origin_, {"merge", "-q", "--no-ff", "-m", "Merge feature into main", "feature"});
+  MergeFeatureIntoMain();
   Selected full = Select(origin_);
   ASSERT_EQ(full.tests, std::set<std::string>{"tests/test_b.sh"}) << Describe(full);
   Selected two = Select(Clone("pr-merge", 2));
@@ -131,8 +134,7 @@ TEST_F(ShallowClone, WithoutForceTagsADepthOneMergeCommitSelectsTheSubset) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   main_ = Head(origin_);
   Feature();
-  Git(origin_, {"checkout", "-q", "-b", "pr-merge", main_});
-  Git(origin_, {"merge", "-q", "--no-ff", "-m", "Merge feature into main", "feature"});
+  MergeFeatureIntoMain();
   Selected full = Select(origin_);
   ASSERT_EQ(full.tests, std::set<std::string>{"tests/test_b.sh"}) << Describe(full);
   Selected one = Select(Clone("pr-merge", 1));

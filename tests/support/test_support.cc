@@ -126,6 +126,12 @@ Spawned Spawn(const std::vector<std::string>& argv,
   return result;
 }
 
+std::string SelectedMode(const std::string& err) {
+  size_t at = err.find("mode ");
+  if (at == std::string::npos) return "";
+  return err.substr(at + 5, err.find(':', at) - at - 5);
+}
+
 std::set<std::string> SelectedTests(const std::string& out) {
   std::set<std::string> tests;
   std::istringstream in(out);

@@ -60,6 +60,10 @@ class Process {
 // start with a space (--explain adds indented "  <- ..." lines).
 std::set<std::string> SelectedTests(const std::string& out);
 
+// The mode `ste select` printed on stderr ("ste select: mode subset: ..."),
+// or "" when there is none.
+std::string SelectedMode(const std::string& err);
+
 // `git -C dir args...`; the exit code and output.
 Spawned Git(const std::string& dir, const std::vector<std::string>& args);
 // `git init` in `dir` with a committer identity set, so commits work
