@@ -255,7 +255,8 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   Reader r(name, table);
   absl::Status s = r.CheckKeys({
       {"tests", {"include", "exclude"}},
-      {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir"}},
+      {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir",
+                  "python_imports"}},
       {"inventory", {"ignore", "external"}},
       {"selection", {"run_all", "skip_all", "mandatory"}},
       {"store", {"url"}},
@@ -266,6 +267,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   c.root = root;
   std::vector<std::string> include, exclude, ignore, run_all, skip_all, mandatory;
   std::string kind = "generic";
+  std::string python_imports = "names";
   for (absl::Status step : {
            r.Globs("tests", "include", false, &include),
            r.Globs("tests", "exclude", false, &exclude),
@@ -276,6 +278,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
            r.Globs("runner", "preload", false, &c.runner_preload),
            r.Bool("runner", "case_scopes", &c.runner_case_scopes),
            r.String("runner", "build_dir", false, &c.runner_build_dir),
+           r.String("runner", "python_imports", false, &python_imports),
            r.Globs("inventory", "ignore", false, &ignore),
            r.Bool("inventory", "external", &c.inventory_external),
            r.Globs("selection", "run_all", false, &run_all),
@@ -291,6 +294,14 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
                  absl::StrCat("'runner.kind' must be ", RunnerKindList(), ", not '", kind, "'"));
   }
   c.runner_kind = *parsed_kind;
+  if (python_imports == "names" || python_imports == "listing") {
+    c.runner_python_imports =
+        python_imports == "names" ? PythonImports::kNames : PythonImports::kListing;
+  } else {
+    return Error(name, *r.Find("runner", "python_imports"),
+                 absl::StrCat("'runner.python_imports' must be \"names\" or \"listing\", not '",
+                              python_imports, "'"));
+  }
   if (include.empty() && TestsAreCTestNames(c.runner_kind) && r.Find("tests", "include") == nullptr) {
     include = {"**"};  // every CTest test
   } else if (r.Find("tests", "include") == nullptr) {

@@ -19,6 +19,15 @@
 //                build_dir = "build" ctest: the build tree (relative to the
 //                                    root); tests.include filters test names
 //                                    there (default: every test)
+//                python_imports = "names"   how the imports of a test's Python
+//                          processes are recorded: "names" (the default) puts
+//                          integrations/python/ste_site first on PYTHONPATH,
+//                          whose sitecustomize looks each module up by name
+//                          (a stat per candidate: a new file selects only the
+//                          tests that looked for its name there); "listing"
+//                          leaves CPython's finder, which lists every sys.path
+//                          directory (a new file anywhere there selects every
+//                          test that imported through it). Any kind.
 //   [inventory]  ignore = [".git/**", ".ste/**"]
 //                external = true   hash files outside the repo tests read
 //   [selection]  run_all = ["ste.toml", ".ci/**"]   a change here => all
@@ -57,6 +66,9 @@ struct SelectionRules {
   std::string config_file;
 };
 
+// runner.python_imports (see the top).
+enum class PythonImports { kNames, kListing };
+
 // A parsed ste.toml: every value typed, every glob compiled.
 struct Config {
   std::string root;         // absolute directory holding ste.toml
@@ -70,6 +82,7 @@ struct Config {
   std::vector<std::string> runner_preload;
   bool runner_case_scopes = false;
   std::string runner_build_dir = "build";  // ctest: the CMake build tree
+  PythonImports runner_python_imports = PythonImports::kNames;
   GlobSet inventory_ignore;  // incl. .git/** and .ste/**
   bool inventory_external = true;
   SelectionRules selection;
