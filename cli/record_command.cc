@@ -153,6 +153,9 @@ int RecordCommand(const std::vector<std::string>& args) {
   o.on_test = [&progress](const FinishedTest& t, size_t done, size_t total) {
     PrintProgress(progress, t, done, total);
   };
+  o.on_warning = [](const std::string& warning) {
+    std::fprintf(stderr, "ste record: warning: %s\n", warning.c_str());
+  };
 
   absl::StatusOr<RecordSummary> recorded = RecordBaseline(o);
   if (!recorded.ok()) {

@@ -13,6 +13,7 @@
 #include "rpc_flags.h"
 #include "ste/checkout.h"
 #include "ste/git.h"
+#include "ste/test_recorder.h"
 #include "ste/traced_run.h"
 #include "ste/worker.h"
 
@@ -75,14 +76,14 @@ int WorkerCommand(const std::vector<std::string>& args) {
     return 1;
   }
   WorkerOptions o;
-  if (config->batch_runner()) {
-    absl::StatusOr<std::string> integrations = FindIntegrationsDir();
-    if (!integrations.ok()) {
-      std::fprintf(stderr, "ste worker: %s\n", std::string(integrations.status().message()).c_str());
-      return 1;
-    }
-    o.integrations_dir = *integrations;
+  std::string warning;
+  absl::StatusOr<std::string> integrations = IntegrationsDirForRuns(*config, &warning);
+  if (!integrations.ok()) {
+    std::fprintf(stderr, "ste worker: %s\n", std::string(integrations.status().message()).c_str());
+    return 1;
   }
+  if (!warning.empty()) std::fprintf(stderr, "ste worker: warning: %s\n", warning.c_str());
+  o.integrations_dir = *integrations;
   o.config = *config;
   o.preload_library = *preload;
   o.slots = jobs > 0 ? jobs : config->jobs;

@@ -11,6 +11,10 @@
 #         forked child per test file
 #   (iv)  for reference: the plugin alone, untraced (--ste-fork=yes: its own
 #         cost, a fork per file)
+#   generic_listing, pytest_listing: (ii) and (iii) with
+#         runner.python_imports = "listing" (CPython's own finder instead of
+#         ste's import hook, integrations/README.md): the hook's cost is
+#         generic / generic_listing and pytest / pytest_listing
 #
 # Prints medians of wall time (and CPU: user+sys of the process tree) and
 # the ratios (ii)/(i), (iii)/(i), (iv)/(i). Target: (iii)/(i) <= 1.05.
@@ -30,7 +34,8 @@
 # Environment: FILES (100), CASES (10), WORK (20000), MODELS (300),
 # RUNS (3, after one untimed warm-up of each variant), JOBS (1: test
 # processes, resp. forked children, at a time; the plain run is one
-# process), VARIANTS ("plain generic pytest alone"), STE_BENCH_DIR.
+# process), VARIANTS ("plain generic pytest alone"; add generic_listing
+# and pytest_listing for the import hook's cost), STE_BENCH_DIR.
 set -euo pipefail
 runners_dir=$(cd "$(dirname "$0")" && pwd)
 
@@ -114,6 +119,9 @@ PYTHON
 fi
 # The configs carry JOBS: rewrite the line (the suite is shared by JOBS values).
 sed -i "s/^jobs = .*/jobs = $jobs/" "$suite/ste-generic.toml" "$suite/ste-pytest.toml"
+for v in generic pytest; do  # the same without the import hook
+  sed 's/^jobs = .*/&\npython_imports = "listing"/' "$suite/ste-$v.toml" >"$suite/ste-${v}_listing.toml"
+done
 cd "$suite"
 
 export STE_INTEGRATIONS=$integrations
@@ -138,6 +146,8 @@ measure() {
 plain() { "$python" -m pytest -q -p no:cacheprovider tests; }
 generic() { "$ste" record --progress none --config "$suite/ste-generic.toml"; }
 pytest() { "$ste" record --progress none --config "$suite/ste-pytest.toml"; }
+generic_listing() { "$ste" record --progress none --config "$suite/ste-generic_listing.toml"; }
+pytest_listing() { "$ste" record --progress none --config "$suite/ste-pytest_listing.toml"; }
 alone() {
   PYTHONPATH=$integrations/python STE_JOBS=$jobs \
     "$python" -m pytest -q -p no:cacheprovider -p ste_pytest --ste-fork=yes tests
@@ -156,7 +166,7 @@ for v in "${variants[@]}"; do
 done
 tail -1 "$out/plain.log" | sed 's/^/   plain: /'
 [ -f "$out/alone.log" ] && tail -1 "$out/alone.log" | sed 's/^/   alone: /'
-for v in generic pytest; do
+for v in generic pytest generic_listing pytest_listing; do
   [[ " ${variants[*]} " == *" $v "* ]] || continue
   "$ste" record --progress none --config "$suite/ste-$v.toml" >"$out/check.log" 2>&1
   grep 'ste record: baseline' "$out/check.log" | sed "s/^/   $v: /"

@@ -18,13 +18,13 @@ run_and_report() {
     done
   done
   echo "== medians of $runs runs (wall s, CPU s = user+sys of the process tree)"
-  printf '   %-10s %8s %8s %10s %10s\n' variant wall cpu "wall/(i)" "cpu/(i)"
+  printf '   %-15s %8s %8s %10s %10s\n' variant wall cpu "wall/(i)" "cpu/(i)"
   pw=$(echo "${wall[plain]}" | median)
   pc=$(echo "${cpu[plain]}" | median)
   for v in "${variants[@]}"; do
     w=$(echo "${wall[$v]}" | median)
     c=$(echo "${cpu[$v]}" | median)
-    printf '   %-10s %8.2f %8.2f %9.2fx %9.2fx\n' "$v" "$w" "$c" \
+    printf '   %-15s %8.2f %8.2f %9.2fx %9.2fx\n' "$v" "$w" "$c" \
       "$(awk -v a="$w" -v b="$pw" 'BEGIN { print a / b }')" "$(awk -v a="$c" -v b="$pc" 'BEGIN { print a / b }')"
   done
   echo
@@ -40,6 +40,14 @@ run_and_report() {
       printf "%s: %.2fx wall", l, w / p
       if (t == k) printf " (target <= 1.05: %s)", (w / p <= 1.05) ? "met" : "missed"
       printf "\n"
+    }'
+  done
+  # A variant V beside V_listing: the import hook's cost (python.sh).
+  for v in "${variants[@]}"; do
+    [[ " ${variants[*]} " == *" ${v}_listing "* ]] || continue
+    awk -v w="$(echo "${wall[$v]}" | median)" -v wl="$(echo "${wall[${v}_listing]}" | median)" \
+      -v c="$(echo "${cpu[$v]}" | median)" -v cl="$(echo "${cpu[${v}_listing]}" | median)" -v t="$v" 'BEGIN {
+      printf "import hook, %-8s names / listing: %.2fx wall, %.2fx CPU\n", t, w / wl, c / cl
     }'
   done
   # The cost per test file does not depend on how heavy the files are; the

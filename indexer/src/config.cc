@@ -301,8 +301,8 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   Reader r(name, table);
   absl::Status s = r.CheckKeys({
       {"tests", {"include", "exclude"}},
-      {"runner",
-       {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir", "private_tmp"}},
+      {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir",
+                  "private_tmp", "python_imports"}},
       {"inventory", {"ignore", "tool_caches", "external"}},
       {"selection", {"run_all", "skip_all", "mandatory", "force_tags"}},
       {"store", {"url"}},
@@ -315,6 +315,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   std::string kind = "generic";
   const std::vector<std::string> tool_cache_names = ToolCacheNames();
   c.inventory_tool_caches = tool_cache_names;
+  std::string python_imports = "names";
   for (absl::Status step : {
            r.Globs("tests", "include", false, &include),
            r.Globs("tests", "exclude", false, &exclude),
@@ -326,6 +327,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
            r.Bool("runner", "case_scopes", &c.runner_case_scopes),
            r.Bool("runner", "private_tmp", &c.runner_private_tmp),
            r.String("runner", "build_dir", false, &c.runner_build_dir),
+           r.String("runner", "python_imports", false, &python_imports),
            r.Globs("inventory", "ignore", false, &ignore),
            r.Names("inventory", "tool_caches", tool_cache_names, &c.inventory_tool_caches),
            r.Bool("inventory", "external", &c.inventory_external),
@@ -343,6 +345,14 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
                  absl::StrCat("'runner.kind' must be ", RunnerKindList(), ", not '", kind, "'"));
   }
   c.runner_kind = *parsed_kind;
+  if (python_imports == "names" || python_imports == "listing") {
+    c.runner_python_imports =
+        python_imports == "names" ? PythonImports::kNames : PythonImports::kListing;
+  } else {
+    return Error(name, *r.Find("runner", "python_imports"),
+                 absl::StrCat("'runner.python_imports' must be \"names\" or \"listing\", not '",
+                              python_imports, "'"));
+  }
   if (include.empty() && TestsAreCTestNames(c.runner_kind) && r.Find("tests", "include") == nullptr) {
     include = {"**"};  // every CTest test
   } else if (r.Find("tests", "include") == nullptr) {

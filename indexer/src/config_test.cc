@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace ste {
@@ -54,6 +55,27 @@ TEST(Config, DefaultsAlwaysIgnoreGitAndSte) {
   EXPECT_TRUE(c->inventory_tool_caches.empty());
   EXPECT_EQ(c->jobs, 2);
   EXPECT_TRUE(c->inventory_external);
+  EXPECT_EQ(c->runner_python_imports, PythonImports::kNames);
+}
+
+TEST(Config, PythonImportsAreNamesOrListing) {
+  for (const auto& [value, want] : {std::pair{"names", PythonImports::kNames},
+                                    std::pair{"listing", PythonImports::kListing}}) {
+    auto c = ParseConfig(absl::StrCat("[tests]\ninclude=[\"t/*.py\"]\n[runner]\nkind=\"pytest\"\n",
+                                      "python_imports=\"", value, "\"\n"),
+                         "ste.toml", "/r");
+    ASSERT_TRUE(c.ok()) << value << ": " << c.status();
+    EXPECT_EQ(c->runner_python_imports, want) << value;
+  }
+  auto bad = ParseConfig("[tests]\ninclude=[\"t/*.py\"]\n[runner]\ncommand=\"x {test}\"\n"
+                         "python_imports=\"stat\"\n",
+                         "ste.toml", "/r");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message())
+                .find("ste.toml:5:16: 'runner.python_imports' must be \"names\" or \"listing\", "
+                      "not 'stat'"),
+            std::string::npos)
+      << bad.status();
 }
 
 TEST(Config, AcceptsAPostgresqlStore) {

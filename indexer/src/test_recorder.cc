@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
 #include "ste/selection_index.h"
 #include "ste/traced_run.h"
@@ -77,7 +78,36 @@ class DirectoryResolver {
   absl::flat_hash_map<std::string, std::string> dirs_;  // "" = itself
 };
 
+// "VAR=dir1:dir2:<VAR as inherited>".
+std::string Prepended(const char* var, const std::vector<std::string>& dirs) {
+  std::string value = absl::StrJoin(dirs, ":");
+  const char* old = std::getenv(var);
+  if (old != nullptr && *old) absl::StrAppend(&value, value.empty() ? "" : ":", old);
+  return absl::StrCat(var, "=", value);
+}
+
+// The Python startup hook of runner.python_imports = "names": "" when off
+// or when there is no integrations folder.
+std::string PythonHookDir(const Config& config, const RunOneTestOptions& options) {
+  if (config.runner_python_imports != PythonImports::kNames) return "";
+  if (options.integrations_dir.empty()) return "";
+  return options.integrations_dir + "/python/ste_site";
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> IntegrationsDirForRuns(const Config& config, std::string* warning) {
+  warning->clear();
+  const bool wanted = config.batch_runner() || config.runner_python_imports == PythonImports::kNames;
+  if (!wanted) return std::string();
+  absl::StatusOr<std::string> dir = FindIntegrationsDir();
+  if (dir.ok() || config.batch_runner()) return dir;
+  *warning = absl::StrCat(dir.status().message(),
+                          ": Python imports will be recorded as directory listings (coarser: a new "
+                          "file in a directory on sys.path selects every test that imported "
+                          "through it)");
+  return std::string();
+}
 
 std::string RepoRelative(const std::string& root, const std::string& abs) {
   if (abs == root) return ".";
@@ -197,6 +227,9 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
   run.log_dir = pattern;
   run.preload_library = options.preload_library;
   run.working_directory = config.root;
+  if (std::string hook = PythonHookDir(config, options); !hook.empty()) {
+    run.extra_env.push_back(Prepended("PYTHONPATH", {hook}));
+  }
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
   absl::StatusOr<TracedExit> exit = RunTraced(run);
@@ -279,18 +312,18 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   run.working_directory = config.root;
   std::string preload;
   for (const std::string& p : config.runner_preload) absl::StrAppend(&preload, p, "\n");
-  auto with_path = [](const char* var, const std::string& dir) {
-    const char* old = std::getenv(var);
-    return absl::StrCat(var, "=", dir, old && *old ? ":" : "", old ? old : "");
-  };
+  std::vector<std::string> python_path = {options.integrations_dir + "/python"};
+  if (std::string hook = PythonHookDir(config, options); !hook.empty()) {
+    python_path.insert(python_path.begin(), hook);
+  }
   run.extra_env = {
       "STE_RESULTS=" + results_file,
       "STE_INTEGRATIONS=" + options.integrations_dir,
       absl::StrCat("STE_JOBS=", std::max(1, options.jobs)),
       "STE_PRELOAD_FILES=" + preload,
       absl::StrCat("STE_CASE_SCOPES=", config.runner_case_scopes ? "1" : "0"),
-      with_path("PYTHONPATH", options.integrations_dir + "/python"),
-      with_path("RUBYLIB", options.integrations_dir + "/ruby"),
+      Prepended("PYTHONPATH", python_path),
+      Prepended("RUBYLIB", {options.integrations_dir + "/ruby"}),
   };
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);

@@ -24,6 +24,15 @@
 //                build_dir = "build" ctest: the build tree (relative to the
 //                                    root); tests.include filters test names
 //                                    there (default: every test)
+//                python_imports = "names"   how the imports of a test's Python
+//                          processes are recorded: "names" (the default) puts
+//                          integrations/python/ste_site first on PYTHONPATH,
+//                          whose sitecustomize looks each module up by name
+//                          (a stat per candidate: a new file selects only the
+//                          tests that looked for its name there); "listing"
+//                          leaves CPython's finder, which lists every sys.path
+//                          directory (a new file anywhere there selects every
+//                          test that imported through it). Any kind.
 //   [inventory]  ignore = [".git/**", ".ste/**"]
 //                tool_caches = true  ignore the caches tools write into the
 //                                  tree (kToolCaches below); false: none of
@@ -122,6 +131,9 @@ struct SelectionRules {
   bool force_tags = true;
 };
 
+// runner.python_imports (see the top).
+enum class PythonImports { kNames, kListing };
+
 // A parsed ste.toml: every value typed, every glob compiled.
 struct Config {
   std::string root;         // absolute directory holding ste.toml
@@ -136,6 +148,7 @@ struct Config {
   bool runner_case_scopes = false;
   std::string runner_build_dir = "build";  // ctest: the CMake build tree
   bool runner_private_tmp = true;  // each test's own empty $TMPDIR
+  PythonImports runner_python_imports = PythonImports::kNames;
   GlobSet inventory_ignore;  // incl. .git/**, .ste/** and the tool caches
   // The kToolCaches names in effect, in kToolCaches order.
   std::vector<std::string> inventory_tool_caches;

@@ -4,7 +4,8 @@
 //   RunOneTest(config, "tests/test_a.py")  ->  TestRecord
 //        runs `sh -c "<runner.command with {test}>"` in the repo root,
 //        scope //r/tests/test_a.py, logs in a fresh directory (removed
-//        afterwards), then ReduceLogs().
+//        afterwards), with the Python import hook on PYTHONPATH
+//        (runner.python_imports, config.h), then ReduceLogs().
 //
 // A record build (embedded or distributed) runs many of these and feeds
 // each TestRecord to the index builder; nothing here knows how records
@@ -97,9 +98,23 @@ struct RunOneTestOptions {
   std::string preload_library;  // absolute path of libste_preload.so
   std::string scratch_dir;      // where per-test log directories go
   bool keep_logs = false;       // leave the log directory (debugging)
-  std::string integrations_dir; // batch runners: $STE_INTEGRATIONS
+  // The runner integrations (FindIntegrationsDir). Batch runners: their
+  // $STE_INTEGRATIONS (python/ on PYTHONPATH, ruby/ on RUBYLIB). Every
+  // kind, with runner.python_imports = "names": python/ste_site goes first
+  // on PYTHONPATH (its sitecustomize looks imports up by name). "": none
+  // (Python imports are then recorded as listings).
+  std::string integrations_dir;
   int jobs = 1;                 // batch runners: $STE_JOBS
 };
+
+// The integrations folder the runs of `config` want in
+// RunOneTestOptions::integrations_dir: FindIntegrationsDir() when the runner
+// is a batch one or runner.python_imports is "names", else "". A batch
+// runner cannot run without it: its error. For any other kind a missing
+// folder is no error: "" (Python imports recorded as listings, coarser and
+// honest), and *warning says so, for the caller to print once; *warning is
+// cleared otherwise.
+absl::StatusOr<std::string> IntegrationsDirForRuns(const Config& config, std::string* warning);
 
 // Runs one test (see top). Never fails outright: a test that cannot be run
 // comes back with started=false and an error (its outcome is "error").

@@ -48,6 +48,10 @@ struct RecordOptions {
   // total so far).
   std::function<void(const std::string& phase)> on_phase;
   std::function<void(const FinishedTest& test, size_t done, size_t total)> on_test;
+  // Called on the calling thread, once each, with what the user should know
+  // about how this record runs (embedded: the integrations folder missing,
+  // so Python imports are recorded as listings).
+  std::function<void(const std::string& warning)> on_warning;
 };
 
 struct RecordSummary {

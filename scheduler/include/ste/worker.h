@@ -64,7 +64,7 @@ struct WorkerOptions {
   // Tests at a time. With a batch runner (config.batch_runner()): one
   // runner at a time, leasing runner.batch tests, with STE_JOBS = slots.
   int slots = 1;
-  std::string integrations_dir;  // batch runners: $STE_INTEGRATIONS
+  std::string integrations_dir;  // RunOneTestOptions::integrations_dir
   std::string name;             // for the scheduler's log
   std::string build_id;         // "" : the newest running build of `commit`
   std::string commit;           // this checkout's; "" outside git

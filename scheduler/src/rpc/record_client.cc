@@ -14,6 +14,7 @@
 #include "ste/checkout.h"
 #include "ste/scheduler_service.h"
 #include "ste/selection.h"
+#include "ste/test_recorder.h"
 #include "ste/traced_run.h"
 #include "ste/v1/scheduler.grpc.pb.h"
 #include "ste/worker.h"
@@ -43,11 +44,11 @@ class LocalWorker {
       return absl::InternalError("cannot create a scratch directory");
     }
     WorkerOptions wo;
-    if (o.config.batch_runner()) {
-      absl::StatusOr<std::string> integrations = FindIntegrationsDir();
-      if (!integrations.ok()) return integrations.status();
-      wo.integrations_dir = *integrations;
-    }
+    std::string warning;
+    absl::StatusOr<std::string> integrations = IntegrationsDirForRuns(o.config, &warning);
+    if (!integrations.ok()) return integrations.status();
+    if (!warning.empty() && o.on_warning) o.on_warning(warning);
+    wo.integrations_dir = *integrations;
     wo.config = o.config;
     wo.preload_library = *preload;
     wo.scratch_dir = scratch_;
