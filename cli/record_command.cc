@@ -37,7 +37,7 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
     "instead of running it here");
 
 constexpr char kRecordHelp[] =
-    "Usage: ste record [-j N] [--progress auto|plain|none] [--mri N]\n"
+    "Usage: ste record [-j N] [--progress auto|plain|none] [--mri N | --base-commit SHA]\n"
     "       ste record --scheduler ADDR [--wait] [--token-file F] [--mri N]\n"
     "\n"
     "Records a baseline of the repository holding ste.toml: hashes the tree\n"

@@ -40,7 +40,8 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
     "ask this scheduler (HOST:PORT or unix:PATH) instead of the local store");
 
 constexpr char kSelectHelp[] =
-    "Usage: ste select [--base auto|ID] [--explain] [--format text|json|github]\n"
+    "Usage: ste select [--base auto|ID | --base-commit SHA | --mri N] [--explain]\n"
+    "                  [--format text|json|github|runner]\n"
     "                  [--all] [--changed-files]\n"
     "\n"
     "Prints the tests the current tree's changes can affect, compared with a\n"
