@@ -2,6 +2,10 @@
 // pull request's merge commit fetched at depth 1 and 2, with the store of
 // the full repository copied in (as a CI cache would). Each must select
 // what the full clone selects, or all with a reason that says what to pass.
+#include <signal.h>
+#include <unistd.h>
+
+#include <set>
 #include <string>
 #include <vector>
 
@@ -140,6 +144,34 @@ TEST_F(ShallowClone, WithoutForceTagsADepthOneMergeCommitSelectsTheSubset) {
   Selected one = Select(Clone("pr-merge", 1));
   EXPECT_EQ(one.mode, "subset") << Describe(one);
   EXPECT_EQ(one.tests, full.tests) << Describe(one);
+}
+
+TEST_F(ShallowClone, ThroughASchedulerADepthOneCloneSelectsWhatTheFullCloneSelects) {
+  // The lookup (the commits a shallow clone can see) travels to the
+  // scheduler, which answers from its own store.
+  Feature();
+  Selected full = Select(origin_);
+  ASSERT_EQ(full.tests, std::set<std::string>{"tests/test_b.sh"}) << Describe(full);
+  const std::string dir = MakeTempDir();
+  ::ste::testing::Process scheduler(
+      {kSte, "scheduler", "--listen", "unix:" + dir + "/s.sock", "--store",
+       "sqlite:" + origin_ + "/.ste/ste.db", "--port-file", dir + "/addr"},
+      {}, "/", dir + "/out", dir + "/err");
+  // Wait for the condition (the address written once it listens), not a time.
+  for (int i = 0; i < 6000 && ReadFile(dir + "/addr").empty() && scheduler.running(); i++) {
+    usleep(10000);
+  }
+  std::string address = ReadFile(dir + "/addr");
+  while (!address.empty() && address.back() == '\n') address.pop_back();
+  ASSERT_FALSE(address.empty()) << scheduler.err();
+  std::string clone = Clone("feature", 1);
+  Spawned cleared = Spawn({"rm", "-rf", clone + "/.ste"}, {}, "/");  // only the scheduler's store
+  ASSERT_EQ(cleared.exit_code, 0);
+  Selected remote = Select(clone, {"--scheduler", address});
+  EXPECT_EQ(remote.mode, "subset") << Describe(remote) << scheduler.err();
+  EXPECT_EQ(remote.tests, full.tests) << Describe(remote);
+  scheduler.Signal(SIGTERM);
+  EXPECT_EQ(scheduler.Wait(60), 0) << scheduler.err();
 }
 
 TEST_F(ShallowClone, ForceTagsInThePresentCommitsAreHonoured) {
