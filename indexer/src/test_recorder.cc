@@ -94,6 +94,25 @@ std::string PythonHookDir(const Config& config, const RunOneTestOptions& options
   return options.integrations_dir + "/python/ste_site";
 }
 
+// The rest of the hook's environment (integrations/python/ste_site/
+// ste_names.py, "How it gets in early"): PYTHONUSERBASE set to ste's
+// ste_userbase, whose .pth installs the hook before site.py scans the
+// machine's site-packages, and the user base it replaces in
+// STE_PYTHONUSERBASE ("" for the default ~/.local) for the hook to add back.
+void AddPythonHookEnv(const Config& config, const RunOneTestOptions& options,
+                      std::vector<std::string>* env) {
+  if (PythonHookDir(config, options).empty()) return;
+  const std::string ours = options.integrations_dir + "/python/ste_userbase";
+  const char* inherited = std::getenv("PYTHONUSERBASE");
+  std::string real = inherited ? inherited : "";
+  if (real == ours) {  // ste under ste: keep what the outer one found
+    const char* outer = std::getenv("STE_PYTHONUSERBASE");
+    real = outer ? outer : "";
+  }
+  env->push_back("PYTHONUSERBASE=" + ours);
+  env->push_back("STE_PYTHONUSERBASE=" + real);
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> IntegrationsDirForRuns(const Config& config, std::string* warning) {
@@ -230,6 +249,7 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
   if (std::string hook = PythonHookDir(config, options); !hook.empty()) {
     run.extra_env.push_back(Prepended("PYTHONPATH", {hook}));
   }
+  AddPythonHookEnv(config, options, &run.extra_env);
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
   absl::StatusOr<TracedExit> exit = RunTraced(run);
@@ -325,6 +345,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
       Prepended("PYTHONPATH", python_path),
       Prepended("RUBYLIB", {options.integrations_dir + "/ruby"}),
   };
+  AddPythonHookEnv(config, options, &run.extra_env);
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
   absl::StatusOr<TracedExit> exit = RunTraced(run);

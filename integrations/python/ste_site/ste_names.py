@@ -1,0 +1,425 @@
+"""ste's Python startup hook: what Python looks for, recorded by name.
+
+Under ste every file a process opens, every path it looks up and every
+directory it lists is a dependency of the running test. A *listing* is a
+dependency on every entry of the directory, and CPython lists a lot:
+
+- its path-entry finder (importlib.machinery.FileFinder) lists each
+  sys.path directory once and answers every import from that listing;
+- site.py lists each site-packages directory for its *.pth files;
+- importlib.metadata lists each sys.path directory for *.dist-info (pytest
+  and pluggy enumerate every installed distribution to load plugins).
+
+So a note file dropped at the repository root, or any package installed on
+the machine, would select every test. This module makes each of these
+record what Python actually looked at:
+
+1. Imports: CPython's FileFinder path hook is replaced, at the same place in
+   sys.path_hooks, by one making ByNameFileFinder, which resolves exactly as
+   FileFinder.find_spec (CPython 3.6-3.13, the same code in all of them) but
+   stats each candidate (`name/__init__.py`, `name.py`, `name.*.so`, ...)
+   instead of looking it up in a listing: ste records each stat as content
+   (it exists) or absent (it does not), so a new file selects only the
+   tests that looked for its name there. It caches nothing, so it is never
+   stale.
+2. site.py's *.pth scan of the site-packages directories: listed with the
+   interceptor's listing recording paused, recorded as the view `ste-pth`
+   of the directory (its names ending in .pth).
+3. importlib.metadata's directory scan (FastPath.search): listed paused,
+   recorded as a view: `ste-dists:<name>` for a lookup by name
+   (`version("x")`), `ste-entry-points:<group>` when the enumeration is
+   pluggy's or pytest's plugin loading for that entry-point group, and
+   `ste-dists` (every *.dist-info / *.egg-info name) for any other
+   enumeration.
+
+A *view* is recorded as a stat of `<dir>/\\x01<view>` (never an existing
+path: the interceptor records it as absent, and ste turns it into a
+dependency on that view of the directory, computed by ste's inventory; see
+docs/concepts.md). The pause is a stat of the control paths of
+interceptor/include/ste/control.h. Outside ste both are failing stats.
+
+What still lists stays an honest listing dependency: pkgutil.iter_modules,
+os.listdir, os.scandir, glob, importlib.resources, the `importlib_metadata`
+backport. What happens before this module runs is CPython's own: the
+imports of the interpreter's start (encodings, from the standard library)
+list the PYTHONPATH directories they pass; those listings are recorded.
+
+How it gets in early: ste sets PYTHONUSERBASE to integrations/python/
+ste_userbase, whose site-packages holds only `ste_hook.pth`; site.py
+processes the user site first, so that .pth runs `early()` before any
+other site-packages directory is scanned or any .pth file of the machine
+runs. early() then adds the real user site (PYTHONUSERBASE as it was, in
+$STE_PYTHONUSERBASE, else ~/.local) where site.py would have, and sets
+site.USER_BASE / site.USER_SITE back. When the user site is disabled (-s,
+PYTHONNOUSERSITE, a venv without system site packages, setuid), the .pth
+does not run and sitecustomize (ste_site/, first on PYTHONPATH) calls
+`late()`, which installs 1 and 3 after site.py has listed (coarser, honest).
+
+Steps 1 and 3 are skipped (Python then lists, as without this hook) when the
+interpreter is not CPython 3.6-3.13 on Linux, or when sys.path_hooks holds
+no CPython FileFinder hook (something replaced it).
+"""
+
+import os
+import sys
+
+# The interceptor's control paths (interceptor/include/ste/control.h).
+_PAUSE_LISTINGS = "/\x01ste/pause-listings"
+_RESUME_LISTINGS = "/\x01ste/resume-listings"
+
+installed = False
+_early_done = False
+
+
+def _supported():
+    implementation = getattr(sys, "implementation", None)
+    return (
+        implementation is not None
+        and implementation.name == "cpython"
+        and sys.platform.startswith("linux")
+        and (3, 6) <= sys.version_info[:2] <= (3, 13)
+    )
+
+
+def _stat_quietly(path):
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        pass
+
+
+def record_view(directory, view):
+    """Records a dependency on `view` of `directory` (see the top)."""
+    _stat_quietly(os.path.join(directory, "\x01" + view))
+
+
+class _ListingsPaused(object):
+    """`with _ListingsPaused():` this thread's listings are not recorded."""
+
+    def __enter__(self):
+        _stat_quietly(_PAUSE_LISTINGS)
+        return self
+
+    def __exit__(self, *exc):
+        _stat_quietly(_RESUME_LISTINGS)
+        return False
+
+
+# ---- 1. imports by name ------------------------------------------------------
+
+if _supported():
+    from importlib import _bootstrap
+    from importlib import _bootstrap_external
+    from importlib import machinery as _machinery
+
+    def _could_be_an_entry(name):
+        """True if `name` could be a directory entry's name: a listing never
+        holds "", ".", "..", nor a name with "/" or NUL, and a stat of such a
+        name would find something FileFinder would not."""
+        return bool(name) and name not in (".", "..") and "/" not in name and "\0" not in name
+
+    class ByNameFileFinder(_machinery.FileFinder):
+        """A FileFinder that stats each candidate instead of listing the
+        directory (see the top of this file)."""
+
+        def find_spec(self, fullname, target=None):
+            # FileFinder.find_spec of CPython 3.6-3.13, with "name in the
+            # directory's listing and a file/directory" as a stat of it.
+            is_namespace = False
+            tail_module = fullname.rpartition(".")[2]
+            if _could_be_an_entry(tail_module):
+                base_path = _bootstrap_external._path_join(self.path, tail_module)
+                # One stat when there is no such directory, instead of one
+                # per __init__ suffix.
+                if _bootstrap_external._path_isdir(base_path):
+                    for suffix, loader_class in self._loaders:
+                        full_path = _bootstrap_external._path_join(base_path, "__init__" + suffix)
+                        if _bootstrap_external._path_isfile(full_path):
+                            return self._get_spec(loader_class, fullname, full_path, [base_path], target)
+                    is_namespace = True
+            for suffix, loader_class in self._loaders:
+                try:
+                    full_path = _bootstrap_external._path_join(self.path, tail_module + suffix)
+                except ValueError:
+                    return None
+                _bootstrap._verbose_message("trying {}", full_path, verbosity=2)
+                if _could_be_an_entry(tail_module + suffix) and _bootstrap_external._path_isfile(full_path):
+                    return self._get_spec(loader_class, fullname, full_path, None, target)
+            if is_namespace:
+                _bootstrap._verbose_message("possible namespace for {}", base_path)
+                spec = _bootstrap.ModuleSpec(fullname, None)
+                spec.submodule_search_locations = [base_path]
+                return spec
+            return None
+
+        def invalidate_caches(self):
+            """Nothing is cached: every lookup stats anew."""
+
+        def iter_modules(self, prefix=""):
+            """The modules here, as pkgutil.iter_modules lists them (it lists
+            the directory: an honest listing dependency)."""
+            import pkgutil
+
+            return pkgutil._iter_file_finder_modules(self, prefix)
+
+    def _stock_loader_details(hook):
+        """The loader details of CPython's FileFinder.path_hook closure, or
+        None if `hook` is not one."""
+        code = getattr(hook, "__code__", None)
+        if code is None or getattr(hook, "__qualname__", "") != "FileFinder.path_hook.<locals>.path_hook_for_FileFinder":
+            return None
+        cells = dict(zip(code.co_freevars, (c.cell_contents for c in hook.__closure__ or ())))
+        if cells.get("cls") is not _machinery.FileFinder or "loader_details" not in cells:
+            return None
+        return cells["loader_details"]
+
+    def _install_finder():
+        """Puts ByNameFileFinder in place of CPython's FileFinder hook; False
+        if there is none."""
+        for i, hook in enumerate(sys.path_hooks):
+            loader_details = _stock_loader_details(hook)
+            if loader_details is not None:
+                break
+        else:
+            return False
+
+        def path_hook_for_FileFinder(path):
+            """Path hook for ste's ByNameFileFinder (FileFinder's, by name)."""
+            if not _bootstrap_external._path_isdir(path):
+                raise ImportError("only directories are supported", path=path)
+            return ByNameFileFinder(path, *loader_details)
+
+        sys.path_hooks[i] = path_hook_for_FileFinder
+        for entry, finder in list(sys.path_importer_cache.items()):
+            if type(finder) is _machinery.FileFinder:
+                del sys.path_importer_cache[entry]
+        return True
+
+
+# ---- 3. importlib.metadata's scans as views -----------------------------------
+
+
+def _code_objects(function):
+    """`function`'s code and the code objects nested in it (generator
+    expressions), or () if it is not a Python function."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return ()
+    nested = [c for c in code.co_consts if type(c) is type(code)]
+    return [code] + nested
+
+
+def _plugin_group(frame):
+    """The entry-point group when the first frame above importlib.metadata's
+    own is a plugin loader that looks at nothing of the distributions but
+    that group's entry points (and files of the distributions that have
+    some, which ste records as they are read): pluggy's
+    PluginManager.load_setuptools_entrypoints(group), or the generator in
+    pytest's Config._mark_plugins_for_rewrite (group "pytest11"). None
+    otherwise."""
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("importlib.metadata"):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    manager = getattr(sys.modules.get("pluggy._manager"), "PluginManager", None)
+    loader = getattr(manager, "load_setuptools_entrypoints", None)
+    if loader is not None and code is getattr(loader, "__code__", None):
+        group = frame.f_locals.get("group")
+        return group if isinstance(group, str) and group else None
+    config = getattr(sys.modules.get("_pytest.config"), "Config", None)
+    rewrite = getattr(config, "_mark_plugins_for_rewrite", None)
+    if rewrite is not None and code.co_name == "<genexpr>" and _mentions(code, "pytest11"):
+        if any(code is c for c in _code_objects(rewrite)):
+            return "pytest11"
+    return None
+
+
+def _mentions(code, constant):
+    """True if `constant` is among the constants of `code` or of the code
+    objects nested in it."""
+    for c in code.co_consts:
+        if c == constant or (type(c) is type(code) and _mentions(c, constant)):
+            return True
+    return False
+
+
+def _metadata_view(prepared, caller):
+    """The view of a directory that FastPath.search(prepared) depends on."""
+    if prepared:
+        normalized = getattr(prepared, "normalized", None)
+        if isinstance(normalized, str) and normalized and "/" not in normalized:
+            return "ste-dists:" + normalized
+        return "ste-dists"
+    group = _plugin_group(caller)
+    if group is not None and "/" not in group:
+        return "ste-entry-points:" + group
+    return "ste-dists"
+
+
+def _patch_metadata(module):
+    """Makes importlib.metadata's directory scan record a view (see the
+    top). Does nothing if FastPath.search is not what it was in CPython
+    3.8-3.13."""
+    fast_path = getattr(module, "FastPath", None)
+    original = getattr(fast_path, "search", None)
+    if original is None or getattr(original, "_ste_view", False):
+        return
+
+    def search(self, name):
+        root = getattr(self, "root", None)
+        if isinstance(root, str) and os.path.isdir(root or "."):
+            record_view(root or ".", _metadata_view(name, sys._getframe(1)))
+            with _ListingsPaused():
+                return original(self, name)
+        return original(self, name)
+
+    search._ste_view = True
+    search.__doc__ = original.__doc__
+    fast_path.search = search
+
+
+class _PatchAfterImport(object):
+    """A meta-path finder that, for the modules in `patches`, lets the other
+    finders find them and runs the patch right after the module executed."""
+
+    def __init__(self, patches):
+        self.patches = patches
+        self.busy = set()
+
+    def find_spec(self, fullname, path=None, target=None):
+        patch = self.patches.get(fullname)
+        if patch is None or fullname in self.busy:
+            return None
+        self.busy.add(fullname)
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+        finally:
+            self.busy.discard(fullname)
+        loader = spec.loader
+        execute = getattr(loader, "exec_module", None)
+        if execute is None:
+            return spec
+
+        def exec_module(module):
+            execute(module)
+            try:
+                patch(module)
+            except Exception:
+                pass  # the module stays as it was: its scans are listings
+
+        try:
+            loader.exec_module = exec_module  # this module's own loader
+        except (AttributeError, TypeError):
+            pass
+        return spec
+
+    def invalidate_caches(self):
+        pass
+
+
+def _install_metadata_views():
+    patches = {"importlib.metadata": _patch_metadata}
+    already = sys.modules.get("importlib.metadata")
+    if already is not None:
+        _patch_metadata(already)
+    sys.meta_path.insert(0, _PatchAfterImport(patches))
+
+
+# ---- 2. site.py's *.pth scan as a view -----------------------------------------
+
+
+def _pth_scan_as_view(addsitedir):
+    """site.addsitedir, with its listing of the directory (the first
+    os.listdir it makes, before any .pth file runs) paused and recorded as
+    the view ste-pth."""
+
+    def addsitedir_by_pth(sitedir, known_paths=None):
+        real = os.listdir
+        armed = [True]
+
+        def listdir(path="."):
+            if not armed[0]:
+                return real(path)
+            armed[0] = False
+            os.listdir = real
+            with _ListingsPaused():
+                names = real(path)
+            if isinstance(path, str):
+                record_view(path, "ste-pth")
+            return names
+
+        os.listdir = listdir
+        try:
+            return addsitedir(sitedir, known_paths)
+        finally:
+            if os.listdir is listdir:
+                os.listdir = real
+
+    addsitedir_by_pth._ste_original = addsitedir
+    addsitedir_by_pth.__doc__ = addsitedir.__doc__
+    return addsitedir_by_pth
+
+
+def _user_site(base):
+    return os.path.join(base, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+
+
+def _install():
+    global installed
+    if installed:
+        return
+    installed = True
+    if _supported() and _install_finder():
+        _install_metadata_views()
+
+
+def early(known_paths=None):
+    """Run by ste_userbase's ste_hook.pth, while site.py adds the user site:
+    installs the hook, makes site.py scan the other site-packages
+    directories by *.pth, and puts the real user site in ours' place."""
+    global _early_done
+    if _early_done:
+        return
+    _early_done = True
+    try:
+        import site
+
+        _install()
+        ours = _user_site(os.environ.get("PYTHONUSERBASE", ""))
+        real_base = os.environ.get("STE_PYTHONUSERBASE") or os.path.expanduser(os.path.join("~", ".local"))
+        real_site = _user_site(real_base)
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != os.path.abspath(ours)]
+        site.USER_BASE = real_base
+        site.USER_SITE = real_site
+        if not getattr(site.addsitedir, "_ste_original", None):
+            site.addsitedir = _pth_scan_as_view(site.addsitedir)
+        same = os.path.abspath(real_site) == os.path.abspath(ours)
+        if getattr(site, "ENABLE_USER_SITE", False) and not same and os.path.isdir(real_site):
+            site.addsitedir(real_site, known_paths)
+    except Exception:
+        pass  # whatever failed stays as CPython does it: listings
+
+
+def late():
+    """Run by ste_site's sitecustomize: installs the hook if early() did not
+    run (the user site is disabled), takes ste's folders off sys.path, and
+    runs the sitecustomize that would have been imported without ste."""
+    _install()
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    from importlib import _bootstrap, machinery
+
+    spec = machinery.PathFinder.find_spec("sitecustomize", sys.path)
+    if spec is None or spec.loader is None or spec.origin == os.path.join(here, "sitecustomize.py"):
+        return
+    module = _bootstrap.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module  # what `import sitecustomize` returns
+    spec.loader.exec_module(module)
