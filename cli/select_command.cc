@@ -1,8 +1,9 @@
-// `ste select [--base auto|ID] [--explain] [--format text|json|github]
-//             [--all] [--changed-files]`
+// `ste select [--base auto|ID] [--explain] [--format text|json|github|runner|matrix]
+//             [--shards N] [--shard K/N] [--all] [--changed-files]`
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,6 +16,7 @@
 #include "ste/selection.h"
 #include "ste/selection_client.h"
 #include "ste/selection_pipeline.h"
+#include "ste/shards.h"
 
 namespace ste::cli {
 namespace {
@@ -30,7 +32,11 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
      "compare with the latest baseline with mri <= N (default $STE_MRI; else MRI(HEAD), or in "
      "a shallow clone the commits it can see)"},
     {"explain", 0, false, "", "after each test, the changes that selected it"},
-    {"format", 0, true, "FMT", "text (default), json, github or runner"},
+    {"format", 0, true, "FMT", "text (default), json, github, runner or matrix"},
+    {"shards", 0, true, "N",
+     "matrix format (and github: a matrix= output): split the selected tests into at most N "
+     "shards by their recorded durations"},
+    {"shard", 0, true, "K/N", "print only shard K (1..N) of the selection split into N shards"},
     {"all", 0, false, "", "select every test (mode all)"},
     {"changed-files", 0, false, "", "print the changed paths instead of tests"},
     {"tests-file", 0, true, "FILE",
@@ -41,8 +47,8 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
 
 constexpr char kSelectHelp[] =
     "Usage: ste select [--base auto|ID | --base-commit SHA | --mri N] [--explain]\n"
-    "                  [--format text|json|github|runner]\n"
-    "                  [--all] [--changed-files]\n"
+    "                  [--format text|json|github|runner|matrix] [--shards N]\n"
+    "                  [--shard K/N] [--all] [--changed-files]\n"
     "\n"
     "Prints the tests the current tree's changes can affect, compared with a\n"
     "recorded baseline. Guardrails, in order: no usable baseline -> all; a\n"
@@ -57,7 +63,7 @@ constexpr char kSelectHelp[] =
     "Output. text: one test per line on stdout (mode all: every test; mode\n"
     "none: nothing), the mode and reason on stderr; --explain adds\n"
     "'  <- path (kind change)' lines. json: {\"mode\",\"reason\",\"baseline\",\n"
-    "\"changed\",\"tests\":[{\"test\",\"reasons\":[{\"path\",\"kind\",\"change\"}]}],\n"
+    "\"changed\",\"tests\":[{\"test\",\"reasons\":[{\"path\",\"kind\",\"change\"}],\"seconds\"}],\n"
     "\"wide\":[{\"path\",\"kind\",\"change\",\"tests\",\"entries\"}]}.\n"
     "A wide selection (all because every test is affected, or more than a\n"
     "quarter of the tests) names the few changes that pulled in the most\n"
@@ -68,7 +74,19 @@ constexpr char kSelectHelp[] =
     "-R '^(name|name)$'); nothing at all for mode none (run no test: do\n"
     "not call the runner with no arguments).\n"
     "github: text on stdout, and mode=, reason=, tests_file= appended to\n"
-    "$GITHUB_OUTPUT and a Markdown summary to $GITHUB_STEP_SUMMARY when set.\n"
+    "$GITHUB_OUTPUT (with --shards N also matrix=, as below) and a Markdown\n"
+    "summary to $GITHUB_STEP_SUMMARY when set.\n"
+    "matrix (with --shards N): the selected tests split into at most N shards,\n"
+    "longest first onto the least loaded, by the seconds each took in the\n"
+    "baseline (a test without one counts as the median), as JSON for a\n"
+    "GitHub Actions strategy.matrix: {\"include\":[{\"shard\":1,\"of\":3,\n"
+    "\"count\":12,\"seconds\":40.5,\"tests\":[...],\"args\":\"<runner arguments>\"}]}.\n"
+    "Mode none gives {\"include\":[]} (GitHub refuses an empty matrix: skip the\n"
+    "job when mode is none); mode all splits every test.\n"
+    "--shard K/N: only the K-th of those N shards, in any format (for CIs that\n"
+    "give each job an index, e.g. GitLab's CI_NODE_INDEX/CI_NODE_TOTAL). The\n"
+    "split depends only on the selection, so the N jobs together run each\n"
+    "selected test exactly once.\n"
     "\n"
     "Which baseline: --base ID, else --base-commit SHA, else --mri N\n"
     "($STE_MRI), else the latest with mri <= MRI(HEAD) (the number of commits\n"
@@ -133,7 +151,9 @@ std::string Json(const Selection& s, const std::optional<BaselineInfo>& base) {
       AppendJsonString(r.change, &out);
       out += "}";
     }
-    absl::StrAppend(&out, "],\"more_reasons\":", s.tests[i].more_reasons, "}");
+    absl::StrAppend(&out, "],\"more_reasons\":", s.tests[i].more_reasons);
+    if (s.tests[i].seconds) absl::StrAppendFormat(&out, ",\"seconds\":%.3f", *s.tests[i].seconds);
+    out += "}";
   }
   out += "],\"wide\":[";
   for (size_t i = 0; i < s.wide.size(); i++) {
@@ -158,6 +178,50 @@ std::string Json(const Selection& s, const std::optional<BaselineInfo>& base) {
   return out;
 }
 
+std::vector<Shard> Shards(const Selection& s, size_t n) {
+  std::vector<ShardInput> in;
+  for (const SelectedTest& t : s.tests) in.push_back({t.test, t.seconds});
+  return SplitIntoShards(in, n);
+}
+
+// {"include":[{"shard","of","count","seconds","tests","args"}]}: what a
+// GitHub Actions strategy.matrix takes (no other top-level key: each
+// would be a matrix dimension).
+std::string MatrixJson(const std::vector<Shard>& shards, RunnerKind kind) {
+  std::string out = "{\"include\":[";
+  for (size_t i = 0; i < shards.size(); i++) {
+    const Shard& sh = shards[i];
+    absl::StrAppendFormat(&out, "%s{\"shard\":%d,\"of\":%d,\"count\":%d,\"seconds\":%.1f,\"tests\":[",
+                          i ? "," : "", sh.index, shards.size(), sh.tests.size(), sh.seconds);
+    for (size_t j = 0; j < sh.tests.size(); j++) {
+      if (j) out += ",";
+      AppendJsonString(sh.tests[j], &out);
+    }
+    out += "],\"args\":";
+    AppendJsonString(RunnerArguments(kind, sh.tests), &out);
+    out += "}";
+  }
+  out += "]}";
+  return out;
+}
+
+// "K/N" with 1 <= K <= N.
+bool ParseShardFlag(const std::string& v, size_t* k, size_t* n) {
+  size_t slash = v.find('/');
+  if (slash == std::string::npos) return false;
+  char* end = nullptr;
+  std::string a = v.substr(0, slash), b = v.substr(slash + 1);
+  if (a.empty() || b.empty()) return false;
+  unsigned long long kk = std::strtoull(a.c_str(), &end, 10);
+  if (*end) return false;
+  unsigned long long nn = std::strtoull(b.c_str(), &end, 10);
+  if (*end) return false;
+  if (nn < 1 || nn > 10000 || kk < 1 || kk > nn) return false;
+  *k = kk;
+  *n = nn;
+  return true;
+}
+
 std::string Text(const Selection& s, bool explain) {
   std::string out;
   for (const SelectedTest& t : s.tests) {
@@ -174,10 +238,11 @@ void AppendToFile(const char* path, const std::string& text) {
 }
 
 // $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY, when set.
-void WriteGithubFiles(const Selection& s, const std::string& tests_file) {
+void WriteGithubFiles(const Selection& s, const std::string& tests_file, const std::string& matrix) {
   if (const char* out = std::getenv("GITHUB_OUTPUT"); out && *out) {
     AppendToFile(out, absl::StrCat("mode=", std::string(SelectionModeName(s.mode)),
-                                   "\nreason=", s.reason, "\ntests_file=", tests_file, "\n"));
+                                   "\nreason=", s.reason, "\ntests_file=", tests_file, "\n",
+                                   matrix.empty() ? "" : absl::StrCat("matrix=", matrix, "\n")));
   }
   if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
     std::string md = absl::StrCat("### ste select: ", std::string(SelectionModeName(s.mode)), "\n\n",
@@ -210,9 +275,25 @@ int SelectCommand(const std::vector<std::string>& args) {
   }
   if (!flags->positional.empty()) return UsageError("select", "takes no arguments");
   const std::string format = flags->Get("format", "text");
-  if (format != "text" && format != "json" && format != "github" && format != "runner") {
-    return UsageError("select", "--format is text, json, github or runner");
+  if (format != "text" && format != "json" && format != "github" && format != "runner" &&
+      format != "matrix") {
+    return UsageError("select", "--format is text, json, github, runner or matrix");
   }
+  size_t shards = 0, shard_k = 0, shard_n = 0;
+  if (flags->Has("shards")) {
+    std::string v = flags->Get("shards");
+    char* end = nullptr;
+    unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    if (v.empty() || *end || n < 1 || n > 10000) {
+      return UsageError("select", "--shards takes a number of shards from 1 to 10000");
+    }
+    shards = n;
+  }
+  if (format == "matrix" && shards == 0) return UsageError("select", "--format matrix needs --shards N");
+  if (flags->Has("shard") && !ParseShardFlag(flags->Get("shard"), &shard_k, &shard_n)) {
+    return UsageError("select", "--shard takes K/N with 1 <= K <= N (e.g. --shard 2/4)");
+  }
+  if (shard_n && format == "matrix") return UsageError("select", "--shard and --format matrix do not mix");
   int exit_code = 0;
   std::optional<Config> config = LoadRepoConfig("select", flags->Get("config"), &exit_code);
   if (!config) return exit_code;
@@ -240,7 +321,7 @@ int SelectCommand(const std::vector<std::string>& args) {
         BaselineStore::Open(checkout.config().store_url, checkout.config().root));
     outcome = SelectForCheckout(checkout, store, *query);
   }
-  const Selection& s = outcome.selection;
+  Selection& s = outcome.selection;
   const std::optional<BaselineInfo>& info = outcome.baseline;
   if (!outcome.tree.ok()) {
     // Without the tree there is no test list either: say so (run all).
@@ -262,6 +343,25 @@ int SelectCommand(const std::vector<std::string>& args) {
   for (const WideCause& w : s.wide) {
     std::fprintf(stderr, "ste select: wide: %s\n", EscapeForText(DescribeWideCause(w)).c_str());
   }
+  const RunnerKind kind = checkout.config().runner_kind;
+  if (format == "matrix") {
+    std::printf("%s\n", MatrixJson(Shards(s, shards), kind).c_str());
+    return 0;
+  }
+  std::string matrix;
+  if (shards) matrix = MatrixJson(Shards(s, shards), kind);
+  if (shard_n) {
+    // Only shard K's tests, in their selection order (with their reasons).
+    std::vector<Shard> split = Shards(s, shard_n);
+    std::set<std::string> mine;
+    if (shard_k <= split.size()) mine.insert(split[shard_k - 1].tests.begin(), split[shard_k - 1].tests.end());
+    std::vector<SelectedTest> kept;
+    for (SelectedTest& t : s.tests) {
+      if (mine.count(t.test)) kept.push_back(std::move(t));
+    }
+    s.tests = std::move(kept);
+    std::fprintf(stderr, "ste select: shard %zu/%zu: %zu tests\n", shard_k, shard_n, s.tests.size());
+  }
   if (format == "json") {
     std::fputs(Json(s, info).c_str(), stdout);
     return 0;
@@ -269,7 +369,7 @@ int SelectCommand(const std::vector<std::string>& args) {
   if (format == "runner") {
     std::vector<std::string> tests;
     for (const SelectedTest& t : s.tests) tests.push_back(t.test);
-    std::string line = RunnerArguments(checkout.config().runner_kind, tests);
+    std::string line = RunnerArguments(kind, tests);
     if (!line.empty()) std::printf("%s\n", line.c_str());
     return 0;
   }
@@ -278,7 +378,7 @@ int SelectCommand(const std::vector<std::string>& args) {
     std::string tests_file =
         flags->Get("tests-file", checkout.config().root + "/.ste/selected-tests.txt");
     std::ofstream(tests_file) << Text(s, false);
-    WriteGithubFiles(s, tests_file);
+    WriteGithubFiles(s, tests_file, matrix);
   }
   return 0;
 }

@@ -96,7 +96,7 @@ Selection SelectAll(std::string reason, const std::vector<std::string>& head_tes
   s.mode = SelectionMode::kAll;
   s.reason = std::move(reason);
   s.changed = std::move(changed);
-  for (const std::string& t : head_tests) s.tests.push_back(SelectedTest{t, {}, 0});
+  for (const std::string& t : head_tests) s.tests.push_back(SelectedTest{t, {}, 0, std::nullopt});
   return s;
 }
 

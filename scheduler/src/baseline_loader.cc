@@ -72,6 +72,7 @@ absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, const
   }
   for (const TestResult& r : *results) {
     if (r.outcome != TestOutcome::kPassed) loaded.failed_tests.push_back(r.test);
+    loaded.seconds[r.test] = r.seconds;
   }
   return loaded;
 }

@@ -50,6 +50,10 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
   SelectionInputs in{*b->index, b->failed_tests, std::move(changes), std::move(tree->tests),
                      checkout.ForceReason(b->info.commit)};
   out.selection = Select(checkout.rules(), in);
+  for (SelectedTest& t : out.selection.tests) {
+    auto it = b->seconds.find(t.test);
+    if (it != b->seconds.end()) t.seconds = it->second;
+  }
   return out;
 }
 

@@ -28,7 +28,10 @@ def main():
         if isinstance(value, list):
             return [fix(v) for v in value]
         if isinstance(value, dict):
-            return {k: fix(v) for k, v in value.items()}
+            # A test's recorded wall time differs from run to run: only
+            # that it is there is compared.
+            return {k: "<seconds>" if k == "seconds" and isinstance(v, (int, float)) else fix(v)
+                    for k, v in value.items()}
         return value
 
     def external(path):

@@ -32,6 +32,7 @@
 #ifndef STE_SELECTION_H_
 #define STE_SELECTION_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct SelectedTest {
   std::string test;  // repo-relative path
   std::vector<SelectionReason> reasons;  // at most kMaxReasons
   size_t more_reasons = 0;                // reasons left out
+  // Its wall time in the baseline compared with; none for a test the
+  // baseline did not run, or without a baseline (set by the selection
+  // pipeline, not by Select; shards.h splits by it).
+  std::optional<double> seconds;
 };
 
 // A dependency (or a rule) that pulled many tests into a selection.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "ste/baseline_store.h"
 #include "ste/checkout.h"
@@ -26,6 +27,7 @@ struct LoadedBaseline {
   std::unique_ptr<SelectionIndex> index;
   Inventory inventory;
   std::vector<std::string> failed_tests;  // not passed in it (failed, error)
+  absl::flat_hash_map<std::string, double> seconds;  // each test's wall time
 };
 
 // The latest complete baseline with mri <= `mri` (INT64_MAX: any), or

@@ -162,6 +162,7 @@ void ToProto(const Selection& s, const std::optional<BaselineInfo>& baseline,
     v1::SelectedTest* test = out->add_tests();
     test->set_test(t.test);
     test->set_more_reasons(static_cast<uint32_t>(t.more_reasons));
+    if (t.seconds) test->set_seconds(*t.seconds);
     for (const SelectionReason& r : t.reasons) {
       v1::SelectionReason* why = test->add_reasons();
       why->set_path(r.path);
@@ -202,6 +203,7 @@ absl::StatusOr<SelectionAnswer> FromProto(const v1::SelectResponse& r) {
     SelectedTest out;
     out.test = t.test();
     out.more_reasons = t.more_reasons();
+    if (t.has_seconds()) out.seconds = t.seconds();
     for (const v1::SelectionReason& why : t.reasons()) {
       out.reasons.push_back(SelectionReason{why.path(), why.kind(), why.change()});
     }

@@ -37,8 +37,9 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
   s.reason = "2 of 5 tests are affected";
   s.changed = {{"lib/a.py", ChangeKind::kModified, FileType::kMissing, FileType::kRegular},
                {"/usr/lib/x.so", ChangeKind::kModified, FileType::kRegular, FileType::kMissing}};
-  s.tests = {{"tests/a.py", {{"lib/a.py", "content", "deleted"}, {"", "", "new test"}}, 3},
-             {"tests/b c.py", {}, 0}};
+  s.tests = {{"tests/a.py", {{"lib/a.py", "content", "deleted"}, {"", "", "new test"}}, 3, 2.5},
+             {"tests/b c.py", {}, 0, std::nullopt},
+             {"tests/zero.py", {}, 0, 0.0}};
   s.wide = {{".", "listing", "changed", 31, {{"NOTES.txt", "added"}, {"b c", "deleted"}}, 4},
             {"", "", "opaque: it ran something ste could not trace", 2, {}, 0}};
   BaselineInfo info;
@@ -62,6 +63,7 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
       for (size_t i = 0; i < s.tests.size(); i++) {
         EXPECT_EQ(b.tests[i].test, s.tests[i].test);
         EXPECT_EQ(b.tests[i].more_reasons, s.tests[i].more_reasons);
+        EXPECT_EQ(b.tests[i].seconds, s.tests[i].seconds);
         ASSERT_EQ(b.tests[i].reasons.size(), s.tests[i].reasons.size());
         for (size_t j = 0; j < s.tests[i].reasons.size(); j++) {
           EXPECT_EQ(b.tests[i].reasons[j].path, s.tests[i].reasons[j].path);
