@@ -43,7 +43,9 @@ void ste_cwd_refresh(void) {
 }
 
 int ste_path_skipped(const char* p, size_t len) {
-  static const char* const kSkipped[] = {"/proc", "/sys", "/dev"};
+  /* "/\001ste": the control paths' directory (ste/control.h), which does
+   * not exist; nothing at or below it is ever recorded. */
+  static const char* const kSkipped[] = {"/proc", "/sys", "/dev", "/\001ste"};
   for (size_t i = 0; i < sizeof kSkipped / sizeof kSkipped[0]; i++) {
     size_t k = ste_strlen(kSkipped[i]);
     if (len >= k && memcmp(p, kSkipped[i], k) == 0 &&

@@ -37,7 +37,8 @@ STE_HIDDEN void ste_cwd_refresh(void);
 /* Changes every time the cached cwd does (keys the raw-path fast path). */
 STE_HIDDEN uint64_t ste_cwd_generation(void);
 
-/* 1 for paths never recorded: /proc, /sys, /dev and what lies below. */
+/* 1 for paths never recorded: /proc, /sys, /dev, "/\001ste" (the control
+ * paths, ste/control.h) and what lies below. */
 STE_HIDDEN int ste_path_skipped(const char* path, size_t len);
 
 #endif /* STE_INTERCEPTOR_PATH_H_ */

@@ -35,8 +35,9 @@
  *       exec and spawn in exec.c; the runner API (ste/scope.h)
  *   layer process: process.h process.c
  *       lazy start (ste_enabled), fork handler, a forked child taking over
- *       its own log, loaded objects, ste_note* (resolve, skip, dedup fast
- *       path): what every hook records through
+ *       its own log, loaded objects, the control paths (ste/control.h: a
+ *       thread pausing its listings), ste_note* (control, resolve, skip,
+ *       dedup fast path): what every hook records through
  *   layer record:  record.h record.c
  *       the dedup set; one resolved path appended in the current scope
  *   layer scope:   scope_stack.h scope_stack.c
@@ -53,7 +54,9 @@
  *   STE_SCOPE    the scope this process tree starts in (default "//r")
  *   LD_PRELOAD   contains this library
  *
- * What is recorded, and how: ste/log_format.h and docs/HACKING.md. */
+ * What is recorded, and how: ste/log_format.h and docs/HACKING.md. A
+ * process talks back to the library by looking up reserved paths
+ * ("/\001ste/..."): ste/control.h. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
@@ -402,7 +405,8 @@ DIR* opendir(const char* path) {
 DIR* fdopendir(int fd) {
   DIR* ret = STE_REAL(fdopendir)(fd);
   int err = errno;
-  if (ret && ste_enabled()) {
+  /* Paused (ste/control.h): not even the unfollowed record. */
+  if (ret && ste_enabled() && !ste_listings_paused()) {
     char path[STE_PATH_CAP];
     size_t n = ste_path_of_fd(fd, path, sizeof path);
     if (n) {

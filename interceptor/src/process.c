@@ -8,7 +8,11 @@
  * log until it records something of its own, then opens its own, empties
  * the dedup set and defines its scope stack there: those steps live here,
  * above the layers they drive, so that the log, the dedup set and the
- * scope stack never call back up. */
+ * scope stack never call back up.
+ *
+ * The control paths of ste/control.h are recognised here, in ste_note, the
+ * one place every hooked path lookup passes through; the pause count they
+ * drive is checked by both ste_note and ste_note_abs (fdopendir's path). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -25,6 +29,7 @@
 #include "process.h"
 #include "record.h"
 #include "scope_stack.h"
+#include "ste/control.h"
 #include "ste/log_format.h"
 #include "sys.h"
 
@@ -181,9 +186,50 @@ int ste_enabled(void) {
   return atomic_load(&state) == kEnabled;
 }
 
+/* ---- control paths (ste/control.h) ----------------------------------------- */
+
+/* This thread's listing pause count. Thread-local with the initial-exec
+ * model: the library is LD_PRELOADed, so it is loaded at start-up and its
+ * TLS lives in the static TLS block: its offset from the GOT, then one
+ * %fs-relative load; no __tls_get_addr, no allocation, async-signal-safe
+ * (readelf -d shows STATIC_TLS). A new thread starts
+ * at 0; fork copies the calling thread's value into the child; exec starts
+ * over at 0. */
+static __thread unsigned listing_pause __attribute__((tls_model("initial-exec")));
+
+enum SteControl ste_control_classify(const char* path) {
+  /* strncmp stops at a shorter path's NUL. */
+  if (path[0] != '/' || path[1] != '\001' ||
+      strncmp(path, STE_CONTROL_PREFIX, STE_CONTROL_PREFIX_LEN) != 0) {
+    return STE_CTL_NONE;
+  }
+  if (strcmp(path, STE_CONTROL_PAUSE_LISTINGS) == 0) return STE_CTL_PAUSE_LISTINGS;
+  if (strcmp(path, STE_CONTROL_RESUME_LISTINGS) == 0) return STE_CTL_RESUME_LISTINGS;
+  return STE_CTL_UNKNOWN;
+}
+
+int ste_control_apply(const char* path) {
+  switch (ste_control_classify(path)) {
+    case STE_CTL_NONE:
+      return 0;
+    case STE_CTL_PAUSE_LISTINGS:
+      if (listing_pause != ~0u) listing_pause++;
+      return 1;
+    case STE_CTL_RESUME_LISTINGS:
+      if (listing_pause != 0) listing_pause--;
+      return 1;
+    case STE_CTL_UNKNOWN:
+      return 1;
+  }
+  return 1;
+}
+
+unsigned ste_listings_paused(void) { return listing_pause; }
+
 /* ---- recording ------------------------------------------------------------- */
 
 void ste_note_abs(int kind, int op, const char* path, size_t len) {
+  if (kind == STE_KIND_LISTING && listing_pause) return;
   if (len == 0 || ste_path_skipped(path, len)) return;
   if (atomic_load_explicit(&ste_dlopen_calls, memory_order_relaxed)) {
     ste_note_loaded_objects();
@@ -199,6 +245,11 @@ void ste_note_abs(int kind, int op, const char* path, size_t len) {
 
 void ste_note(int kind, int op, int dirfd, const char* path) {
   if (!path || !path[0] || !ste_enabled()) return;
+  /* Before the fast path: a second pause must not be deduplicated away,
+   * and a listing skipped while paused must not be remembered as recorded.
+   * An ordinary path pays a byte compare, a listing a TLS load. */
+  if (path[1] == '\001' && ste_control_apply(path)) return;
+  if (kind == STE_KIND_LISTING && listing_pause) return;
   int saved = errno;
   /* Fast path: this raw path, in this scope, kind and cwd, was recorded. */
   uint64_t raw;

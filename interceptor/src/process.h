@@ -1,6 +1,7 @@
 /* Layer process: this process's life as the library sees it (lazy start,
  * fork, a forked child taking over its own log, the objects the dynamic
- * linker loaded) and the ste_note* functions every hook records through.
+ * linker loaded), the control paths (ste/control.h: a thread pausing its
+ * listings) and the ste_note* functions every hook records through.
  * Calls only record, scope, log, path and sys. The layers are listed in
  * preload.c. */
 #ifndef STE_INTERCEPTOR_PROCESS_H_
@@ -45,18 +46,44 @@ STE_HIDDEN void ste_note_loaded_objects(void);
 /* Set by the dlopen hook: the next record first notes loaded objects. */
 STE_HIDDEN extern _Atomic uint32_t ste_dlopen_calls;
 
+/* ---- control paths (ste/control.h) --------------------------------------- */
+
+enum SteControl {
+  STE_CTL_NONE = 0,            /* an ordinary path */
+  STE_CTL_UNKNOWN = 1,         /* reserved, but no control we know */
+  STE_CTL_PAUSE_LISTINGS = 2,  /* STE_CONTROL_PAUSE_LISTINGS */
+  STE_CTL_RESUME_LISTINGS = 3, /* STE_CONTROL_RESUME_LISTINGS */
+};
+
+/* What `path` (NUL-terminated, as the caller gave it) is. Pure, no side
+ * effect; an ordinary path costs a byte compare or two. */
+STE_HIDDEN enum SteControl ste_control_classify(const char* path);
+
+/* Classifies `path` and, for a pause or resume, changes the calling
+ * thread's pause count. Returns 1 if `path` is reserved (the caller records
+ * nothing), 0 for an ordinary path. errno is untouched. */
+STE_HIDDEN int ste_control_apply(const char* path);
+
+/* The calling thread's pause count: its listings are not recorded while it
+ * is above 0. Thread-local; async-signal-safe. */
+STE_HIDDEN unsigned ste_listings_paused(void);
+
 /* ---- recording ------------------------------------------------------------ */
 
-/* Records (kind, op, path) in the current scope. `path` is resolved
- * against `dirfd` (AT_FDCWD: the cached cwd) and normalised; /proc, /sys
- * and /dev are skipped; a (scope, path, kind) this process already
+/* Records (kind, op, path) in the current scope. A control path
+ * (ste/control.h) is acted on and never recorded; that check comes first
+ * (the dedup fast path would swallow a second pause). A listing is dropped
+ * while this thread has listings paused. `path` is resolved against
+ * `dirfd` (AT_FDCWD: the cached cwd) and normalised; /proc, /sys, /dev and
+ * "/\001ste" are skipped; a (scope, path, kind) this process already
  * recorded is skipped; an unresolvable path is recorded as given, as
  * STE_KIND_UNFOLLOWED. Does nothing unless ste_enabled(). errno is
  * preserved. Lock-free, no heap. */
 STE_HIDDEN void ste_note(int kind, int op, int dirfd, const char* path);
 
-/* Same with an already absolute, normalised path of `len` bytes; does not
- * check ste_enabled() (callers did). Takes over a forked child's log first,
+/* Same with an already absolute, normalised path of `len` bytes (never
+ * acted on as a control; a listing is still dropped while paused); does
+ * not check ste_enabled() (callers did). Takes over a forked child's log first,
  * except for what an exec or spawn records (that may go to the parent's
  * log: the image is about to be replaced). */
 STE_HIDDEN void ste_note_abs(int kind, int op, const char* path, size_t len);

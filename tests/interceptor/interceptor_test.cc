@@ -423,6 +423,81 @@ TEST_F(Workspace, ScopesNestAndChildrenInheritTheScopeAtForkTime) {
   EXPECT_FALSE(t.Has("//r/t/a", kC, P("f5")));
 }
 
+// ---- control paths (ste/control.h) ------------------------------------------
+
+TEST_F(Workspace, ListingsPausedThroughControlPaths) {
+  for (const char* d : {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"}) {
+    ASSERT_EQ(mkdir(P(d).c_str(), 0755), 0) << d;
+    WriteFile(P(std::string(d) + "/entry"), d);
+  }
+  Traced t = RunTraced({Case("listing_pause"), dir_});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.read_status;
+  EXPECT_EQ(t.Lost(), 0u);
+  // A: before any pause. C, E: after a resume, once unnested. F: another
+  // thread while the main one is paused; J: the main thread while that one
+  // is. H: a forked child after its own resume. I: an exec'd image. L:
+  // listed paused, then again after the resume (the dedup set must not
+  // have remembered the paused one). B (opendir, scandir, fdopendir), D
+  // (nested), K, G (inherited by fork): paused.
+  std::set<std::string> listed;
+  for (const std::string& path : t.Paths(kL)) {
+    if (path.compare(0, dir_.size() + 1, dir_ + "/") == 0) listed.insert(path);
+  }
+  EXPECT_EQ(listed, (std::set<std::string>{P("A"), P("C"), P("E"), P("F"), P("H"), P("I"),
+                                           P("J"), P("L")}))
+      << t.Describe();
+  // Looked up while paused, not listings: recorded as usual.
+  EXPECT_TRUE(t.Has("//r/t", kA, P("M"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kA, P("N"))) << "a failed opendir is a lookup";
+  EXPECT_TRUE(t.Has("//r/t", kC, P("B"))) << "open(B, O_DIRECTORY) is content";
+  // The control paths, known or not, are never recorded.
+  for (const ProcessLog& log : t.logs) {
+    for (const LogRecord& r : log.records) {
+      EXPECT_NE(r.path.compare(0, 2, "/\x01"), 0) << RecordKindName(r.kind) << " " << r.path;
+    }
+  }
+}
+
+TEST_F(Workspace, PythonPausesListingsWithOsStat) {
+  const std::string python = "/usr/bin/python3";
+  if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << python;
+  for (const char* d : {"X", "Y", "Z", "W"}) ASSERT_EQ(mkdir(P(d).c_str(), 0755), 0) << d;
+  // os.stat is stat64, os.lstat lstat64, os.stat(follow_symlinks=False)
+  // fstatat64 (Debian 12, glibc 2.36): each must reach the interceptor.
+  const std::string program = R"(
+import os, sys
+def control(path, call=os.stat, **kw):
+    try:
+        call(path, **kw)
+    except FileNotFoundError:
+        return
+    sys.exit("control path exists: %r" % path)
+x, y, z, w = sys.argv[1:]
+control("/\x01ste/pause-listings")
+os.listdir(x)
+control("/\x01ste/resume-listings")
+os.listdir(y)
+control("/\x01ste/pause-listings", os.lstat)
+with os.scandir(z) as it:
+    list(it)
+control("/\x01ste/resume-listings", os.stat, follow_symlinks=False)
+os.listdir(w)
+)";
+  Traced t = RunTraced({python, "-c", program, P("X"), P("Y"), P("Z"), P("W")});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.read_status;
+  EXPECT_FALSE(t.HasAnyScope(kL, P("X"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kL, P("Y"))) << t.Describe();
+  EXPECT_FALSE(t.HasAnyScope(kL, P("Z"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kL, P("W"))) << t.Describe();
+  for (const ProcessLog& log : t.logs) {
+    for (const LogRecord& r : log.records) {
+      EXPECT_NE(r.path.compare(0, 2, "/\x01"), 0) << RecordKindName(r.kind) << " " << r.path;
+    }
+  }
+}
+
 // ---- environment and packaging ------------------------------------------------
 
 TEST_F(Workspace, AnotherPreloadIsKeptAndOursAppended) {

@@ -1,6 +1,7 @@
 /* Unit tests of libste_preload.so's layers below the hooks: path
  * normalisation and resolution, the dedup set, the process layer's
- * recording and a forked child taking over its log.
+ * recording, the control paths (ste/control.h) and a forked child taking
+ * over its log.
  *
  * Linked with the very objects of the .so (ste_preload_core), but not
  * preloaded and without the hooks: the program's own open() and fork()
@@ -13,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include "process.h"
 #include "record.h"
 #include "scope_stack.h"
+#include "ste/control.h"
 #include "ste/log_format.h"
 #include "unit_test_support.h"
 
@@ -519,6 +522,150 @@ static void test_process(void) {
   free_log(&logs[1]);
 }
 
+/* ---- process: control paths (ste/control.h) ------------------------------------ */
+
+static void* thread_pause_count(void* arg) {
+  *(unsigned*)arg = ste_listings_paused();
+  return NULL;
+}
+
+static void test_control_classify(void) {
+  /* The exact bytes, as a caller without this header writes them. */
+  CHECK(sizeof STE_CONTROL_PAUSE_LISTINGS == 21 &&
+            memcmp(STE_CONTROL_PAUSE_LISTINGS, "/\x01" "ste/pause-listings", 21) == 0,
+        "STE_CONTROL_PAUSE_LISTINGS is not \"/\\x01ste/pause-listings\"");
+  CHECK(sizeof STE_CONTROL_RESUME_LISTINGS == 22 &&
+            memcmp(STE_CONTROL_RESUME_LISTINGS, "/\x01" "ste/resume-listings", 22) == 0,
+        "STE_CONTROL_RESUME_LISTINGS is not \"/\\x01ste/resume-listings\"");
+  CHECK(strlen(STE_CONTROL_PREFIX) == STE_CONTROL_PREFIX_LEN, "STE_CONTROL_PREFIX_LEN");
+
+  static const struct {
+    const char* path;
+    enum SteControl want;
+  } kCases[] = {
+      {STE_CONTROL_PAUSE_LISTINGS, STE_CTL_PAUSE_LISTINGS},
+      {STE_CONTROL_RESUME_LISTINGS, STE_CTL_RESUME_LISTINGS},
+      {"/\001ste/unknown", STE_CTL_UNKNOWN},
+      {"/\001ste/", STE_CTL_UNKNOWN},
+      {"/\001ste/pause-listings/", STE_CTL_UNKNOWN},
+      {"/\001ste//pause-listings", STE_CTL_UNKNOWN},
+      {"/\001ste/./pause-listings", STE_CTL_UNKNOWN},
+      {"/\001ste/pause-listing", STE_CTL_UNKNOWN},
+      {"/\001ste/pause-listingss", STE_CTL_UNKNOWN},
+      {"/\001ste/resume-listings\n", STE_CTL_UNKNOWN},
+      {"/\001ste", STE_CTL_NONE},
+      {"/\001st", STE_CTL_NONE},
+      {"/\001", STE_CTL_NONE},
+      {"/", STE_CTL_NONE},
+      {"", STE_CTL_NONE},
+      {"/\001stE/pause-listings", STE_CTL_NONE},
+      {"/\001stex/pause-listings", STE_CTL_NONE},
+      {"/\002ste/pause-listings", STE_CTL_NONE},
+      {"//\001ste/pause-listings", STE_CTL_NONE},
+      {"\001ste/pause-listings", STE_CTL_NONE},
+      {"/ste/pause-listings", STE_CTL_NONE},
+      {"/tmp/pause-listings", STE_CTL_NONE},
+  };
+  for (size_t i = 0; i < sizeof kCases / sizeof kCases[0]; i++) {
+    enum SteControl got = ste_control_classify(kCases[i].path);
+    CHECK(got == kCases[i].want, "classify(case %zu) = %d, want %d", i, (int)got,
+          (int)kCases[i].want);
+  }
+
+  /* Nothing at or below "/\001ste" is recorded, whatever the spelling. */
+  static const struct {
+    const char* path;
+    int skipped;
+  } kSkipped[] = {
+      {"/\001ste", 1}, {"/\001ste/pause-listings", 1}, {"/\001ste/x/y", 1},
+      {"/\001stex", 0}, {"/\001", 0}, {"/ste/x", 0},
+  };
+  for (size_t i = 0; i < sizeof kSkipped / sizeof kSkipped[0]; i++) {
+    const char* p = kSkipped[i].path;
+    CHECK(ste_path_skipped(p, strlen(p)) == kSkipped[i].skipped, "skipped(case %zu) != %d", i,
+          kSkipped[i].skipped);
+  }
+
+  /* The count: nests, never below 0, unknown and ordinary paths leave it,
+   * per thread. */
+  CHECK(ste_listings_paused() == 0, "paused %u at start", ste_listings_paused());
+  CHECK(ste_control_apply(STE_CONTROL_RESUME_LISTINGS) == 1 && ste_listings_paused() == 0,
+        "a resume without a pause: %u", ste_listings_paused());
+  CHECK(ste_control_apply(STE_CONTROL_PAUSE_LISTINGS) == 1 && ste_listings_paused() == 1,
+        "pause: %u", ste_listings_paused());
+  CHECK(ste_control_apply(STE_CONTROL_PAUSE_LISTINGS) == 1 && ste_listings_paused() == 2,
+        "pause, pause: %u", ste_listings_paused());
+  CHECK(ste_control_apply("/\001ste/unknown") == 1 && ste_listings_paused() == 2,
+        "unknown: %u", ste_listings_paused());
+  CHECK(ste_control_apply("/tmp") == 0 && ste_listings_paused() == 2, "ordinary: %u",
+        ste_listings_paused());
+  unsigned in_thread = 99;
+  pthread_t thread;
+  REQUIRE(pthread_create(&thread, NULL, thread_pause_count, &in_thread) == 0, "pthread_create");
+  pthread_join(thread, NULL);
+  CHECK(in_thread == 0, "a new thread starts paused (%u)", in_thread);
+  errno = EXDEV;
+  CHECK(ste_control_apply(STE_CONTROL_RESUME_LISTINGS) == 1 && errno == EXDEV,
+        "errno %d after a control", errno);
+  CHECK(ste_control_apply(STE_CONTROL_RESUME_LISTINGS) == 1 && ste_listings_paused() == 0,
+        "resume, resume: %u", ste_listings_paused());
+  CHECK(ste_control_apply(STE_CONTROL_RESUME_LISTINGS) == 1 && ste_listings_paused() == 0,
+        "a resume too many: %u", ste_listings_paused());
+}
+
+/* Through ste_note*, recording (after test_process: ste_enabled() is on). */
+static void test_listing_pause(void) {
+  const char* pause = STE_CONTROL_PAUSE_LISTINGS;
+  const char* resume = STE_CONTROL_RESUME_LISTINGS;
+  /* The second pause is not swallowed by the raw-path fast path. */
+  ste_note_lookup(STE_OP_STAT, AT_FDCWD, pause, 0, ENOENT);
+  ste_note_lookup(STE_OP_STAT, AT_FDCWD, pause, 0, ENOENT);
+  CHECK(ste_listings_paused() == 2, "paused %u after two pauses", ste_listings_paused());
+  ste_note(STE_KIND_LISTING, STE_OP_OPENDIR, AT_FDCWD, "/unit/paused/list");
+  ste_note_abs(STE_KIND_LISTING, STE_OP_OPENDIR, "/unit/paused/abs", 16);
+  ste_note(STE_KIND_LISTING, STE_OP_OPENDIR, 1000, "unresolvable-paused");
+  ste_note(STE_KIND_ABSENT, STE_OP_STAT, AT_FDCWD, "/unit/paused/missing");
+  ste_note(STE_KIND_CONTENT, STE_OP_OPEN, AT_FDCWD, "/unit/paused/file");
+  ste_note_lookup(STE_OP_OPEN, AT_FDCWD, resume, 0, ENOENT);
+  ste_note(STE_KIND_LISTING, STE_OP_OPENDIR, AT_FDCWD, "/unit/paused/list");
+  errno = EXDEV;
+  ste_note_lookup(STE_OP_ACCESS, AT_FDCWD, resume, 0, ENOENT);
+  CHECK(errno == EXDEV, "errno %d after a resume", errno);
+  CHECK(ste_listings_paused() == 0, "paused %u after two resumes", ste_listings_paused());
+  /* Listed before, paused: not remembered by the dedup set either. */
+  ste_note(STE_KIND_LISTING, STE_OP_OPENDIR, AT_FDCWD, "/unit/paused/list");
+  ste_note(STE_KIND_CONTENT, STE_OP_STAT, AT_FDCWD, "/\001ste/unknown");
+  ste_note_abs(STE_KIND_ABSENT, STE_OP_STAT, "/\001ste/x", 7);
+  ste_note(STE_KIND_ABSENT, STE_OP_STAT, AT_FDCWD, "/\001ste//pause-listings");
+  CHECK(ste_listings_paused() == 0, "paused %u after unknown controls", ste_listings_paused());
+
+  Log logs[3];
+  size_t n = read_logs_in(ste_log_dir, logs, 3);
+  Log* parent = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (logs[i].header.pid == (uint32_t)getpid()) parent = &logs[i];
+  }
+  REQUIRE(parent != NULL, "no log of this process in %s", ste_log_dir);
+  CHECK(count(parent, STE_KIND_LISTING, kAnyScope, "/unit/paused/list") == 1,
+        "the listing after the resume recorded %zu times",
+        count(parent, STE_KIND_LISTING, kAnyScope, "/unit/paused/list"));
+  CHECK(count(parent, kAnyKind, kAnyScope, "/unit/paused/abs") == 0,
+        "a paused ste_note_abs listing recorded");
+  CHECK(count(parent, kAnyKind, kAnyScope, "unresolvable-paused") == 0,
+        "an unresolvable paused listing recorded");
+  CHECK(count(parent, STE_KIND_ABSENT, kAnyScope, "/unit/paused/missing") == 1,
+        "an absent file looked up while paused not recorded");
+  CHECK(count(parent, STE_KIND_CONTENT, kAnyScope, "/unit/paused/file") == 1,
+        "a file opened while paused not recorded");
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < logs[i].n; k++) {
+      CHECK(strncmp(logs[i].recs[k].path, "/\001", 2) != 0, "a reserved path recorded (kind %u)",
+            logs[i].recs[k].kind);
+    }
+    free_log(&logs[i]);
+  }
+}
+
 int main(void) {
   unit_make_root();
   unsetenv("STE_LOG_DIR");
@@ -529,7 +676,9 @@ int main(void) {
   test_dedup();
   test_dedup_full();
   test_dedup_without_memory();
-  test_process(); /* last: ste_enabled() starts recording for good */
+  test_control_classify();
+  test_process(); /* ste_enabled() starts recording for good */
+  test_listing_pause();
   if (chdir("/") == 0) unit_remove_root();
   printf("%d checks, %d failed\n", unit_checks, unit_failures);
   return unit_failures ? 1 : 0;

@@ -95,7 +95,8 @@ enum SteRecordKind {
   STE_KIND_SCOPE = 0,      /* defines scope_id := path */
   STE_KIND_CONTENT = 1,    /* read, exec'd, dlopen'd, stat'ed: its content matters */
   STE_KIND_ABSENT = 2,     /* looked up and not found (ENOENT/ENOTDIR) */
-  STE_KIND_LISTING = 3,    /* a directory was enumerated */
+  STE_KIND_LISTING = 3,    /* a directory was enumerated (unless the
+                              thread paused listings: ste/control.h) */
   STE_KIND_WRITE = 4,      /* opened for writing only: an output */
   STE_KIND_UNFOLLOWED = 5, /* a child the interceptor cannot follow (path =
                               the program); its test is opaque */
