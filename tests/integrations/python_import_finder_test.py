@@ -271,6 +271,7 @@ def journal_env(real_base, extra_pythonpath=()):
         "PYTHONUSERBASE": USERBASE,
         "STE_PYTHONUSERBASE": real_base,
         "PYTHONPATH": os.pathsep.join([HOOK_DIR] + list(extra_pythonpath)),
+        "STE_PYTHON_VIEWS": "1",
     }
 
 
@@ -403,6 +404,22 @@ class MetadataViewTest(unittest.TestCase):
         )
         self.assertEqual(run.returncode, 0, run.stderr)
         return json.loads(run.stdout)
+
+    def test_without_an_ste_that_understands_views_nothing_is_paused(self):
+        try:
+            import pluggy  # noqa: F401
+            import _pytest.config  # noqa: F401
+        except ImportError:
+            self.skipTest("needs Debian's python3-pytest (pluggy, _pytest)")
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as cwd:
+            self.cwd = cwd
+            self.layout(root)
+            with tempfile.TemporaryDirectory() as base:
+                env = journal_env(base)
+                del env["STE_PYTHON_VIEWS"]
+                ours = self.run_probe(root, env)
+            for step, got in ours.items():
+                self.assertNotIn(["stat", "/\x01ste/pause-listings"], got["journal"], step)
 
     def test_answers_are_the_same_and_each_scan_is_a_view(self):
         try:

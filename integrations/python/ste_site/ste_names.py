@@ -93,15 +93,25 @@ def record_view(directory, view):
     _stat_quietly(os.path.join(directory, "\x01" + view))
 
 
+# The ste that runs this process turns views into dependencies (it says so
+# with STE_PYTHON_VIEWS=1): only then may a listing be paused, since the
+# view recorded instead is all that is left of it. An ste that does not
+# (an older binary with these integrations) keeps every listing.
+_VIEWS_UNDERSTOOD = os.environ.get("STE_PYTHON_VIEWS") == "1"
+
+
 class _ListingsPaused(object):
-    """`with _ListingsPaused():` this thread's listings are not recorded."""
+    """`with _ListingsPaused():` this thread's listings are not recorded
+    (when the running ste understands views; else they are, as before)."""
 
     def __enter__(self):
-        _stat_quietly(_PAUSE_LISTINGS)
+        if _VIEWS_UNDERSTOOD:
+            _stat_quietly(_PAUSE_LISTINGS)
         return self
 
     def __exit__(self, *exc):
-        _stat_quietly(_RESUME_LISTINGS)
+        if _VIEWS_UNDERSTOOD:
+            _stat_quietly(_RESUME_LISTINGS)
         return False
 
 
