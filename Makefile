@@ -11,6 +11,11 @@ DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
   ruby ruby-minitest ruby-rspec binutils openssl
 
+# npm tooling, pinned: the GitHub action and workflows are validated with
+# it in `make test` (ctest GithubActionsValid).
+ACTION_VALIDATOR_VERSION := 0.6.0
+ACTION_VALIDATOR := $(BUILD)/tools/node_modules/.bin/action-validator
+
 .PHONY: all deps configure build test test-sanitize demo bench clean
 
 all: build
@@ -20,11 +25,16 @@ deps:
 	@missing=$$(for p in $(DEBS); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
 	done); \
+	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make deps: installing" $$missing; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+	@[ -x $(ACTION_VALIDATOR) ] || { \
+	  echo "make deps: npm install @action-validator/cli@$(ACTION_VALIDATOR_VERSION) into $(BUILD)/tools"; \
+	  npm install --prefix $(BUILD)/tools --no-audit --no-fund --silent \
+	    @action-validator/cli@$(ACTION_VALIDATOR_VERSION) >/dev/null; }
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -191,7 +191,7 @@ std::string MatrixJson(const std::vector<Shard>& shards, RunnerKind kind) {
   std::string out = "{\"include\":[";
   for (size_t i = 0; i < shards.size(); i++) {
     const Shard& sh = shards[i];
-    absl::StrAppendFormat(&out, "%s{\"shard\":%d,\"of\":%d,\"count\":%d,\"seconds\":%.1f,\"tests\":[",
+    absl::StrAppendFormat(&out, "%s{\"shard\":%d,\"of\":%d,\"count\":%d,\"seconds\":%.3f,\"tests\":[",
                           i ? "," : "", sh.index, shards.size(), sh.tests.size(), sh.seconds);
     for (size_t j = 0; j < sh.tests.size(); j++) {
       if (j) out += ",";
