@@ -34,6 +34,13 @@ include = ["$glob"]
 [runner]
 $runner_toml
 TOML
+# The user site (PYTHONUSERBASE), where `pip install --user` installs: the
+# "installed package" events put packages there (and, with
+# REAL_APT=python3-foo, a real `apt-get install` into dist-packages).
+export PYTHONUSERBASE="$work/userbase"
+user_site="$PYTHONUSERBASE/lib/python$($py -c 'import sys; print("%d.%d" % sys.version_info[:2])')/site-packages"
+mkdir -p "$user_site/already" "$user_site/already-1.0.dist-info"
+printf 'Metadata-Version: 2.1\nName: already\nVersion: 1.0\n' > "$user_site/already-1.0.dist-info/METADATA"
 git -C "$repo" init -q -b main
 git -C "$repo" -c user.email=b@example.com -c user.name=b add -A
 git -C "$repo" -c user.email=b@example.com -c user.name=b commit -q -m base
@@ -59,6 +66,15 @@ PY
   git -C "$repo" clean -q -fdx -e .ste
 }
 
+install_user() {  # NAME DIST [ENTRY_POINTS]: a package in the user site
+  local name=$1 dist=$2
+  mkdir -p "$user_site/$name" "$user_site/$dist.dist-info"
+  echo "def main(): pass" > "$user_site/$name/__init__.py"
+  printf 'Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n' "$name" > "$user_site/$dist.dist-info/METADATA"
+  printf '%s' "${3:-}" > "$user_site/$dist.dist-info/entry_points.txt"
+}
+uninstall_user() { rm -rf "$user_site/$1" "$user_site/$2.dist-info"; }
+
 measure "nothing changed"
 echo "notes" > "$repo/NOTES.txt"; measure "NOTES.txt dropped at the root"
 pkg=$(cd "$repo" && ls -d */__init__.py 2>/dev/null | grep -v '^tests/' | head -1 | xargs dirname)
@@ -68,3 +84,18 @@ mkdir -p "$work/sibling"; measure "a sibling directory next to the checkout"; rm
 first=$(cd "$repo" && ls $pkg/*.py | grep -v __init__ | head -1)
 echo "# touched" >> "$repo/$first"; measure "one source file edited ($first)"
 echo "" > "$repo/conftest.py"; measure "shadow: a new conftest.py at the root"
+install_user tabl tabl-0.9 $'[console_scripts]\ntabl = tabl:main\n'
+measure "pip install --user tabl (a console script)"; uninstall_user tabl tabl-0.9
+install_user probe_plugin probe_plugin-1.0 $'[pytest11]\nprobe = probe_plugin\n'
+measure "shadow: a pytest plugin installed (user site)"; uninstall_user probe_plugin probe_plugin-1.0
+echo "import os" > "$user_site/zz_extra.pth"; measure "shadow: a .pth file in the user site"
+rm -f "$user_site/zz_extra.pth"
+if [ -n "${REAL_APT:-}" ]; then
+  if dpkg-query -W -f='${Status}' "$REAL_APT" 2>/dev/null | grep -q 'ok installed'; then
+    echo "REAL_APT=$REAL_APT is installed already: skipped" >&2
+  else
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$REAL_APT" > /dev/null
+    measure "apt-get install $REAL_APT"
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$REAL_APT" > /dev/null
+  fi
+fi
