@@ -416,7 +416,17 @@ absl::StatusOr<Scanner::Result> Scanner::Run(const FileStat& root_stat) {
   ScanStats stats;
   std::vector<InventoryEntry> entries;
   if (previous_ != nullptr) entries.reserve(previous_->size() + 1024);
-  Emit(&root, &entries, &stats);
+  // The root's own entry "." is not a prefix of its children's paths:
+  // names starting with a byte below '.' ("#notes", "-x")
+  // sort before it.
+  InventoryEntry root_entry = std::move(root.entry);
+  ++stats.directories;
+  EmitBelow(&root, &entries, &stats);
+  entries.insert(std::lower_bound(entries.begin(), entries.end(), root_entry,
+                                  [](const InventoryEntry& a, const InventoryEntry& b) {
+                                    return a.path < b.path;
+                                  }),
+                 std::move(root_entry));
   if (!external_items.empty() || !external_dirs.empty()) {
     std::vector<InventoryEntry> ext;
     for (Item& item : external_items) {
