@@ -427,8 +427,8 @@ TEST(ViewDirectory, AnUnknownViewIsAnError) {
 // directory that cannot be listed is what Python sees: no names.
 class EioFileSystem : public ScanFileSystem {
  public:
-  explicit EioFileSystem(std::string fail_open, std::string deny_dir)
-      : fail_open_(std::move(fail_open)), deny_dir_(std::move(deny_dir)) {}
+  EioFileSystem(std::string fail_open, std::string deny_dir, std::string deny_open = "")
+      : fail_open_(std::move(fail_open)), deny_dir_(std::move(deny_dir)), deny_open_(std::move(deny_open)) {}
   absl::StatusOr<FileStat> LinkStat(const std::string& p) override { return real_->LinkStat(p); }
   absl::StatusOr<FileStat> FollowStat(const std::string& p) override { return real_->FollowStat(p); }
   absl::StatusOr<std::unique_ptr<Directory>> OpenDirectory(const std::string& p, bool follow) override {
@@ -438,12 +438,13 @@ class EioFileSystem : public ScanFileSystem {
   absl::StatusOr<std::string> ReadLink(const std::string& p) override { return real_->ReadLink(p); }
   absl::StatusOr<std::unique_ptr<ReadableFile>> Open(const std::string& p, bool follow) override {
     if (p == fail_open_) return absl::DataLossError("open " + p + ": Input/output error");
+    if (p == deny_open_) return absl::PermissionDeniedError("open " + p + ": Permission denied");
     return real_->Open(p, follow);
   }
 
  private:
   ScanFileSystem* real_ = RealScanFileSystem();
-  std::string fail_open_, deny_dir_;
+  std::string fail_open_, deny_dir_, deny_open_;
 };
 
 TEST(ViewDirectory, AnIoErrorFailsAndAnUnlistableDirectoryIsMissing) {
@@ -463,6 +464,19 @@ TEST(ViewDirectory, AnIoErrorFailsAndAnUnlistableDirectoryIsMissing) {
   EXPECT_EQ((*got)[0].type, FileType::kMissing);
 }
 
+TEST(ViewDirectory, APermissionErrorOnEntryPointsIsWhatReadTextSuppresses) {
+  TempTree t;
+  t.Write("site/a-1.0.dist-info/entry_points.txt", kPlugin);
+  t.Write("site/b-1.0.dist-info/entry_points.txt", "[pytest11]\nb = b\n");
+  EioFileSystem denied("", "", t.Abs("site/a-1.0.dist-info/entry_points.txt"));
+  absl::StatusOr<std::vector<InventoryEntry>> got =
+      ComputeViews(t.root(), {V("site", "ste-entry-points:pytest11")}, GlobSet(), &denied);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(Same((*got)[0].hash, EntryPointsValue("ste-entry-points:pytest11",
+                                                    {{"b-1.0.dist-info", 'P', {{"b", "b"}}, ""}})));
+}
+
+// The same on the real file system, where mode 000 stops the reader.
 TEST(ViewDirectory, AnUnreadableEntryPointsFileIsWhatReadTextSuppresses) {
   if (geteuid() == 0) GTEST_SKIP() << "root reads a mode-000 file";
   TempTree t;
