@@ -72,7 +72,9 @@ int WhyCommand(const std::vector<std::string>& args) {
     std::printf(
         "Usage: ste why PATH\n\nThe tests that depend on PATH in the baseline, one per line\n"
         "with the kind of dependency: content (read it), absent (looked for it),\n"
-        "listing (listed it). PATH is relative to the current directory or absolute.\n"
+        "listing (listed it); for a directory also its views ('view NAME', what a\n"
+        "test used of its listing, e.g. view ste-dists: its *.dist-info names).\n"
+        "PATH is relative to the current directory or absolute.\n"
         "Exit status: 0 (also when no test depends on it), 1 no baseline, 2 bad usage.\n\n%s",
         FlagsHelp(specs).c_str());
     return 0;
@@ -93,6 +95,23 @@ int WhyCommand(const std::vector<std::string>& args) {
     for (uint32_t id : tests) {
       std::printf("%s\t%s\n", std::string(DepKindName(key.kind)).c_str(),
                   EscapeForText(base->index->test_scope(id).substr(4)).c_str());
+      n++;
+    }
+  }
+  // The views of PATH as a directory (inventory.h, "Views"): what the
+  // tests used of its listing instead of listing it.
+  auto views = base->index->ViewsOf(path);
+  if (!views.ok()) {
+    std::fprintf(stderr, "ste why: %s\n", std::string(views.status().message()).c_str());
+    return 1;
+  }
+  for (const auto& [key, tests] : *views) {
+    std::optional<View> view = ParseView(key.path);
+    if (!view) continue;
+    for (uint32_t id : tests) {
+      std::printf("view %s\t%s\t(%s)\n", EscapeForText(view->name).c_str(),
+                  EscapeForText(base->index->test_scope(id).substr(4)).c_str(),
+                  EscapeForText(DescribeView(*view)).c_str());
       n++;
     }
   }
@@ -212,7 +231,11 @@ int InventoryCommand(const std::vector<std::string>& args) {
   scan.root = config->root;
   scan.ignore = config->inventory_ignore;
   for (const InventoryEntry& e : other ? other->entries() : std::vector<InventoryEntry>{}) {
-    if (e.path[0] == '/') scan.external_paths.push_back(e.path);
+    if (IsViewPath(e.path)) {
+      scan.view_paths.push_back(e.path);
+    } else if (e.path[0] == '/') {
+      scan.external_paths.push_back(e.path);
+    }
   }
   absl::StatusOr<Inventory> now = Inventory::Scan(scan, other ? &*other : nullptr);
   if (!now.ok()) {

@@ -107,6 +107,9 @@ constexpr char kSelectHelp[] =
 
 std::string ReasonText(const SelectionReason& r) {
   if (r.kind.empty()) return r.change;
+  if (std::string view = DescribeViewChange(r.path, r.change); !view.empty()) {
+    return EscapeForText(view);
+  }
   std::string what = r.kind == "absent"    ? "was absent, now exists"
                      : r.kind == "listing" ? "listing changed"
                                            : absl::StrCat("content ", r.change);

@@ -194,7 +194,18 @@ absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
   ScanOptions scan;
   scan.root = config_.root;
   scan.ignore = config_.inventory_ignore;
-  if (config_.inventory_external) scan.external_paths = external;
+  // The views the baseline holds (inventory.h, "Views"), as well as those
+  // its index names: a view is never found by the walk.
+  std::vector<std::string> requested = external;
+  if (stat_cache != nullptr) {
+    for (const InventoryEntry& e : *stat_cache) {
+      if (IsViewPath(e.path)) requested.push_back(e.path);
+    }
+  }
+  for (std::string& path : requested) {
+    if (path[0] == '/' && !config_.inventory_external) continue;
+    (IsViewPath(path) ? scan.view_paths : scan.external_paths).push_back(std::move(path));
+  }
   absl::StatusOr<Inventory> inventory = Inventory::Scan(scan, stat_cache);
   if (!inventory.ok()) return inventory.status();
   absl::StatusOr<std::vector<std::string>> tests = DiscoverTests(config_, *inventory);

@@ -44,6 +44,38 @@ class GitCheckout : public ::testing::Test {
   std::string root_;
 };
 
+// The views of the baseline (its inventory's, and those its index names)
+// are computed; with inventory.external = false the outside ones are left
+// out, with the other outside paths, and the repo ones kept.
+TEST_F(GitCheckout, ReadTreeComputesTheBaselinesViews) {
+  std::filesystem::create_directories(root_ + "/src/a-1.0.dist-info");
+  const std::string outside = root_ + "-outside";
+  std::filesystem::create_directories(outside + "/b-1.0.dist-info");
+  const std::string repo_view = "src/\x01ste-dists", root_view = "\x01ste-pth";
+  const std::string outside_view = outside + "/\x01ste-dists", outside_file = outside + "/f.py";
+  InventoryEntry cached;
+  cached.path = root_view;
+  cached.type = FileType::kRegular;
+  Inventory stat_cache = *Inventory::FromEntries({cached}, 0);
+  for (bool external : {true, false}) {
+    Config c;
+    c.root = root_;
+    c.inventory_external = external;
+    c.test_include = *GlobSet::Compile({"**"});
+    LocalCheckout checkout(c, false);
+    absl::StatusOr<TreeNow> tree =
+        checkout.ReadTree(&stat_cache, {outside_file, outside_view, repo_view});
+    ASSERT_TRUE(tree.ok()) << tree.status();
+    ASSERT_NE(tree->inventory->Find(repo_view), nullptr);
+    EXPECT_EQ(tree->inventory->Find(repo_view)->type, FileType::kRegular);
+    ASSERT_NE(tree->inventory->Find(root_view), nullptr) << "the stat cache's view";
+    EXPECT_EQ(tree->inventory->Find(outside_view) != nullptr, external);
+    EXPECT_EQ(tree->inventory->Find(outside_file) != nullptr, external);
+    for (const std::string& t : tree->tests) EXPECT_FALSE(IsViewPath(t)) << "a view is no test";
+  }
+  std::filesystem::remove_all(outside);
+}
+
 TEST_F(GitCheckout, OutsideGitThereIsNoMriAndNoTag) {
   EXPECT_EQ(ReadCommitFacts(root_).state, CommitFacts::State::kNotGit);
   LocalCheckout c = Checkout();

@@ -39,6 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "inventory_scanner.h"
 #include "ste/inventory.h"
@@ -206,6 +207,8 @@ absl::Status Scanner::ListOneDirectory(DirTask* task_ptr, WalkScratch* scratch,
       std::string path = rel == kRootPath ? name : absl::StrCat(rel, "/", name);
       if (!options_.ignore.empty() && options_.ignore.Matches(path)) continue;
       names_buf.append(name).push_back('\0');
+      // Reserved for views (inventory.h, "Views"): listed, not an entry.
+      if (name[0] == kViewMark && IsKnownViewComponent(name)) continue;
       absl::StatusOr<FileStat> st = dir->LinkStatAt(name);
       if (absl::IsNotFound(st.status())) {
         vanished = true;
@@ -416,7 +419,17 @@ absl::StatusOr<Scanner::Result> Scanner::Run(const FileStat& root_stat) {
   ScanStats stats;
   std::vector<InventoryEntry> entries;
   if (previous_ != nullptr) entries.reserve(previous_->size() + 1024);
-  Emit(&root, &entries, &stats);
+  // The root's own entry "." is not a prefix of its children's paths:
+  // names starting with a byte below '.' ("#notes", "-x", a view's 0x01)
+  // sort before it.
+  InventoryEntry root_entry = std::move(root.entry);
+  ++stats.directories;
+  EmitBelow(&root, &entries, &stats);
+  entries.insert(std::lower_bound(entries.begin(), entries.end(), root_entry,
+                                  [](const InventoryEntry& a, const InventoryEntry& b) {
+                                    return a.path < b.path;
+                                  }),
+                 std::move(root_entry));
   if (!external_items.empty() || !external_dirs.empty()) {
     std::vector<InventoryEntry> ext;
     for (Item& item : external_items) {
@@ -469,10 +482,18 @@ absl::StatusOr<Inventory> Inventory::Scan(const ScanOptions& options,
     return absl::InvalidArgumentError(absl::StrCat(
         "inventory root \"", root, "\" is not an absolute, normalized path"));
   }
+  // View paths are computed, not stat'ed, wherever they were given.
+  ScanOptions walk = options;
+  walk.external_paths.clear();
+  std::vector<std::string> views = options.view_paths;
   for (const std::string& path : options.external_paths) {
-    if (!IsNormalizedAbsolute(path)) {
+    if (IsViewPath(path)) {
+      views.push_back(path);
+    } else if (!IsNormalizedAbsolute(path)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "external path \"", path, "\" is not an absolute, normalized path"));
+    } else {
+      walk.external_paths.push_back(path);
     }
   }
   ScanFileSystem* fs =
@@ -489,8 +510,28 @@ absl::StatusOr<Inventory> Inventory::Scan(const ScanOptions& options,
     threads = static_cast<int>(std::thread::hardware_concurrency());
     if (threads <= 0) threads = 1;
   }
-  Scanner scanner(options, fs, previous, std::move(root), threads);
+  // Checked before the walk: an unknown view is a caller's error.
+  for (const std::string& path : views) {
+    if (!ParseView(path)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "view path \"", absl::CHexEscape(path), "\" names no known view"));
+    }
+  }
+  Scanner scanner(walk, fs, previous, root, threads);
   STE_ASSIGN_OR_RETURN(Scanner::Result result, scanner.Run(*root_stat));
+  if (!views.empty()) {
+    STE_ASSIGN_OR_RETURN(std::vector<InventoryEntry> computed,
+                         ComputeViews(root, views, options.ignore, fs));
+    std::vector<InventoryEntry> merged;
+    merged.reserve(result.entries.size() + computed.size());
+    std::merge(std::make_move_iterator(result.entries.begin()),
+               std::make_move_iterator(result.entries.end()),
+               std::make_move_iterator(computed.begin()),
+               std::make_move_iterator(computed.end()), std::back_inserter(merged),
+               [](const InventoryEntry& a, const InventoryEntry& b) { return a.path < b.path; });
+    result.entries = std::move(merged);
+    result.stats.entries = result.entries.size();
+  }
   Inventory inventory;
   inventory.entries_ = std::move(result.entries);
   inventory.stats_ = result.stats;

@@ -154,13 +154,6 @@ void Scanner::IndexRegularFiles(const DirResult& dir) {
   for (const auto& sub : dir.subdirs) IndexRegularFiles(*sub);
 }
 
-void Scanner::Emit(DirResult* dir, std::vector<InventoryEntry>* out,
-                   ScanStats* stats) {
-  ++stats->directories;
-  out->push_back(std::move(dir->entry));
-  EmitBelow(dir, out, stats);
-}
-
 void Scanner::EmitBelow(DirResult* dir, std::vector<InventoryEntry>* out,
                         ScanStats* stats) {
   if (dir->subdirs.empty()) {  // a leaf: the files are in order already

@@ -176,8 +176,8 @@ class Scanner {
                                      EntryIter hi) const;
 
   void IndexRegularFiles(const DirResult& dir);
-  // Appends `dir`'s entry, then everything below it, in path order.
-  void Emit(DirResult* dir, std::vector<InventoryEntry>* out, ScanStats* stats);
+  // Appends everything below `dir`, in path order (a directory's own entry
+  // comes before its contents, except the root's: see Run).
   void EmitBelow(DirResult* dir, std::vector<InventoryEntry>* out,
                  ScanStats* stats);
 

@@ -137,6 +137,24 @@ TEST(InventoryScanTest, OrderIsByteOrderAroundTheSlash) {
   for (const std::string& p : paths) EXPECT_NE(inv->Find(p), nullptr) << p;
 }
 
+// The root's entry "." is no prefix of its children's paths: a name whose
+// first byte sorts below '.' ("#notes", "-x", " x") comes before it (an
+// inventory with "." first could not be read back).
+TEST(InventoryScanTest, RootNamesBelowTheDotSortBeforeTheRoot) {
+  TempTree tree;
+  for (const char* n : {"#notes", "-x", " x", "+y", "a", "\x01z"}) tree.Write(n, "1");
+  tree.Write("-d/f", "2");
+  absl::StatusOr<Inventory> inv = tree.Scan();
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_THAT(Paths(*inv),
+              ElementsAre("\x01z", " x", "#notes", "+y", "-d", "-d/f", "-x", ".", "a"));
+  EXPECT_EQ(inv->Find(".")->type, FileType::kDirectory);
+  EXPECT_EQ(inv->stats().directories, 2u);
+  absl::StatusOr<Inventory> back = Inventory::Parse(inv->Serialize());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->entries(), inv->entries());
+}
+
 TEST(InventoryScanTest, RootWithTrailingSlashAndBadRoots) {
   TempTree tree;
   tree.Write("f", "x");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -14,6 +15,10 @@ namespace {
 
 std::string TestOfScope(std::string_view scope) {
   return std::string(scope.substr(4));  // "//r/" + path
+}
+
+std::string_view BaseNameOf(std::string_view path) {
+  return path.substr(path.rfind('/') + 1);  // npos + 1 == 0
 }
 
 bool Added(const InventoryChange& c) {
@@ -44,7 +49,9 @@ std::vector<WideCause> WideCauses(
     for (const InventoryChange& e : changed) {
       size_t slash = e.path.rfind('/');
       std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : e.path.substr(0, slash);
-      if (parent != c.path || e.path == c.path || !(Added(e) || Deleted(e))) continue;
+      if (parent != c.path || e.path == c.path || IsViewPath(e.path) || !(Added(e) || Deleted(e))) {
+        continue;
+      }
       if (c.entries.size() < kMaxWideEntries) {
         c.entries.emplace_back(e.path, Added(e) ? "added" : "deleted");
       } else {
@@ -66,6 +73,38 @@ bool NamesOnly(const InventoryChange& c) {
 // came or went, which are changes of their own: the path rules (skip_all,
 // run_all) look at those entries, not at it.
 bool ListingEcho(const InventoryChange& c) { return c.path[0] != '/' && NamesOnly(c); }
+
+// True iff `path` (not a view's) is an entry of `view`'s directory that the
+// view looks at, or lies below one. The root's own basename is unknown
+// here: its "egg-info" counts for nothing (callers use this to be sure a
+// view's change is explained, never to widen).
+bool AtOrBelowWatchedEntry(const View& view, std::string_view path) {
+  std::string_view rest = path;
+  if (view.dir == kRootPath) {
+    if (path[0] == '/' || path == kRootPath) return false;
+  } else {
+    const std::string prefix = view.dir == "/" ? "/" : view.dir + "/";
+    if (path.substr(0, prefix.size()) != prefix || path.size() == prefix.size()) return false;
+    rest = path.substr(prefix.size());
+  }
+  const std::string_view basename =
+      view.dir == kRootPath ? std::string_view() : BaseNameOf(view.dir);
+  return ViewWatches(view, basename, rest.substr(0, rest.find('/')));
+}
+
+// A repo view's change that a real change in its directory explains: the
+// directory came, went or changed type, or an entry the view looks at came,
+// went or changed (or something below one did). What the real entries
+// cannot show (a view through a symlinked directory or entry) is not.
+bool BackedViewChange(const InventoryChange& c, const std::vector<InventoryChange>& changes) {
+  std::optional<View> view = ParseView(c.path);
+  if (!view) return false;
+  for (const InventoryChange& o : changes) {
+    if (o.path[0] == '/' || IsViewPath(o.path)) continue;
+    if (o.path == view->dir ? !NamesOnly(o) : AtOrBelowWatchedEntry(*view, o.path)) return true;
+  }
+  return false;
+}
 
 // The changes a test can see. An external directory is not walked: its
 // names changing is all there is of the change, and only a test that
@@ -108,6 +147,8 @@ std::string DescribeWideCause(const WideCause& c) {
   std::string what;
   if (c.kind.empty()) {
     what = c.change;
+  } else if (std::string view = DescribeViewChange(c.path, c.change); !view.empty()) {
+    what = std::move(view);
   } else if (c.kind == "listing" && !c.entries.empty()) {
     for (const auto& [path, word] : c.entries) {
       absl::StrAppend(&what, what.empty() ? "" : ", ", path, " ", word);
@@ -186,20 +227,29 @@ absl::StatusOr<std::vector<std::string>> DiscoverTests(const Config& config,
     return tests;
   }
   for (const InventoryEntry& e : inventory.entries()) {
-    if (e.path.empty() || e.path[0] == '/' || e.path == kRootPath) continue;
+    if (e.path.empty() || e.path[0] == '/' || e.path == kRootPath || IsViewPath(e.path)) continue;
     if (e.type != FileType::kRegular && e.type != FileType::kSymlink) continue;
     if (include.Matches(e.path) && !exclude.Matches(e.path)) tests.push_back(e.path);
   }
   return tests;
 }
 
-std::vector<std::string> ExternalPaths(const SelectionIndex& index) {
+std::vector<std::string> RequestedPaths(const SelectionIndex& index) {
   std::set<std::string> paths;
   for (size_t i = 0; i < index.key_count(); i++) {
     std::string_view p = index.key_path(i);
-    if (!p.empty() && p[0] == '/') paths.insert(std::string(p));
+    if (!p.empty() && (p[0] == '/' || IsViewPath(p))) paths.insert(std::string(p));
   }
   return {paths.begin(), paths.end()};
+}
+
+std::string DescribeViewChange(std::string_view path, std::string_view change) {
+  std::optional<View> view = ParseView(path);
+  if (!view) return "";
+  std::string out = absl::StrCat(view->dir, ": ", DescribeView(*view), " changed");
+  if (change == "added") out += " (the directory appeared)";
+  if (change == "deleted") out += " (the directory went)";
+  return out;
 }
 
 std::string_view ChangeWord(const InventoryChange& c) {
@@ -302,7 +352,8 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
   auto emptied = [&](const std::string& dir) {
     auto [from, to] = under(dir);
     for (auto e = from; e != to; ++e) {
-      if (e->type == FileType::kDirectory) continue;  // judged by its entries
+      // A directory is judged by its entries; a view is no entry.
+      if (e->type == FileType::kDirectory || IsViewPath(e->path)) continue;
       auto c = out.find(e->path);
       if (c == out.end() || !Deleted(c->second)) return false;
     }
@@ -336,6 +387,37 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
     listing(dir);
     candidates.push_back(dir);
   }
+  // Views (inventory.h): a list of paths names none. One of `base`
+  // changes when its directory came, went or changed type, or a path at or
+  // below an entry it looks at is named (wider than its value: a file
+  // inside a *.dist-info counts for ste-dists too).
+  std::vector<InventoryChange> views;
+  for (const InventoryEntry& e : entries) {
+    if (!IsViewPath(e.path)) continue;
+    std::optional<View> view = ParseView(e.path);
+    if (!view) continue;
+    bool touched = false, dir_deleted = false;
+    for (const auto& [path, c] : out) {
+      if (IsViewPath(path)) continue;
+      if (path == view->dir) {
+        if (!NamesOnly(c)) touched = true;
+        if (Deleted(c)) dir_deleted = true;
+      } else if (AtOrBelowWatchedEntry(*view, path)) {
+        touched = true;
+      }
+    }
+    if (!touched) continue;
+    InventoryChange v{e.path, ChangeKind::kModified, FileType::kRegular, FileType::kRegular};
+    if (e.type == FileType::kMissing) {
+      if (dir_deleted) continue;
+      v.change = ChangeKind::kAdded;
+      v.old_type = FileType::kMissing;
+    } else if (dir_deleted) {
+      v.change = ChangeKind::kDeleted;
+    }
+    views.push_back(std::move(v));
+  }
+  for (InventoryChange& v : views) out[v.path] = std::move(v);
   std::vector<InventoryChange> changes;
   for (auto& [path, c] : out) changes.push_back(std::move(c));
   return changes;
@@ -359,10 +441,15 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     // is of the change, and never skippable).
     bool only_skippable = true;
     size_t considered = 0;
+    // A repo view's change is the echo of its directory's real entries
+    // (as a names change is) when they explain it; an outside view, or
+    // one they do not explain, counts and is never skippable.
     for (const InventoryChange& c : changed) {
       if (ListingEcho(c)) continue;
+      const bool view = IsViewPath(c.path);
+      if (view && c.path[0] != '/' && BackedViewChange(c, changed)) continue;
       considered++;
-      if (c.path[0] == '/' || !rules.skip_all.Matches(c.path)) only_skippable = false;
+      if (c.path[0] == '/' || view || !rules.skip_all.Matches(c.path)) only_skippable = false;
     }
     if (considered > 0 && only_skippable) {
       Selection s;
@@ -375,7 +462,7 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     // ["deploy"]` fires when a file comes or goes in deploy/): wider, never
     // narrower.
     for (const InventoryChange& c : changed) {
-      if (c.path[0] == '/') continue;
+      if (c.path[0] == '/' || IsViewPath(c.path)) continue;  // views: echoes
       int i = rules.run_all.FirstMatch(c.path);
       if (i >= 0) {
         return SelectAll(absl::StrCat(c.path, " changed and matches selection.run_all '",
@@ -412,7 +499,11 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
   };
   for (const InventoryChange& c : changed) {
     absl::Status s;
-    if (Added(c)) {
+    if (IsViewPath(c.path)) {
+      // A view is a value: whatever way it changed (its directory came or
+      // went too), its dependents are the tests that used it.
+      s = add_key(c.path, DepKind::kContent, std::string(ChangeWord(c)));
+    } else if (Added(c)) {
       s = add_key(c.path, DepKind::kAbsent, "added");
     } else if (Deleted(c)) {
       s = add_key(c.path, DepKind::kContent, "deleted");

@@ -421,6 +421,21 @@ SelectionIndex::KeysMatchingPath(std::string_view path) const {
   return out;
 }
 
+absl::StatusOr<std::vector<std::pair<DepKey, Roaring>>>
+SelectionIndex::ViewsOf(std::string_view dir) const {
+  std::string prefix = dir == "." ? std::string() : dir == "/" ? "/" : std::string(dir) + "/";
+  prefix.push_back('\x01');
+  std::vector<std::pair<DepKey, Roaring>> out;
+  for (size_t i = LowerBoundKey(prefix, 0); i < n_keys_; ++i) {
+    std::string_view p = key_path(i);
+    if (p.substr(0, prefix.size()) != prefix) break;
+    if (p.find('/', prefix.size()) != std::string_view::npos) continue;
+    STE_ASSIGN_OR_RETURN(Roaring r, BitmapAt(i));
+    out.emplace_back(key(i), std::move(r));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<DepKey>> SelectionIndex::DependenciesOf(
     uint32_t test_id) const {
   std::vector<DepKey> out;

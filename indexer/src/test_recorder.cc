@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
+#include "ste/inventory.h"
 #include "ste/selection_index.h"
 #include "ste/traced_run.h"
 
@@ -77,6 +78,13 @@ class DirectoryResolver {
  private:
   absl::flat_hash_map<std::string, std::string> dirs_;  // "" = itself
 };
+
+// The directory of a view path: "." for one in the root, "/" for one in /.
+std::string ViewDirectory(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
 
 // "VAR=dir1:dir2:<VAR as inherited>".
 std::string Prepended(const char* var, const std::vector<std::string>& dirs) {
@@ -170,12 +178,25 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
       DepKind kind = r.kind == RecordKind::kContent  ? DepKind::kContent
                      : r.kind == RecordKind::kAbsent ? DepKind::kAbsent
                                                      : DepKind::kListing;
+      // A stat of "<dir>/\x01<view>" records a view (inventory.h, "Views").
+      const bool view = kind != DepKind::kListing && IsViewPath(r.path);
       // A path read through a symlinked directory names a file the
       // inventory does not walk: depend on the real one too.
       std::string canonical = resolver.Canonical(r.path);
       for (const std::string* abs : {&r.path, static_cast<const std::string*>(&canonical)}) {
         if (abs->empty()) continue;
         std::string path = RepoRelative(policy.root, *abs);
+        if (view) {
+          // A known view is a content dependency on its path; an unknown
+          // one the listing of its directory (coarser, never lost).
+          // inventory.ignore applies to the directory.
+          const bool known = ParseView(path).has_value();
+          std::string dir = ViewDirectory(path);
+          if (dir[0] != '/' && dir != "." && policy.ignore.Matches(dir)) continue;
+          by_scope[r.scope].insert(known ? DepKey{std::move(path), DepKind::kContent}
+                                         : DepKey{std::move(dir), DepKind::kListing});
+          continue;
+        }
         if (path[0] != '/' && path != "." && policy.ignore.Matches(path)) continue;
         by_scope[r.scope].insert(DepKey{std::move(path), kind});
       }

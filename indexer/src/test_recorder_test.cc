@@ -149,6 +149,32 @@ std::vector<ReduceCase> ReduceCases() {
        {"//r: shared(content)", kA + ": a(content)", kA + "-x: ax(content)",
         kA + "/test_one: one(content)", kB + ": b(content)"},
        {}, {}},
+      {"AKnownViewIsContentOfTheViewPathAnywhere",
+       {{{kA, kAbsent, "/repo/src/\x01ste-dists"},
+         {kA, kAbsent, "/repo/\x01ste-pth"},
+         {kA, kAbsent, "/nonexistent-ste/site/\x01ste-entry-points:pytest11"},
+         {kA, kAbsent, "/\x01ste-dists:foo"},
+         {kA, kContent, "/repo/lib/\x01ste-dists"}}},  // a reserved file that exists
+       {}, {}, absl::OkStatus(),
+       {kA + ": \x01ste-pth(content) /\x01ste-dists:foo(content) "
+             "/nonexistent-ste/site/\x01ste-entry-points:pytest11(content) "
+             "lib/\x01ste-dists(content) src/\x01ste-dists(content)"},
+       {}, {}},
+      {"AnUnknownViewIsTheListingOfItsDirectory",
+       {{{kA, kAbsent, "/repo/src/\x01ste-distz"},
+         {kA, kAbsent, "/repo/\x01"},
+         {kA, kAbsent, "/nonexistent-ste/site/\x01ste-dists:"},
+         {kA, kListing, "/repo/data/\x01dir"}}},  // a real directory so named, listed
+       {}, {}, absl::OkStatus(),
+       {kA + ": .(listing) /nonexistent-ste/site(listing) data/\x01dir(listing) src(listing)"},
+       {}, {}},
+      {"IgnoreAppliesToAViewsDirectory",
+       {{{kA, kAbsent, "/repo/build/lib/\x01ste-dists"},
+         {kA, kAbsent, "/repo/build/\x01ste-bogus"},
+         {kA, kAbsent, "/repo/\x01ste-dists"},
+         {kA, kAbsent, "/repo/src/x.dist-info.pth/\x01ste-pth"}}},
+       {"build/**", "build", "*.pth"}, {}, absl::OkStatus(),
+       {kA + ": \x01ste-dists(content)"}, {}, {}},
       {"DuplicatesAcrossRecordsAndLogsCountOnce",
        {{{kA, kContent, "/repo/z"}, {kA, kContent, "/repo/a"}, {kA, kContent, "/repo/z"}},
         {{kA, kContent, "/repo/z"}, {kA, kAbsent, "/repo/z"}, {kA, kListing, "/repo/a"}}},
@@ -287,6 +313,15 @@ TEST_F(ReduceLogsSymlinks,
   EXPECT_EQ(Shown(Reduce({{kA, kAbsent, root_ + "/ext/g.txt"}})),
             std::vector<std::string>{
                 kA + ": " + tmp_ + "/outside/g.txt(absent) ext/g.txt(absent)"});
+}
+
+TEST_F(ReduceLogsSymlinks, AViewThroughASymlinkedDirectoryIsAlsoRecordedForItsRealOne) {
+  EXPECT_EQ(Shown(Reduce({{kA, kAbsent, root_ + "/link/\x01ste-dists"}})),
+            std::vector<std::string>{kA + ": link/\x01ste-dists(content) real/\x01ste-dists(content)"});
+  EXPECT_EQ(Shown(Reduce({{kA, kAbsent, root_ + "/ext/\x01ste-pth"}})),
+            std::vector<std::string>{kA + ": " + tmp_ + "/outside/\x01ste-pth(content) ext/\x01ste-pth(content)"});
+  EXPECT_EQ(Shown(Reduce({{kA, kAbsent, root_ + "/link/\x01ste-nope"}})),
+            std::vector<std::string>{kA + ": link(listing) real(listing)"});
 }
 
 TEST_F(ReduceLogsSymlinks, ASymlinkedFileIsLeftAlone) {

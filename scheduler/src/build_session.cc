@@ -129,9 +129,9 @@ absl::StatusOr<uint32_t> BuildSession::InternPath(std::string_view path) {
 absl::Status BuildSession::AddExternal(const Inventory& external) {
   for (const InventoryEntry& e : external) {
     STE_RETURN_IF_ERROR(ValidateDependencyPath(e.path));
-    if (e.path[0] != '/') {
-      return absl::InvalidArgumentError(
-          absl::StrCat("an external file must be an absolute path: ", Quoted(e.path)));
+    if (e.path[0] != '/' && !ParseView(e.path)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "an external file must be an absolute path or a view path: ", Quoted(e.path)));
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -148,7 +148,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
                                                    ", not ", Quoted(r.test)));
   }
   const std::string own = TestScope(r.test);
-  std::vector<std::string> absolute;
+  std::vector<std::string> described;  // paths that need an AddExternal entry
   {
     std::lock_guard<std::mutex> lock(paths_mu_);
     for (const ResultScope& s : r.scopes) {
@@ -163,7 +163,12 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
           if (id >= paths_.size()) {
             return absl::InvalidArgumentError(absl::StrCat("unknown path id ", id));
           }
-          if (spec_.external && paths_[id][0] == '/') absolute.push_back(paths_[id]);
+          const std::string& path = paths_[id];
+          const bool outside = path[0] == '/';
+          // A view has a value only its entry gives: never dropped silently.
+          if ((spec_.external && outside) || (!outside && IsViewPath(path))) {
+            described.push_back(path);
+          }
         }
       }
     }
@@ -177,11 +182,12 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
       return absl::FailedPreconditionError(absl::StrCat("build ", id_, " is over: ",
                                                         failure_.empty() ? "complete" : failure_));
     }
-    for (const std::string& p : absolute) {
+    for (const std::string& p : described) {
       if (!external_.count(p)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "the result depends on ", Quoted(p), ", outside the repo, but no ExternalFiles "
-            "entry for it came first"));
+            "the result depends on ", Quoted(p),
+            IsViewPath(p) ? ", a view," : ", outside the repo,",
+            " but no ExternalFiles entry for it came first"));
       }
     }
   }

@@ -176,6 +176,51 @@ TEST_F(BuildSessionTest, RefusedResultsLeaveNothingBehind) {
       << "an ancestor scope's dependency is every test's";
 }
 
+TEST_F(BuildSessionTest, AViewNeedsItsEntryRepoOrNotAndAnUnknownOneIsRefused) {
+  const std::string repo_view = "src/\x01ste-dists";
+  const std::string outside_view = "/usr/lib/python3/dist-packages/\x01ste-entry-points:pytest11";
+  for (bool external : {true, false}) {
+    BuildSpec spec = Spec(2);
+    spec.external = external;
+    auto b = Create(std::move(spec));
+    std::vector<TestLease> leases = LeaseAll(*b, b->coordinator().RegisterWorker("w"), 2);
+    auto code = [&](const LeaseResult& r) { return b->Submit(r).status().code(); };
+    // A repo view has a value only its entry gives: needed whatever
+    // inventory.external says.
+    EXPECT_EQ(code(Result(*b, leases[0], {repo_view})), absl::StatusCode::kInvalidArgument)
+        << external;
+    // An outside view is an outside path.
+    EXPECT_EQ(code(Result(*b, leases[0], {outside_view})),
+              external ? absl::StatusCode::kInvalidArgument : absl::StatusCode::kOk)
+        << external;
+    InventoryEntry unknown;
+    unknown.path = "src/\x01ste-nonsense";
+    unknown.type = FileType::kRegular;
+    EXPECT_EQ(b->AddExternal(*Inventory::FromEntries({unknown}, 0)).code(),
+              absl::StatusCode::kInvalidArgument);
+    InventoryEntry plain = unknown;
+    plain.path = "src/b.py";
+    EXPECT_EQ(b->AddExternal(*Inventory::FromEntries({plain}, 0)).code(),
+              absl::StatusCode::kInvalidArgument)
+        << "a repo file is the checkout's inventory's, not an external one";
+    InventoryEntry view = unknown;
+    view.path = repo_view;
+    InventoryEntry outside = unknown;
+    outside.path = outside_view;
+    ASSERT_TRUE(b->AddExternal(*Inventory::FromEntries({view, outside}, 0)).ok());
+    size_t first = external ? 0 : 1;
+    EXPECT_TRUE(b->Submit(Result(*b, leases[first], {repo_view, outside_view})).ok());
+    if (external) {
+      EXPECT_TRUE(b->Submit(Result(*b, leases[1], {"src/a.py"})).ok());
+    }
+    auto loaded = LoadCompletedBaseline(*Store(), 100, 0);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    ASSERT_NE(loaded->inventory.Find(repo_view), nullptr) << "merged into the inventory";
+    EXPECT_EQ(loaded->inventory.Find(repo_view)->type, FileType::kRegular);
+    EXPECT_EQ(loaded->index->Lookup(repo_view, DepKind::kContent)->cardinality(), 1u);
+  }
+}
+
 TEST_F(BuildSessionTest, FailMarksTheBaselineFailedAndRefusesMore) {
   std::vector<std::string> logged;
   BuildSession::Options o;

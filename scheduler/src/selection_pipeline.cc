@@ -15,10 +15,10 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
   if (b) out.baseline = b->info;
 
   // 2. The tree now, hashed with the baseline's inventory as the stat
-  // cache and with the external files its tests read.
+  // cache and with the external files and the views its tests read.
   absl::StatusOr<TreeNow> tree =
       checkout.ReadTree(b ? &b->inventory : nullptr,
-                        b ? ExternalPaths(*b->index) : std::vector<std::string>{});
+                        b ? RequestedPaths(*b->index) : std::vector<std::string>{});
   if (!tree.ok()) {
     out.tree = tree.status();
     out.selection = SelectAll(absl::StrCat("cannot inventory the tree: ", tree.status().message()), {});

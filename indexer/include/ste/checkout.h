@@ -69,9 +69,12 @@ class Checkout {
 
   // The tree now. `stat_cache` (may be null) is the baseline's inventory,
   // to reuse hashes of unchanged files; `external` are the absolute paths
-  // outside the repository the baseline's tests read, to be inventoried
-  // too. An error means no test list can be made (callers run all and say
-  // so).
+  // outside the repository the baseline's tests read and the view paths
+  // they used (RequestedPaths), to be inventoried too. LocalCheckout also
+  // computes every view path of `stat_cache`; with `[inventory] external =
+  // false` it leaves out the absolute paths (views included) and keeps the
+  // repo views. An error means no test list can be made (callers run all
+  // and say so).
   virtual absl::StatusOr<TreeNow> ReadTree(const Inventory* stat_cache,
                                            const std::vector<std::string>& external) = 0;
 

@@ -58,6 +58,107 @@
 // Nothing is retried beyond that: callers widen the selection to "all" on
 // any error, and may simply scan again.
 //
+// Views
+//   A path whose last component starts with the byte 0x01 is a *view
+//   path*: "<dir>/\x01<view>", <dir> repo-relative ("src/\x01ste-dists")
+//   or absolute ("/usr/lib/python3/dist-packages/\x01ste-pth"), and
+//   "\x01<view>" alone for the root (what RepoRelative gives for
+//   "<root>/\x01<view>"). It names a *view* of directory <dir>: a function
+//   of its listing (and, for entry points, of files in it) that says
+//   exactly what one piece of CPython's stdlib (3.6 to 3.13) looks at there,
+//   so that a test can depend on that instead of on the whole listing
+//   (docs/concepts.md, "Views"). A process records one by stat'ing
+//   "<abs dir>/\x01<view>", which never exists (an `absent` record);
+//   ReduceLogs turns it into a `content` dependency on the view path.
+//
+//   The known views (<name> and <group> non-empty, without '/' or NUL);
+//   "names" are <dir>'s entries, minus inventory.ignore for a repo <dir>
+//   (an ignored path is invisible, as in a names-hash):
+//     ste-pth                 site.py's addsitedir: the names that end
+//                             with ".pth" (dot-names included: 3.6-3.12
+//                             read them, 3.13 skips them; wider).
+//     ste-dists               importlib.metadata's Lookup (and 3.8-3.9's
+//                             FastPath.search with no name): the names
+//                             whose lowercase ends with ".dist-info" or
+//                             ".egg-info", plus a name whose lowercase is
+//                             "egg-info" when <dir>'s basename lowercased
+//                             ends with ".egg" (for the root: the basename
+//                             of the absolute root).
+//     ste-dists:<name>        a by-name lookup (importlib.metadata.version,
+//                             distribution): the ste-dists names whose
+//                             distribution name, normalized, is
+//                             Normalize(<name>); a name's distribution name
+//                             is low.rpartition(".")[0].partition("-")[0]
+//                             (low: the name lowercased), for "egg-info"
+//                             the same of <dir>'s basename; Normalize is
+//                             Prepared.normalize: runs of [-_.] become "_",
+//                             lowercase. A name with a non-ASCII byte
+//                             always matches (Python lowercases Unicode;
+//                             wider). A superset of what 3.8-3.13 match.
+//     ste-entry-points:<group>  pluggy/pytest loading plugins (for dist in
+//                             distributions(): for ep in dist.entry_points:
+//                             if ep.group == group): per ste-dists name N,
+//                             what "<dir>/N/entry_points.txt" gives:
+//                               - nothing when it is missing or unreadable
+//                                 the ways Distribution.read_text suppresses
+//                                 (ENOENT, ENOTDIR, a directory, EACCES,
+//                                 EPERM), or when it is clean (below) and
+//                                 has no [<group>] pair;
+//                               - N and its [<group>] pairs in file order
+//                                 (name, value), as Sectioned and
+//                                 EntryPoints._from_text give them, when it
+//                                 is clean;
+//                               - N and the XXH3-128 of the whole file when
+//                                 it is not clean;
+//                               - N and a mark when it is neither a regular
+//                                 file nor a directory (a fifo, a socket).
+//                             Clean: Python 3.10+ (Sectioned) and 3.8-3.9
+//                             (configparser, delimiters "=") read it alike.
+//                             It is not when it has a non-ASCII byte, a
+//                             \v, \f, \x1c, \x1d or \x1e (line breaks
+//                             to str.splitlines only) or a '%' (configparser
+//                             interpolates), or a line (split at \n, \r\n,
+//                             \r; stripped as str.strip; not empty and not
+//                             starting with '#') that comes before the first
+//                             section (configparser raises), or whose raw
+//                             text starts with whitespace (a configparser
+//                             continuation), or that starts with '[' and is
+//                             not "[x]" with x non-empty and neither
+//                             starting with '[' nor ending with ']' (the
+//                             parsers name such sections differently; "[x]"
+//                             starts section x, unstripped), or that starts
+//                             section "DEFAULT" (configparser merges it
+//                             into every section) or one seen before, or a
+//                             pair line (any other) with no '=' or an empty
+//                             or repeated name (text before the first '=',
+//                             stripped) in its section (Python raises). So
+//                             a package whose entry points are only
+//                             [console_scripts]
+//                             leaves ste-entry-points:pytest11 unchanged,
+//                             and a new plugin, a changed one or a file
+//                             Python may fail on changes it.
+//   Any other view name is unknown: ReduceLogs records a `listing` of
+//   <dir> instead, and a scan asked for one fails (InvalidArgument).
+//
+//   Entry. A view path is requested (ScanOptions::view_paths, ComputeViews),
+//   never found by the walk; a real file or directory whose name is a known
+//   view ("\x01ste-dists") is reserved: the walk makes no entry for it,
+//   though it counts in its directory's names-hash. The entry of a view:
+//     kRegular, every stat field zero (only the value can differ), hash =
+//               XXH3-128 of the view's value: its name (for
+//               ste-dists:<name>, with <name> normalized), '\0', then
+//               for a names view each matching name followed by '\0' in
+//               byte order; for ste-entry-points, per contributing name in
+//               byte order: u64 length + bytes of the name, one tag byte
+//               'P' (u64 count, then per pair u64 length + bytes of its
+//               name and of its value), 'H' (16 canonical hash bytes) or
+//               'O' (a mark). u64s little-endian.
+//     kMissing  <dir> does not exist, is not a directory after following
+//               symlinks (as os.listdir), or cannot be listed (EACCES: the
+//               stdlib then sees no names either).
+//   Other errors (EIO, ELOOP, a file that keeps changing while read) fail
+//   the scan: callers select all.
+//
 // On-disk format, version 1 (all integers little-endian):
 //
 //   offset  size        field
@@ -101,6 +202,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -237,6 +339,13 @@ struct ScanOptions {
   // kMissing entry, so that its later appearance is a change. Duplicates are
   // allowed and collapse.
   std::vector<std::string> external_paths;
+  // A view path among external_paths is computed as if in view_paths.
+  // View paths (see "Views" above) to compute as well, each as one entry:
+  // repo-relative ones against `root` (inventory.ignore applies to the
+  // names they see), absolute ones normalized (ignore does not apply).
+  // InvalidArgument for a path that is not a known view. Duplicates
+  // collapse.
+  std::vector<std::string> view_paths;
   // Worker threads for the walk and for hashing; 0 = hardware concurrency.
   int threads = 0;
   // The file system to use; null = RealScanFileSystem(). Not owned.
@@ -263,11 +372,64 @@ struct InventoryDiff {
   std::string ToJsonLines() const;
 };
 
+// ---- Views (see "Views" at the top of this file) ----
+
+// The byte that starts the last component of a view path.
+inline constexpr char kViewMark = '\x01';
+
+// True iff the last component of `path` starts with kViewMark: a view
+// path, of a known view or not.
+bool IsViewPath(std::string_view path);
+
+enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints };
+
+// A view path of a known view, parsed.
+struct View {
+  std::string dir;   // ".", "src", "/usr/lib/python3/dist-packages"
+  std::string name;  // after the mark: "ste-dists:foo_bar"
+  ViewKind kind = ViewKind::kPth;
+  // kDistsNamed: the name as given, normalized (NormalizeDistName);
+  // kEntryPoints: the group; "" otherwise.
+  std::string arg;
+};
+
+// The view `path` names; nullopt when `path` is not a view path or names
+// an unknown view.
+std::optional<View> ParseView(std::string_view path);
+
+// True iff `component` (a path's last component) is the mark followed by a
+// known view's name: what the walk reserves.
+bool IsKnownViewComponent(std::string_view component);
+
+// importlib.metadata's Prepared.normalize for ASCII: runs of '-', '_', '.'
+// become one '_', ASCII letters are lowercased, other bytes are kept.
+std::string NormalizeDistName(std::string_view name);
+
+// True iff `view` looks at the entry `name` of its directory, whose own
+// basename is `dir_basename` (the .egg case).
+bool ViewWatches(const View& view, std::string_view dir_basename,
+                 std::string_view name);
+
+// What a view is, for a user: "the *.pth names", "the *.dist-info and
+// *.egg-info names", "the distributions named foo_bar", "entry points
+// [pytest11] of its distributions".
+std::string DescribeView(const View& view);
+
+// The entries of `view_paths` (see ScanOptions::view_paths; `root` is the
+// absolute, normalized repo root the repo-relative ones are under), sorted
+// by path, duplicates collapsed. `fs` null = RealScanFileSystem(). Errors:
+// InvalidArgument for a path that is not a known view, or see "Views"
+// above.
+absl::StatusOr<std::vector<InventoryEntry>> ComputeViews(
+    const std::string& root, const std::vector<std::string>& view_paths,
+    const GlobSet& ignore, ScanFileSystem* fs);
+
 class Inventory {
  public:
   Inventory() = default;  // empty, taken_at_ns 0
 
-  // Walks options.root (and options.external_paths), hashing in parallel.
+  // Walks options.root (and options.external_paths, and computes
+  // options.view_paths), hashing in parallel.
   // `previous`, if not null, is a stat cache (see the top of this file); it
   // may come from another machine or root: only matching stats are reused.
   // Errors: InvalidArgument for a bad root or external path, or see
@@ -304,8 +466,9 @@ class Inventory {
   //     missing is kDeleted, missing on both sides or on one side and absent
   //     on the other is no change);
   //   - a path in both is kModified when the type differs, the hash differs
-  //     (for a directory: its names-hash, i.e. its listing), or a regular
-  //     file's executable bits (0111) differ.
+  //     (for a directory: its names-hash, i.e. its listing; for a view: its
+  //     value), or a regular file's executable bits (0111) differ (a
+  //     view's mode is zero: only its value can change it).
   // Stat fields alone (mtime, inode, …) never make a change.
   static InventoryDiff Diff(const Inventory& base, const Inventory& head);
 

@@ -12,9 +12,10 @@
 //               ∪ mandatory ∪ opaque;  empty -> none, every test -> all
 // where affected = tests depending on (p, content) for p modified or
 // deleted, (p, absent) for p added, (d, listing) for a directory d whose
-// names changed. An external path that appears (was kMissing) counts as
-// added, one that disappears as deleted. Rules 3 and 4 apply only when
-// something changed.
+// names changed, and (v, content) for a view v (inventory.h, "Views")
+// changed in any way (its directory came or went too). An external path
+// that appears (was kMissing) counts as added, one that disappears as
+// deleted. Rules 3 and 4 apply only when something changed.
 //
 // A directory's `content` (a stat of it) is its existence and type: it is
 // affected when the directory is deleted or replaced (by a file, a link),
@@ -25,7 +26,12 @@
 //   - an external directory whose names changed and that no test lists is
 //     no change at all (Selection::changed leaves it out): e.g. the
 //     checkout's parent, which pytest stats, when a directory is created
-//     next to the checkout. A listed one counts, and is never skippable.
+//     next to the checkout. A listed one counts, and is never skippable;
+//   - a repo view's change is an echo too, of the real entries of its
+//     directory that explain it (rule 4 never looks at it, rule 3 when no
+//     real change explains it: a view through a symlink); an external
+//     view's, like a listed external directory's, counts and is never
+//     skippable.
 //
 // Fail safe: any error while reading the index (a corrupt bitmap, ...)
 // widens the answer to all, with the error as the reason. Never narrows.
@@ -119,7 +125,9 @@ Selection SelectAll(std::string reason, const std::vector<std::string>& head_tes
                     std::vector<InventoryChange> changed = {});
 
 // One line for a user: "NOTES.txt added: listing of . -> 31 tests",
-// "src/a.py modified: content -> 6 tests", "new test -> 4 tests".
+// "src/a.py modified: content -> 6 tests", "new test -> 4 tests", for a
+// view (DescribeViewChange) ".: the *.dist-info and *.egg-info names
+// changed -> 12 tests".
 std::string DescribeWideCause(const WideCause& cause);
 
 // Changes given as paths (e.g. `git diff --name-status`: each path with
@@ -131,7 +139,10 @@ std::string DescribeWideCause(const WideCause& cause);
 // "added" path `base` has (a directory replaced by a file or a link) is a
 // modification from base's type; a repo directory all of whose entries
 // are deleted (and none added) is deleted, with the directories beneath
-// it. Sorted by path. InvalidArgument for another change word.
+// it; a view of `base` whose directory came, went or changed type, or with
+// a path named at or below an entry it looks at, changed (widely: a list
+// of paths cannot tell its value). Sorted by path. InvalidArgument for
+// another change word.
 absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
     const Inventory& base,
     const std::vector<std::pair<std::string, std::string>>& paths);
@@ -149,9 +160,17 @@ std::string_view ChangeWord(const InventoryChange& change);
 absl::StatusOr<std::vector<std::string>> DiscoverTests(const Config& config,
                                                        const Inventory& inventory);
 
-// Absolute paths among an index's keys: the external files a head
-// inventory must include to be compared with the baseline's.
-std::vector<std::string> ExternalPaths(const SelectionIndex& index);
+// The paths among an index's keys a head inventory must request beyond
+// its walk to be compared with the baseline's: the absolute ones (files
+// outside the repository) and the view paths (inventory.h, "Views"),
+// repo-relative ones included. Sorted, unique.
+std::vector<std::string> RequestedPaths(const SelectionIndex& index);
+
+// How the change of a view path reads: "<dir>: <what the view is> changed"
+// (DescribeView), "(the directory appeared)" or "(the directory went)"
+// added for the change words "added" and "deleted". "" when `path` is not
+// a known view's.
+std::string DescribeViewChange(std::string_view path, std::string_view change);
 
 }  // namespace ste
 

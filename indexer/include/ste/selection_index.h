@@ -278,6 +278,11 @@ class SelectionIndex {
   // For `ste why PATH`.
   absl::StatusOr<std::vector<std::pair<DepKey, Roaring>>> KeysMatchingPath(
       std::string_view path) const;
+  // Every key on a view path of directory `dir` ("<dir>/\x01<view>", for
+  // "." "\x01<view>"; inventory.h, "Views") with its tests, in key order.
+  // For `ste why DIR`.
+  absl::StatusOr<std::vector<std::pair<DepKey, Roaring>>> ViewsOf(
+      std::string_view dir) const;
   // Every key whose bitmap holds `test_id`, in DepKey order. Reads every
   // bitmap: O(index size). For `ste deps TEST`. Requires: id < test_count().
   absl::StatusOr<std::vector<DepKey>> DependenciesOf(uint32_t test_id) const;

@@ -19,6 +19,11 @@
 //     paths outside stay absolute; records under the log directory and the
 //     test's private temporary directory (runner.private_tmp) and repo
 //     paths matching inventory.ignore are dropped;
+//   - an `absent` (or `content`) record of a view path "<dir>/\x01<view>"
+//     (inventory.h, "Views") becomes a `content` dependency on the view
+//     path when the view is known, a `listing` of <dir> when it is not;
+//     inventory.ignore applies to <dir>, and a symlinked <dir> is also
+//     recorded as its real directory, as above;
 //   - `write` records are outputs, not dependencies: dropped, but
 //     remembered: a `content` record of a path the test wrote that does
 //     not exist when the test is over (a temporary file it created and

@@ -58,7 +58,9 @@ struct BuildSpec {
   Inventory inventory;           // the checkout, before any test ran
   // Results depending on an absolute path must have sent its inventory
   // entry (AddExternal) first. Off when ste.toml says inventory.external =
-  // false (then absolute paths are not dependencies either).
+  // false (then absolute paths, views of outside directories included, are
+  // in the index but never inventoried, so no change to them is seen).
+  // Repo view paths need their entry either way.
   bool external = true;
 };
 
@@ -126,14 +128,17 @@ class BuildSession {
   // The builder's id for a validated path (InvalidArgument otherwise).
   absl::StatusOr<uint32_t> InternPath(std::string_view path);
 
-  // Entries of files outside the repo, hashed where the tests ran: every
-  // path absolute and valid. The first entry for a path wins.
+  // Entries of files outside the repo and of views (inventory.h, "Views"),
+  // computed where the tests ran: every path valid, and absolute or a
+  // repo-relative path of a known view (InvalidArgument otherwise). The
+  // first entry for a path wins.
   absl::Status AddExternal(const Inventory& external);
 
   // A result. Errors (InvalidArgument), and then nothing is taken: an
   // unknown lease, a test other than the lease's, a scope that is neither
   // the test's, beneath it nor above it, an unknown path id, an absolute
-  // content path with no external entry. FailedPrecondition when the build
+  // path (unless the build has no external files) or a repo view path
+  // with no AddExternal entry. FailedPrecondition when the build
   // is no longer running. Otherwise kAccepted (fed to the index; the last
   // one stores the baseline before returning) or kDuplicate (ignored).
   absl::StatusOr<BuildCoordinator::Acceptance> Submit(const LeaseResult& result);

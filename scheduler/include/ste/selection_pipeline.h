@@ -7,7 +7,8 @@
 //   1. the baseline: source.Load(checkout.Lookup(query)) (by id, commit,
 //      the commits a shallow clone can see, or MRI)
 //   2. the tree now: checkout.ReadTree(baseline inventory as stat cache,
-//      the baseline's external paths)      -- an error: no test list
+//      RequestedPaths of its index: the files outside the repo and the
+//      views its tests used)                -- an error: no test list
 //   3. no usable baseline                  -> all (guardrail 1)
 //   4. the changes: Inventory::Diff, or ChangesFromPaths for a caller that
 //      sent changed paths

@@ -383,7 +383,7 @@ Status SchedulerService::GetBaseline(grpc::ServerContext* ctx, const v1::GetBase
   }
   resp->set_found(true);
   ToProto((*base)->info, resp->mutable_baseline());
-  for (const std::string& p : ExternalPaths(*(*base)->index)) resp->add_external_paths(p);
+  for (const std::string& p : RequestedPaths(*(*base)->index)) resp->add_external_paths(p);
   return Status::OK;
 }
 

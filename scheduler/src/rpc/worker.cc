@@ -231,18 +231,23 @@ void Worker::Sanitize(TestRecord* r) {
 
 bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* sent,
                              v1::ReportMessage* out) {
-  if (!o_.config.inventory_external) return false;
-  std::vector<std::string> wanted, unhashed;
+  // Files outside the repo (unless inventory.external = false) and every
+  // view (inventory.h, "Views"; outside ones follow inventory.external):
+  // the scheduler needs an entry for each, and cannot compute one.
+  std::vector<std::string> wanted, unhashed, views;
   for (const ScopeDependencies& s : record.deps.scopes) {
     for (const DepKey& k : s.deps) {
-      if (k.path[0] == '/' && !sent->count(k.path)) wanted.push_back(k.path);
+      const bool outside = k.path[0] == '/';
+      if (outside ? !o_.config.inventory_external : !IsViewPath(k.path)) continue;
+      if (!sent->count(k.path)) wanted.push_back(k.path);
     }
   }
   if (wanted.empty()) return false;
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   for (const std::string& p : wanted) {
-    if (!external_.count(p)) unhashed.push_back(p);
+    if (external_.count(p)) continue;
+    (IsViewPath(p) ? views : unhashed).push_back(p);
   }
   if (!unhashed.empty()) {
     // Hashed as the embedded record does: each as one entry, from a root
@@ -262,6 +267,17 @@ bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* se
       } else {
         Log(absl::StrCat("cannot hash files outside the repo: ", hashed.status().message()));
       }
+    }
+  }
+  if (!views.empty()) {
+    // Against this worker's checkout (a repo view, with its ignores) or
+    // the absolute directory they name.
+    absl::StatusOr<std::vector<InventoryEntry>> computed =
+        ComputeViews(o_.config.root, views, o_.config.inventory_ignore, nullptr);
+    if (computed.ok()) {
+      for (InventoryEntry& e : *computed) external_.emplace(e.path, std::move(e));
+    } else {
+      Log(absl::StrCat("cannot compute the views tests used: ", computed.status().message()));
     }
   }
   std::vector<InventoryEntry> entries;
