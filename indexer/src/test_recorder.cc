@@ -105,8 +105,9 @@ std::string PythonHookDir(const Config& config, const RunOneTestOptions& options
 // The rest of the hook's environment (integrations/python/ste_site/
 // ste_names.py, "How it gets in early"): PYTHONUSERBASE set to ste's
 // ste_userbase, whose .pth installs the hook before site.py scans the
-// machine's site-packages, and the user base it replaces in
-// STE_PYTHONUSERBASE ("" for the default ~/.local) for the hook to add back.
+// machine's site-packages, the user base it replaces in STE_PYTHONUSERBASE
+// ("" for the default ~/.local) for the hook to add back, and
+// STE_PYTHON_VIEWS=1.
 void AddPythonHookEnv(const Config& config, const RunOneTestOptions& options,
                       std::vector<std::string>* env) {
   if (PythonHookDir(config, options).empty()) return;
@@ -119,6 +120,9 @@ void AddPythonHookEnv(const Config& config, const RunOneTestOptions& options,
   }
   env->push_back("PYTHONUSERBASE=" + ours);
   env->push_back("STE_PYTHONUSERBASE=" + real);
+  // This ste turns the hook's views into dependencies (ReduceLogs, the
+  // inventory's views): the hook may pause the listings it replaces.
+  env->push_back("STE_PYTHON_VIEWS=1");
 }
 
 }  // namespace

@@ -14,13 +14,12 @@
 //   tests/conftest.py     a fixture every test uses
 //   tests/test_*.py (8), tests/sub1/test_*.py (7), tests/sub2/test_*.py (7)
 //
-// What stays a listing (integrations/README.md, "Known limits"): with
-// `python3 -m pytest` the working directory (the root) is sys.path[0] when
-// pytest loads its plugins, and importlib.metadata lists it looking for
-// *.dist-info: a new file at the root then selects every test, each for
-// that one listing alone. `python3 -P -m pytest` (3.11: no cwd on sys.path;
-// the ini still adds it later) shows the rest: nothing of the root is then
-// listed.
+// With `python3 -m pytest` the working directory (the root) is sys.path[0]
+// when pytest loads its plugins, and importlib.metadata scans it for
+// *.dist-info: the hook records that scan as a view (`\x01ste-entry-points:
+// pytest11`, `\x01ste-dists`), not as a listing, so a note file at the root
+// selects nothing; `python3 -P -m pytest` (3.11: no cwd on sys.path) the
+// same. Nothing of the repository is listed in either (`ste deps`).
 #include <unistd.h>
 
 #include <map>
@@ -48,7 +47,7 @@ struct Setup {
   std::string name;
   std::string runner;     // the [runner] table's lines
   bool batch;             // kind = "pytest": pytest's setup is shared
-  bool root_on_sys_path;  // python3 -m: importlib.metadata lists the root
+  bool root_on_sys_path;  // python3 -m: importlib.metadata scans the root (a view)
   bool names;             // runner.python_imports
 };
 
@@ -144,6 +143,12 @@ class PythonImports : public ::testing::TestWithParam<Setup> {
       W(TestPath(n), text + "\n\ndef test_it(one):\n" + checks);
       all_.insert(TestPath(n));
     }
+    // The user's site-packages (PYTHONUSERBASE), where `pip install --user`
+    // puts packages: already holding one, as a real one would.
+    userbase_ = MakeTempDir();
+    user_site_ = userbase_ + "/lib/python" + PythonVersion() + "/site-packages";
+    WriteFile(user_site_ + "/already/__init__.py", "");
+    WriteFile(user_site_ + "/already-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: already\nVersion: 1.0\n");
     W("ste.toml", "[tests]\ninclude = [\"tests/**/test_*.py\"]\n[runner]\n" + GetParam().runner +
                       "[inventory]\nignore = [\"**/__pycache__/**\"]\n");
     ::ste::testing::InitGitRepo(root_);
@@ -163,7 +168,27 @@ class PythonImports : public ::testing::TestWithParam<Setup> {
   }
   Spawned Ste(std::vector<std::string> args) {
     args.insert(args.begin(), kSte);
-    return Spawn(args, {"STE_INTEGRATIONS=" + kIntegrations, "PYTHONDONTWRITEBYTECODE="}, root_);
+    return Spawn(args,
+                 {"STE_INTEGRATIONS=" + kIntegrations, "PYTHONDONTWRITEBYTECODE=",
+                  "PYTHONUSERBASE=" + userbase_},
+                 root_);
+  }
+  static std::string PythonVersion() {
+    Spawned v = Spawn({kPython, "-c", "import sys; print('%d.%d' % sys.version_info[:2], end='')"});
+    return v.out;
+  }
+  // Writes `files` (path under the user site -> content), selects, removes them.
+  Explained SelectAfterInstalling(const std::map<std::string, std::string>& files) {
+    for (const auto& [rel, content] : files) WriteFile(user_site_ + "/" + rel, content);
+    Explained e = Select();
+    for (const auto& [rel, content] : files) {
+      EXPECT_EQ(unlink((user_site_ + "/" + rel).c_str()), 0) << rel;
+      for (std::string dir = rel; dir.find('/') != std::string::npos;) {
+        dir = dir.substr(0, dir.rfind('/'));
+        rmdir((user_site_ + "/" + dir).c_str());  // once empty
+      }
+    }
+    return e;
   }
   Explained Select() {
     Spawned s = Ste({"select", "--explain"});
@@ -191,7 +216,7 @@ class PythonImports : public ::testing::TestWithParam<Setup> {
   // A file that no import could find: with the root listed (python3 -m),
   // only that listing selects, else nothing or next to nothing.
   void ExpectNoImportSelects(const Explained& e, bool in_root) {
-    if (in_root && GetParam().root_on_sys_path) {
+    if (in_root && !GetParam().names) {
       for (const auto& [test, reasons] : e) EXPECT_TRUE(OnlyTheRootListing(reasons)) << test;
     } else {
       EXPECT_LE(e.size(), 2u) << ::testing::PrintToString(Names(e));
@@ -218,6 +243,7 @@ class PythonImports : public ::testing::TestWithParam<Setup> {
   }
 
   std::string root_;
+  std::string userbase_, user_site_;
   std::set<std::string> all_;
 };
 
@@ -232,7 +258,8 @@ TEST_P(PythonImports, AddedFilesSelectTheTestsWhoseImportsTheyCouldChange) {
                       "src/nspkg/__init__.py", false);
     return;
   }
-  const bool root_listed = GetParam().root_on_sys_path;
+  // The root's scan by importlib.metadata is a view now: never a listing.
+  const bool root_listed = false;
   // (a) a note file at the root, in src/ and in tests/ (all on sys.path).
   ExpectNoImportSelects(SelectAfterAdding("NOTES.txt"), true);
   ExpectNoImportSelects(SelectAfterAdding("src/NOTES.txt"), false);
@@ -279,9 +306,9 @@ TEST_P(PythonImports, AddedFilesSelectTheTestsWhoseImportsTheyCouldChange) {
     ExpectSelectedFor(conftest, sub1, "tests/sub1/conftest.py", false);
   }
 
-  // What is left of the listings inside the repository (`ste deps`): the
-  // root's with python3 -m, none without; and what the hook records
-  // instead: the names the imports looked for.
+  // What is left of the listings inside the repository (`ste deps`): none;
+  // and what the hook records instead: the names the imports looked for,
+  // and with python3 -m the views of the root importlib.metadata scanned.
   for (int n : {1, 12}) {
     Spawned deps = Ste({"deps", TestPath(n)});
     ASSERT_EQ(deps.exit_code, 0) << deps.err;
@@ -292,6 +319,9 @@ TEST_P(PythonImports, AddedFilesSelectTheTestsWhoseImportsTheyCouldChange) {
     }
     EXPECT_EQ(listed, root_listed ? std::set<std::string>{"."} : std::set<std::string>{})
         << TestPath(n) << "\n" << deps.out;
+    if (GetParam().root_on_sys_path) {
+      EXPECT_NE(deps.out.find("ste-entry-points:pytest11"), std::string::npos) << deps.out;
+    }
     const std::string m = kAppModules[n % 5];
     for (const std::string& dep : std::vector<std::string>{"absent\tapp\n", "absent\tapp.py\n", "content\tsrc/app\n",
                                    "content\tsrc/app/__init__.py\n", "absent\tsrc/app/" + m + "\n",
@@ -299,6 +329,49 @@ TEST_P(PythonImports, AddedFilesSelectTheTestsWhoseImportsTheyCouldChange) {
       EXPECT_NE(deps.out.find(dep), std::string::npos) << dep << " not in\n" << deps.out;
     }
   }
+}
+
+// A package installed where Python finds it (the user site, as `pip
+// install --user` would; `apt-get install python3-x` does the same in
+// /usr/lib/python3/dist-packages): site.py scans the directory for *.pth,
+// importlib.metadata for *.dist-info (pytest enumerates every distribution
+// for plugins), imports look for names in it. Only what could change a
+// test selects it.
+TEST_P(PythonImports, InstalledPackagesSelectOnlyTheTestsTheyCouldChange) {
+  const std::string metadata = "Metadata-Version: 2.1\nName: tabl\nVersion: 0.9\n";
+  if (!GetParam().names) {
+    // CPython's own scans: listings of the user site.
+    EXPECT_EQ(Names(SelectAfterInstalling({{"tabl/__init__.py", ""}})), all_);
+    return;
+  }
+  // An unrelated package with a console script (what most are).
+  Explained unrelated = SelectAfterInstalling({
+      {"tabl/__init__.py", "def main():\n    pass\n"},
+      {"tabl-0.9.dist-info/METADATA", metadata},
+      {"tabl-0.9.dist-info/RECORD", "tabl/__init__.py,,\n"},
+      {"tabl-0.9.dist-info/entry_points.txt", "[console_scripts]\ntabl = tabl:main\n"},
+  });
+  EXPECT_LE(unrelated.size(), 2u) << ::testing::PrintToString(unrelated);
+  // A module of a name no test imports; the same name as an imported
+  // module, but behind the directories where it is found (the user site is
+  // after src/ and the standard library).
+  EXPECT_LE(SelectAfterInstalling({{"lonely.py", ""}}).size(), 2u);
+  EXPECT_LE(SelectAfterInstalling({{"helpers.py", ""}, {"colorsys.py", ""}}).size(), 2u);
+  // A pytest plugin: pytest loads it in every test.
+  Explained plugin = SelectAfterInstalling({
+      {"probe_plugin.py", "PROBE = 1\n"},
+      {"probe_plugin-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: probe-plugin\nVersion: 1.0\n"},
+      {"probe_plugin-1.0.dist-info/entry_points.txt", "[pytest11]\nprobe = probe_plugin\n"},
+  });
+  EXPECT_EQ(Names(plugin), all_);
+  // A .pth file: site.py runs it in every Python process.
+  EXPECT_EQ(Names(SelectAfterInstalling({{"zz_extra.pth", "import os\n"}})), all_);
+  // A broken entry_points.txt: pytest fails to start.
+  EXPECT_EQ(Names(SelectAfterInstalling({
+                {"tabl-0.9.dist-info/METADATA", metadata},
+                {"tabl-0.9.dist-info/entry_points.txt", "[console_scripts]\nno equals sign\n"},
+            })),
+            all_);
 }
 
 INSTANTIATE_TEST_SUITE_P(Python, PythonImports,
