@@ -3,13 +3,16 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Debian 12 packages the build, the tests and the benchmarks need.
+# Debian 12 packages the build, the tests and the benchmarks need
+# (liburing2 only for the interceptor test that liburing is refused io_uring;
+# that part skips without it).
 DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   libroaring-dev libabsl-dev libxxhash-dev libtomlplusplus-dev \
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
-  ruby ruby-minitest ruby-rspec binutils openssl
+  ruby ruby-minitest ruby-rspec binutils openssl \
+  liburing2
 
 # npm tooling, pinned: the GitHub action and workflows are validated with
 # it in `make test` (ctest GithubActionsValid).

@@ -20,7 +20,7 @@
  * The files are layers, each calling only the layers below it (any of
  * them, not only the next); nothing calls back up:
  *
- *   hooks -> process -> record -> scope -> log -> path -> sys
+ *   hooks -> child -> process -> record -> scope -> log -> path -> sys
  *
  * A layer's header includes only headers of layers below
  * (the hooks have none), so a loop cannot be written without an #include
@@ -30,14 +30,20 @@
  * (the process layer empties the dedup set after the log opened a forked
  * child's file) or passes it down (the log directory to ste_log_open).
  *
- *   layer hooks:   preload.c exec.c runner_api.c
+ *   layer hooks:   preload.c exec.c syscall.c runner_api.c
  *       exported entry points: files, stat, dirs, dlopen, fork here;
- *       exec and spawn in exec.c; the runner API (ste/scope.h)
+ *       exec and spawn in exec.c; syscall(3) and io_uring set-up (refused)
+ *       in syscall.c; the runner API (ste/scope.h)
+ *   layer child:   exec_child.h exec_child.c
+ *       what an exec depends on (program, PATH probes, interpreter, can
+ *       the loader preload us) and the traced child's environment: shared
+ *       by exec.c and syscall.c
  *   layer process: process.h process.c
  *       lazy start (ste_enabled), fork handler, a forked child taking over
  *       its own log, loaded objects, the control paths (ste/control.h: a
  *       thread pausing its listings), ste_note* (control, resolve, skip,
- *       dedup fast path): what every hook records through
+ *       dedup fast path, an open's flags, an fd's listing): what every
+ *       hook records through; the io_uring verdict
  *   layer record:  record.h record.c
  *       the dedup set; one resolved path appended in the current scope
  *   layer scope:   scope_stack.h scope_stack.c
@@ -53,6 +59,12 @@
  *   STE_LOG_DIR  directory for the per-process logs; unset: record nothing
  *   STE_SCOPE    the scope this process tree starts in (default "//r")
  *   LD_PRELOAD   contains this library
+ * and one a user may set (read at start, passed on like any variable):
+ *   STE_ALLOW_IO_URING=1  let io_uring_setup through (syscall(3), liburing)
+ *                instead of failing it with ENOSYS; the library cannot see
+ *                what a ring does to files, so each process that sets one
+ *                up records "<io_uring>" as unfollowed: its test is opaque
+ *                (always selected). See syscall.c.
  *
  * What is recorded, and how: ste/log_format.h and docs/HACKING.md. A
  * process talks back to the library by looking up reserved paths
@@ -111,17 +123,7 @@ static int takes_mode(int flags) {
 
 static void note_open(int dirfd, const char* path, int flags, int ret,
                       int err) {
-  if ((flags & O_TMPFILE) == O_TMPFILE) return; /* an unnamed output */
-  int access_mode = flags & O_ACCMODE;
-  if (ret >= 0 && access_mode == O_WRONLY) {
-    ste_note(STE_KIND_WRITE, STE_OP_OPEN, dirfd, path);
-    return;
-  }
-  ste_note_lookup(STE_OP_OPEN, dirfd, path, ret >= 0, err);
-  /* A read-write open that may have created the file is an output too. */
-  if (ret >= 0 && access_mode == O_RDWR && (flags & O_CREAT)) {
-    ste_note(STE_KIND_WRITE, STE_OP_OPEN, dirfd, path);
-  }
+  ste_note_open(dirfd, path, flags, ret >= 0, err);
 }
 
 #define OPEN_HOOK(name, real_call, dirfd_expr)             \
@@ -405,17 +407,7 @@ DIR* opendir(const char* path) {
 DIR* fdopendir(int fd) {
   DIR* ret = STE_REAL(fdopendir)(fd);
   int err = errno;
-  /* Paused (ste/control.h): not even the unfollowed record. */
-  if (ret && ste_enabled() && !ste_listings_paused()) {
-    char path[STE_PATH_CAP];
-    size_t n = ste_path_of_fd(fd, path, sizeof path);
-    if (n) {
-      ste_note_abs(STE_KIND_LISTING, STE_OP_OPENDIR, path,
-                   ste_path_normalise(path, n));
-    } else {
-      ste_note_abs(STE_KIND_UNFOLLOWED, STE_OP_OPENDIR, "<fdopendir>", 11);
-    }
-  }
+  if (ret) ste_note_fd_listing(fd, "<fdopendir>");
   errno = err;
   return ret;
 }

@@ -42,6 +42,7 @@ _Atomic uint32_t ste_dlopen_calls;
 enum { kUninitialised = 0, kInitialising = 1, kEnabled = 2, kDisabled = 3 };
 static _Atomic int state;
 static __thread int initialising; /* this thread is inside initialise() */
+static int allow_io_uring;        /* STE_ALLOW_IO_URING=1 at start */
 
 /* ---- start-up ------------------------------------------------------------ */
 
@@ -119,6 +120,8 @@ static int initialise(void) {
   const char* dir = getenv("STE_LOG_DIR");
   ste_scope_init(getenv("STE_SCOPE"));
   if (!dir || !dir[0]) return 0;
+  const char* io_uring = getenv("STE_ALLOW_IO_URING");
+  allow_io_uring = io_uring && strcmp(io_uring, "1") == 0;
   /* `ste run` passes absolute, normal paths: use them in place. */
   if (ste_path_is_normal(dir, ste_strlen(dir))) {
     ste_log_dir = dir;
@@ -293,4 +296,42 @@ void ste_note_lookup(int op, int dirfd, const char* path, int ok, int err) {
     default:
       ste_note(STE_KIND_CONTENT, op, dirfd, path);
   }
+}
+
+void ste_note_open(int dirfd, const char* path, int flags, int ok, int err) {
+  if ((flags & O_TMPFILE) == O_TMPFILE) return; /* an unnamed output */
+  int access_mode = flags & O_ACCMODE;
+  if (ok && access_mode == O_WRONLY) {
+    ste_note(STE_KIND_WRITE, STE_OP_OPEN, dirfd, path);
+    return;
+  }
+  ste_note_lookup(STE_OP_OPEN, dirfd, path, ok, err);
+  /* A read-write open that may have created the file is an output too. */
+  if (ok && access_mode == O_RDWR && (flags & O_CREAT)) {
+    ste_note(STE_KIND_WRITE, STE_OP_OPEN, dirfd, path);
+  }
+}
+
+void ste_note_fd_listing(int fd, const char* unnamed) {
+  if (!ste_enabled() || listing_pause) return;
+  int saved = errno;
+  char path[STE_PATH_CAP];
+  size_t n = ste_path_of_fd(fd, path, sizeof path);
+  if (n) {
+    ste_note_abs(STE_KIND_LISTING, STE_OP_OPENDIR, path, ste_path_normalise(path, n));
+  } else {
+    ste_note_abs(STE_KIND_UNFOLLOWED, STE_OP_OPENDIR, unnamed, ste_strlen(unnamed));
+  }
+  errno = saved;
+}
+
+/* ---- io_uring ---------------------------------------------------------------- */
+
+int ste_io_uring_refused(void) { return ste_enabled() && !allow_io_uring; }
+
+void ste_note_io_uring(void) {
+  if (!ste_enabled()) return;
+  int saved = errno;
+  ste_note_abs(STE_KIND_UNFOLLOWED, STE_OP_NONE, "<io_uring>", 10);
+  errno = saved;
 }

@@ -95,4 +95,34 @@ STE_HIDDEN void ste_note_abs(int kind, int op, const char* path, size_t len);
 STE_HIDDEN void ste_note_lookup(int op, int dirfd, const char* path, int ok,
                                 int err);
 
+/* Records an open of `path` (relative to dirfd) with open(2) `flags` that
+ * succeeded (`ok`) or failed with `err`: an open for writing only that
+ * succeeded is an output (write), any other a lookup (ste_note_lookup);
+ * a read-write open with O_CREAT that succeeded is both; O_TMPFILE (an
+ * unnamed output) records nothing. Every open hook, wrapper or syscall(3),
+ * records through this. errno is preserved. */
+STE_HIDDEN void ste_note_open(int dirfd, const char* path, int flags, int ok,
+                              int err);
+
+/* Records a listing of the directory `fd` is open on (fdopendir, a
+ * getdents64 on it), its path read through /proc/self/fd; when it has
+ * none, `unnamed` ("<fdopendir>") as unfollowed. Nothing while this
+ * thread has listings paused (ste/control.h), not even the unfollowed
+ * record, nor unless ste_enabled(). errno is preserved. */
+STE_HIDDEN void ste_note_fd_listing(int fd, const char* unnamed);
+
+/* ---- io_uring --------------------------------------------------------------- */
+
+/* 1 when this process must be refused an io_uring instance: it records
+ * (ste_enabled()) and did not start with STE_ALLOW_IO_URING=1. What a
+ * ring does with files the library never sees; refused, runtimes (libuv)
+ * fall back to calls it does. */
+STE_HIDDEN int ste_io_uring_refused(void);
+
+/* Records that this process set up an io_uring instance (allowed by
+ * STE_ALLOW_IO_URING=1): "<io_uring>" as unfollowed in the current scope,
+ * so its test is opaque (always selected). Nothing unless ste_enabled().
+ * errno is preserved. */
+STE_HIDDEN void ste_note_io_uring(void);
+
 #endif /* STE_INTERCEPTOR_PROCESS_H_ */

@@ -25,6 +25,16 @@ STE_HIDDEN void* ste_real(_Atomic(void*)* slot, const char* name);
 
 /* ---- raw system calls: never re-enter our own hooks ------------------- */
 
+/* The system call `number` with six arguments, as libc's syscall(3) makes
+ * it (unused arguments are ignored by the kernel): returns the kernel's
+ * result, or -1 with errno set on an error; errno is untouched otherwise.
+ * The library exports its own syscall() hook, so neither it nor anything
+ * below may call libc's by name: on x86-64 and AArch64 this is the trap
+ * instruction inline; elsewhere, libc's syscall found with ste_real.
+ * Async-signal-safe, no locks, no heap. */
+STE_HIDDEN long ste_syscall(long number, long a1, long a2, long a3, long a4,
+                            long a5, long a6);
+
 STE_HIDDEN int ste_sys_open(const char* path, int flags, int mode);
 STE_HIDDEN int ste_sys_close(int fd);
 STE_HIDDEN long ste_sys_pread(int fd, void* buf, size_t n, long off);

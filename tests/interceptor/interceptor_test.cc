@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -196,6 +197,166 @@ INSTANTIATE_TEST_SUITE_P(
         HookCase{"scandir64", {{kL, "d"}}, {}}, HookCase{"scandirat", {{kL, "d"}}, {}},
         HookCase{"chdir", {{kC, "d"}}, {}}),
     HookName);
+
+// ---- system calls made through syscall(3), not the libc wrappers --------------
+
+class SyscallCall : public Workspace, public ::testing::WithParamInterface<HookCase> {};
+
+TEST_P(SyscallCall, RecordsWhatItsWrapperWould) {
+  const HookCase& c = GetParam();
+  Traced t = RunTraced({Case("syscall_call"), c.call, dir_});
+  if (t.run.exit_code == 77) GTEST_SKIP() << t.run.err;
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.Describe();
+  for (const Expect& e : c.expected) {
+    EXPECT_TRUE(t.Has("//r/t", e.kind, P(e.rel)))
+        << c.call << " should record " << RecordKindName(e.kind) << " " << e.rel << "\n"
+        << t.Describe();
+  }
+  for (const Expect& e : c.unexpected) {
+    EXPECT_FALSE(t.Has("//r/t", e.kind, P(e.rel)))
+        << c.call << " should not record " << RecordKindName(e.kind) << " " << e.rel;
+  }
+  EXPECT_TRUE(t.Paths(RecordKind::kUnfollowed).empty()) << t.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EverySyscall, SyscallCall,
+    ::testing::Values(
+        HookCase{"openat2", {{kC, "f"}}, {}},
+        HookCase{"openat2_missing", {{kA, "missing"}}, {}},
+        HookCase{"openat2_write", {{kW, "new"}}, {{kC, "new"}}},
+        HookCase{"openat2_in_root", {{kC, "sub/f"}}, {}},
+        HookCase{"openat", {{kC, "f"}}, {}},
+        HookCase{"openat_missing", {{kA, "missing"}}, {}},
+        HookCase{"openat_rdwr_creat", {{kC, "f"}, {kW, "f"}}, {}},
+        HookCase{"open", {{kC, "f"}}, {}},
+        HookCase{"creat", {{kW, "new"}}, {{kC, "new"}}},
+        HookCase{"stat", {{kC, "f"}}, {}},
+        HookCase{"stat_missing", {{kA, "missing"}}, {}},
+        HookCase{"lstat", {{kC, "l"}}, {}},
+        HookCase{"newfstatat", {{kC, "f"}}, {}},
+        HookCase{"newfstatat_missing", {{kA, "missing"}}, {}},
+        HookCase{"statx", {{kC, "f"}}, {}},
+        HookCase{"statx_missing", {{kA, "missing"}}, {}},
+        HookCase{"statx_empty_path", {{kC, "f"}}, {}},
+        HookCase{"access", {{kC, "f"}}, {}},
+        HookCase{"faccessat", {{kC, "f"}}, {}},
+        HookCase{"faccessat2", {{kA, "missing"}}, {}},
+        HookCase{"readlink", {{kC, "l"}}, {}},
+        HookCase{"readlinkat", {{kC, "l"}}, {}},
+        HookCase{"getdents64", {{kL, "d"}}, {}},
+        HookCase{"getdents", {{kL, "d"}}, {}},
+        HookCase{"chdir", {{kC, "d"}, {kC, "d/a"}}, {{kA, "a"}}},
+        HookCase{"fchdir", {{kC, "sub/f"}}, {}},
+        HookCase{"errno", {{kC, "f"}, {kA, "missing"}}, {}}),
+    HookName);
+
+TEST_F(Workspace, ExecThroughSyscallIsFollowedInTheScopeOfTheCall) {
+  for (const char* how : {"execve", "execveat", "execveat_fd"}) {
+    Traced t = RunTraced({Case("syscall_exec"), how, Case("opener"), P("f")});
+    ASSERT_EQ(t.run.exit_code, 0) << how << "\n" << t.Describe();
+    ASSERT_TRUE(t.read_status.ok()) << t.Describe();
+    // The child ran traced (its environment had no ste variables), in the
+    // scope its parent was in when it called exec.
+    EXPECT_TRUE(t.Has("//r/t/child", kC, P("f"))) << how << "\n" << t.Describe();
+    EXPECT_TRUE(t.Has("//r/t/child", kC, Case("opener"))) << how << "\n" << t.Describe();
+    EXPECT_GE(t.logs.size(), 2u) << how << ": the exec'd image writes its own log";
+    EXPECT_TRUE(t.Paths(RecordKind::kUnfollowed).empty()) << how << "\n" << t.Describe();
+  }
+  // What the exec hooks cannot follow, execve through syscall(3) cannot
+  // either: a static program is recorded as unfollowed.
+  Traced st = RunTraced({Case("syscall_exec"), "execve", Case("static_opener"), P("f")});
+  ASSERT_EQ(st.run.exit_code, 0) << st.Describe();
+  EXPECT_TRUE(st.Has("//r/t/child", RecordKind::kUnfollowed, Case("static_opener")))
+      << st.Describe();
+}
+
+// ---- io_uring ---------------------------------------------------------------------
+
+const char kIoUring[] = "<io_uring>";
+
+TEST_F(Workspace, IoUringSetupIsRefusedWithEnosysUnderSte) {
+  // Refused whatever the kernel would say: the case checks ENOSYS.
+  Traced t = RunTraced({Case("io_uring_case"), "syscall", "refused"});
+  EXPECT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_FALSE(t.HasAnyScope(RecordKind::kUnfollowed, kIoUring)) << t.Describe();
+
+  Traced lib = RunTraced({Case("io_uring_case"), "liburing", "refused"});
+  if (lib.run.exit_code == 77) {
+    std::cout << "liburing part skipped: " << lib.run.err;
+  } else {
+    EXPECT_EQ(lib.run.exit_code, 0) << lib.Describe();
+    EXPECT_FALSE(lib.HasAnyScope(RecordKind::kUnfollowed, kIoUring)) << lib.Describe();
+  }
+}
+
+TEST_F(Workspace, IoUringAllowedBySteAllowIoUringMakesTheTestOpaque) {
+  Spawned probe = Spawn({Case("io_uring_case"), "syscall", "probe"});
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  if (probe.out != "allowed\n") {
+    GTEST_SKIP() << "the kernel refuses io_uring here, without ste: " << probe.out;
+  }
+  for (const char* how : {"syscall", "liburing"}) {
+    Traced t = RunTraced({Case("io_uring_case"), how, "allowed"}, "//r/t",
+                         {"STE_ALLOW_IO_URING=1"});
+    if (t.run.exit_code == 77) {
+      std::cout << how << " skipped: " << t.run.err;
+      continue;
+    }
+    ASSERT_EQ(t.run.exit_code, 0) << how << "\n" << t.Describe();
+    EXPECT_TRUE(t.Has("//r/t", RecordKind::kUnfollowed, kIoUring)) << how << "\n" << t.Describe();
+  }
+  // Only "1" opts out.
+  Traced other = RunTraced({Case("io_uring_case"), "syscall", "refused"}, "//r/t",
+                           {"STE_ALLOW_IO_URING=yes"});
+  EXPECT_EQ(other.run.exit_code, 0) << other.Describe();
+}
+
+TEST_F(Workspace, WithoutALogDirIoUringIsNotRefused) {
+  Spawned probe = Spawn({Case("io_uring_case"), "syscall", "probe"});
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  Spawned s = Spawn({Case("io_uring_case"), "syscall", "probe"},
+                    {"LD_PRELOAD=" + kPreload, "STE_LOG_DIR="});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.out, probe.out) << "a process that records nothing is left alone";
+}
+
+// Node's libuv (1.45 and later, Node >= 20) can do fs.promises work through
+// io_uring when UV_USE_IO_URING=1; refused, it falls back to its thread
+// pool, whose calls are hooked. Debian 12's nodejs 18 uses Debian's libuv
+// 1.44 (no io_uring): the reads are recorded either way.
+TEST_F(Workspace, NodeFsReadsAreRecorded) {
+  const std::string node = "/usr/bin/node";
+  if (access(node.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << node << " (not a core test)";
+  WriteFile(P("sync.txt"), "s");
+  WriteFile(P("promise.txt"), "p");
+  WriteFile(P("read.js"), R"(
+const fs = require('fs');
+const [sync, promised] = process.argv.slice(2);
+if (fs.readFileSync(sync, 'utf8') !== 's') process.exit(3);
+fs.promises.readFile(promised, 'utf8').then((text) => {
+  if (text !== 'p') process.exit(4);
+  return fs.promises.stat(promised);
+}).catch((e) => { console.error(e); process.exit(5); });
+)");
+  const std::vector<std::string> command = {node, P("read.js"), P("sync.txt"), P("promise.txt")};
+  Traced t = RunTraced(command, "//r/t", {"UV_USE_IO_URING=1"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.read_status;
+  EXPECT_TRUE(t.Has("//r/t", kC, P("sync.txt"))) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, P("promise.txt"))) << t.Describe();
+  EXPECT_FALSE(t.HasAnyScope(RecordKind::kUnfollowed, kIoUring)) << t.Describe();
+
+  // Allowed: a read the library cannot see makes the test opaque; it is
+  // never simply missing.
+  Traced allowed = RunTraced(command, "//r/t", {"UV_USE_IO_URING=1", "STE_ALLOW_IO_URING=1"});
+  ASSERT_EQ(allowed.run.exit_code, 0) << allowed.Describe();
+  bool opaque = allowed.Has("//r/t", RecordKind::kUnfollowed, kIoUring);
+  EXPECT_TRUE(allowed.Has("//r/t", kC, P("promise.txt")) || opaque) << allowed.Describe();
+  std::cout << node << " with UV_USE_IO_URING=1 and STE_ALLOW_IO_URING=1: "
+            << (opaque ? "set up io_uring (recorded as unfollowed)" : "no io_uring") << "\n";
+}
 
 TEST_F(Workspace, TemporaryFilesFromTheMkstempFamilyAreOutputs) {
   for (const char* call : {"mkstemp", "mkdtemp"}) {
@@ -542,7 +703,9 @@ TEST(Packaging, PreloadNeedsOnlyLibcAndExportsOnlyHooksAndApi) {
       "scandirat", "chdir", "fchdir", "dlopen", "_Fork", "execve", "execv", "execvp",
       "execvpe", "execl", "execlp", "execle", "fexecve", "execveat", "posix_spawn",
       "posix_spawnp", "system", "popen", "mkstemp", "mkstemp64", "mkostemp", "mkostemp64",
-      "mkstemps", "mkstemps64", "mkostemps", "mkostemps64", "mkdtemp"};
+      "mkstemps", "mkstemps64", "mkostemps", "mkostemps64", "mkdtemp", "syscall",
+      "io_uring_setup", "io_uring_queue_init", "io_uring_queue_init_params",
+      "io_uring_queue_init_mem"};
   std::istringstream syms(symbols.out);
   std::set<std::string> exported;
   while (std::getline(syms, line)) {
@@ -553,6 +716,7 @@ TEST(Packaging, PreloadNeedsOnlyLibcAndExportsOnlyHooksAndApi) {
   EXPECT_TRUE(exported.count("ste_scope_push"));
   EXPECT_TRUE(exported.count("open"));
   EXPECT_TRUE(exported.count("posix_spawnp"));
+  EXPECT_TRUE(exported.count("syscall"));
 }
 
 // ---- the ste commands themselves ------------------------------------------------

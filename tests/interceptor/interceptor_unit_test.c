@@ -1,7 +1,8 @@
 /* Unit tests of libste_preload.so's layers below the hooks: path
  * normalisation and resolution, the dedup set, the process layer's
  * recording, the control paths (ste/control.h) and a forked child taking
- * over its log.
+ * over its log; in syscall_unit_test.c, what the syscall(3) hook stands
+ * on (ste_syscall, ste_note_open, fd listings, io_uring, the child layer).
  *
  * Linked with the very objects of the .so (ste_preload_core), but not
  * preloaded and without the hooks: the program's own open() and fork()
@@ -677,8 +678,10 @@ int main(void) {
   test_dedup_full();
   test_dedup_without_memory();
   test_control_classify();
+  test_ste_syscall();
   test_process(); /* ste_enabled() starts recording for good */
   test_listing_pause();
+  test_syscall_recording();
   if (chdir("/") == 0) unit_remove_root();
   printf("%d checks, %d failed\n", unit_checks, unit_failures);
   return unit_failures ? 1 : 0;

@@ -83,4 +83,11 @@ enum { kAnyScope = -1, kAnyKind = -1 };
 /* Records of `kind` in `scope` for `path` (kAny*: any). */
 size_t count(const Log* log, int kind, long scope, const char* path);
 
+/* ---- tests in other files ----------------------------------------------------- */
+
+/* syscall_unit_test.c: ste_syscall; then, with recording on (after
+ * test_process), what the syscall(3) hook records through. */
+void test_ste_syscall(void);
+void test_syscall_recording(void);
+
 #endif /* STE_TESTS_INTERCEPTOR_UNIT_TEST_SUPPORT_H_ */
