@@ -1,18 +1,24 @@
 // `ste record [-j N] [--progress auto|plain|none] [--mri N]
-//             [--scheduler ADDR [--wait]]`
+//             [--output-dir DIR] [--junit FILE] [--scheduler ADDR [--wait]]`
 //
 // Flags and printing only: the build is driven by RecordBaseline
-// (scheduler/include/ste/record_client.h), embedded or on a scheduler.
+// (scheduler/include/ste/record_client.h), embedded or on a scheduler;
+// what is printed while it runs is record_progress.h's; the JUnit file is
+// junit_report.h's.
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "commands.h"
 #include "flags.h"
+#include "record_progress.h"
 #include "repo_context.h"
 #include "rpc_flags.h"
 #include "ste/json.h"
+#include "ste/junit_report.h"
 #include "ste/record_client.h"
 
 namespace ste::cli {
@@ -30,6 +36,10 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
         {"base-commit", 0, true, "SHA",
          "the MRI is one more than that of this commit's baseline (a shallow clone of a change "
          "based on a recorded commit)"},
+        {"output-dir", 0, true, "DIR",
+         "each test's stdout and stderr to DIR/<test path>.log (default "
+         ".ste/output/<build id>/); embedded only: workers take their own"},
+        {"junit", 0, true, "FILE", "write JUnit XML of the run to FILE (when the baseline is stored)"},
         {"wait", 0, false, "", "with --scheduler: wait for the build, printing progress"},
         {"config", 0, true, "FILE", "ste.toml to use (default: found from the current directory up)"},
     },
@@ -38,7 +48,8 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
 
 constexpr char kRecordHelp[] =
     "Usage: ste record [-j N] [--progress auto|plain|none] [--mri N | --base-commit SHA]\n"
-    "       ste record --scheduler ADDR [--wait] [--token-file F] [--mri N]\n"
+    "                  [--output-dir DIR] [--junit FILE]\n"
+    "       ste record --scheduler ADDR [--wait] [--token-file F] [--mri N] [--junit FILE]\n"
     "\n"
     "Records a baseline of the repository holding ste.toml: hashes the tree\n"
     "(before any test runs), runs every test file (tests.include) under the\n"
@@ -53,35 +64,37 @@ constexpr char kRecordHelp[] =
     "it ('ste worker --scheduler ADDR' in checkouts of the same commit);\n"
     "--wait follows it to its end.\n"
     "\n"
+    "Test output: each test's stdout and stderr go to one file, its log,\n"
+    ".ste/output/<build id>/<test path>.log (odd bytes in the path escaped as\n"
+    "%XX), or DIR/<test path>.log with --output-dir; a batch runner's\n"
+    "(runner.kind pytest, unittest, minitest, rspec) to one log per batch,\n"
+    "%batch-<n>.log beside them. So for a test stdout and stderr are files,\n"
+    "not a terminal: isatty() is false (programs that ask print no colours\n"
+    "and buffer fully); stdin is left as it is. Nothing there is a dependency\n"
+    "or a change (.ste/ is never inventoried; an --output-dir inside the\n"
+    "repository should be in inventory.ignore). With --scheduler the logs\n"
+    "stay on the worker that ran the test (its .ste/output/ or its\n"
+    "--output-dir), which sends the tail of a failing test's log with its\n"
+    "result.\n"
+    "\n"
+    "Progress (on stderr): auto is bar on a terminal, else plain. bar: one\n"
+    "line, rewritten in place; when it is done, the last 20 lines of the log\n"
+    "of each test that failed or was in error, between lines naming the test\n"
+    "and the log (a batch's log once). plain: a line per test, and a failing\n"
+    "test's tail right after its line (for CI logs). none: nothing while it\n"
+    "runs. The summary (stdout) names each failing test and its log.\n"
+    "\n"
+    "--junit FILE: JUnit XML of the run (a testcase per test, classname its\n"
+    "directory, name its file; <failure> or <error> with the exit code;\n"
+    "<system-out> the tail of its output), written atomically once the\n"
+    "baseline is stored (with --scheduler: needs --wait).\n"
+    "\n"
     "Exit status: 0 the baseline is stored (failing tests are recorded as\n"
     "failed and will be selected next time), or the build was started\n"
-    "(--scheduler without --wait); 1 it could not be recorded; 2 bad usage or\n"
+    "(--scheduler without --wait); 1 it could not be recorded, or the JUnit\n"
+    "file could not be written (the baseline is stored then); 2 bad usage or\n"
     "configuration.\n"
     "\n";
-
-const char* StatusWord(const FinishedTest& t) {
-  switch (t.outcome) {
-    case TestOutcome::kPassed: return "ok";
-    case TestOutcome::kFailed: return "FAIL";
-    case TestOutcome::kError: return "ERROR";
-  }
-  return "ERROR";
-}
-
-// A line per finished test, or a bar on a terminal.
-void PrintProgress(const std::string& progress, const FinishedTest& t, size_t done, size_t total) {
-  if (progress == "bar") {
-    const int width = 30;
-    int filled = total ? static_cast<int>(width * done / total) : 0;
-    std::fprintf(stderr, "\r\033[K[%s%s] %zu/%zu %s %s", std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), done, total, StatusWord(t),
-                 EscapeForText(t.test).c_str());
-    if (done == total) std::fputc('\n', stderr);
-  } else if (progress == "plain") {
-    std::fprintf(stderr, "[%zu/%zu] %-5s %s (%s)\n", done, total, StatusWord(t),
-                 EscapeForText(t.test).c_str(), Seconds(t.seconds).c_str());
-  }
-}
 
 void PrintSummary(const RecordSummary& r, const std::string& scheduler) {
   std::printf("ste record: baseline %lld (mri %lld%s%s): %zu tests, %zu passed, %zu failed, "
@@ -93,11 +106,19 @@ void PrintSummary(const RecordSummary& r, const std::string& scheduler) {
               static_cast<unsigned long long>(r.inventory_entries), Seconds(r.inventory_seconds).c_str(),
               Seconds(r.tests_seconds).c_str(), static_cast<unsigned long long>(r.index_bytes),
               r.build_id.c_str(), scheduler.empty() ? "" : " on ", scheduler.c_str());
+  if (!r.output_dir.empty()) {
+    std::printf("ste record: each test's output in %s/\n", EscapeForText(ShownPath(r.output_dir)).c_str());
+  }
+  const bool remote = !scheduler.empty();
   for (const FinishedTest& t : r.finished) {
+    const std::string log =
+        t.output_log.empty() ? ""
+                             : absl::StrCat(", output in ", t.output_shared ? "the batch log " : "",
+                                            ShownLogPath(t, remote));
     if (t.outcome == TestOutcome::kError) {
-      std::printf("  error  %s: %s\n", EscapeForText(t.test).c_str(), t.detail.c_str());
+      std::printf("  error  %s: %s%s\n", EscapeForText(t.test).c_str(), t.detail.c_str(), log.c_str());
     } else if (t.outcome == TestOutcome::kFailed) {
-      std::printf("  failed %s (exit %d)\n", EscapeForText(t.test).c_str(), t.exit_code);
+      std::printf("  failed %s (exit %d)%s\n", EscapeForText(t.test).c_str(), t.exit_code, log.c_str());
     }
     if (t.opaque) std::printf("  opaque %s: %s\n", EscapeForText(t.test).c_str(), t.detail.c_str());
   }
@@ -139,6 +160,23 @@ int RecordCommand(const std::vector<std::string>& args) {
     return UsageError("record", "-j is for the embedded record; workers take their own -j");
   }
   o.wait = !remote || flags->Has("wait");
+  if (remote && flags->Has("output-dir")) {
+    return UsageError("record", "--output-dir is for the embedded record; workers take their own");
+  }
+  if (flags->Has("output-dir")) {
+    if (flags->Get("output-dir").empty()) return UsageError("record", "--output-dir needs a directory");
+    o.output_dir = AbsolutePath(flags->Get("output-dir"));
+  }
+  const std::string junit = flags->Get("junit");
+  if (flags->Has("junit") && !o.wait) return UsageError("record", "--junit with --scheduler needs --wait");
+  if (flags->Has("junit")) {
+    // Checked now, not after the whole run: its directory must be writable.
+    std::filesystem::path parent = std::filesystem::path(junit).parent_path();
+    const std::string dir = parent.empty() ? "." : parent.string();
+    if (junit.empty() || access(dir.c_str(), W_OK | X_OK) != 0) {
+      return UsageError("record", "--junit FILE: cannot write in " + dir);
+    }
+  }
   std::optional<RpcAuth> auth = ClientAuth("record", *flags);
   if (!auth) return 2;
   o.auth = *auth;
@@ -150,14 +188,16 @@ int RecordCommand(const std::vector<std::string>& args) {
   if (progress != "none") {
     o.on_phase = [](const std::string& name) { std::fprintf(stderr, "ste record: %s...\n", name.c_str()); };
   }
-  o.on_test = [&progress](const FinishedTest& t, size_t done, size_t total) {
-    PrintProgress(progress, t, done, total);
+  RecordProgress printer(progress, remote);
+  o.on_test = [&printer](const FinishedTest& t, size_t done, size_t total) {
+    printer.OnTest(t, done, total);
   };
   o.on_warning = [](const std::string& warning) {
     std::fprintf(stderr, "ste record: warning: %s\n", warning.c_str());
   };
 
   absl::StatusOr<RecordSummary> recorded = RecordBaseline(o);
+  printer.Finish();
   if (!recorded.ok()) {
     if (absl::IsInvalidArgument(recorded.status())) {
       return UsageError("record", std::string(recorded.status().message()));
@@ -173,6 +213,18 @@ int RecordCommand(const std::vector<std::string>& args) {
     return 0;
   }
   PrintSummary(*recorded, o.scheduler);
+  if (flags->Has("junit")) {
+    JUnitOptions jo;
+    jo.seconds = recorded->tests_seconds;
+    jo.read_local_logs = !remote;
+    if (!remote) jo.show_path = ShownPath;
+    absl::Status written = WriteFileAtomically(junit, JUnitXml(recorded->finished, jo));
+    if (!written.ok()) {
+      std::fprintf(stderr, "ste record: the baseline is stored, but not the JUnit file: %s\n",
+                   std::string(written.message()).c_str());
+      return 1;
+    }
+  }
   return 0;
 }
 

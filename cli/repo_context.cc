@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -70,6 +71,14 @@ std::optional<int64_t> MriFlag(const ParsedFlags& flags, const std::string& comm
     return std::nullopt;
   }
   return mri;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  std::string out = (ec ? std::filesystem::path(path) : abs).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
 }
 
 std::string Seconds(double s) {

@@ -38,6 +38,10 @@ absl::StatusOr<LoadedBaseline> LoadBaseline(BaselineStore& store,
 std::optional<int64_t> MriFlag(const ParsedFlags& flags, const std::string& command,
                                int* exit_code);
 
+// `path` made absolute (from the current directory) and lexically
+// normal, without a trailing '/'.
+std::string AbsolutePath(const std::string& path);
+
 // Formats seconds as "1.2s" / "3m04s".
 std::string Seconds(double s);
 

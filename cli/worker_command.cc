@@ -1,4 +1,4 @@
-// `ste worker --scheduler ADDR [--build ID] [-j N]`
+// `ste worker --scheduler ADDR [--build ID] [-j N] [--output-dir DIR]`
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -13,6 +13,7 @@
 #include "rpc_flags.h"
 #include "ste/checkout.h"
 #include "ste/git.h"
+#include "ste/test_output.h"
 #include "ste/test_recorder.h"
 #include "ste/traced_run.h"
 #include "ste/worker.h"
@@ -29,17 +30,26 @@ const std::vector<FlagSpec> kWorkerFlags = WithClientFlags(
          "how long to wait for a build to start (default 60)"},
         {"name", 0, true, "NAME", "for the scheduler's log (default host:pid)"},
         {"quiet", 'q', false, "", "no line per test"},
+        {"output-dir", 0, true, "DIR",
+         "each test's stdout and stderr to DIR/<test path>.log (default: this checkout's "
+         ".ste/output/<build id>/)"},
         {"config", 0, true, "FILE", "ste.toml to use"},
     },
     "the scheduler (HOST:PORT or unix:PATH); required");
 
 constexpr char kWorkerHelp[] =
     "Usage: ste worker --scheduler ADDR [-j N] [--build ID] [--token-file F]\n"
+    "                  [--output-dir DIR]\n"
     "\n"
     "Joins a record build on a scheduler, from a checkout of the same\n"
     "commit: leases tests (longest first), runs each under the interceptor\n"
     "with runner.command, and streams its result and what it touched to the\n"
     "scheduler; heartbeats meanwhile. Exits when the build has every result.\n"
+    "\n"
+    "Each test's stdout and stderr go to its log on this machine, as with\n"
+    "the embedded 'ste record' (see 'ste record --help': a file, so isatty()\n"
+    "is false for the test; stdin left as it is); the last 20 lines of a\n"
+    "failing test's log go with its result, for 'ste record --wait' to show.\n"
     "\n"
     "Exit status: 0 the build is done; 1 the worker could not go on (the\n"
     "build is gone, refused this checkout, or the scheduler stayed\n"
@@ -90,6 +100,16 @@ int WorkerCommand(const std::vector<std::string>& args) {
   o.build_id = flags->Get("build");
   o.auth = *auth;
   o.wait_for_build = absl::Seconds(wait);
+  if (flags->Has("output-dir")) {
+    if (flags->Get("output-dir").empty()) return UsageError("worker", "--output-dir needs a directory");
+    o.output_dir = AbsolutePath(flags->Get("output-dir"));
+    if (std::string warning = OutputDirWarning(*config, o.output_dir); !warning.empty()) {
+      std::fprintf(stderr, "ste worker: warning: %s\n", warning.c_str());
+    }
+  } else {
+    o.output_dir = config->root + "/.ste/output";
+    o.output_per_build = true;
+  }
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   o.name = flags->Get("name", absl::StrCat(host, ":", getpid()));

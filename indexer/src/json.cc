@@ -5,9 +5,7 @@
 #include "absl/strings/str_format.h"
 
 namespace ste {
-namespace {
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0.
 size_t Utf8SequenceLength(std::string_view s, size_t i) {
   const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
   uint8_t c = b(i);
@@ -37,8 +35,6 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   }
   return n;
 }
-
-}  // namespace
 
 bool IsValidUtf8(std::string_view bytes) {
   for (size_t i = 0; i < bytes.size();) {

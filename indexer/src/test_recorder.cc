@@ -277,6 +277,8 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
   AddPythonHookEnv(config, options, &run.extra_env);
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
+  run.output_file = options.output_file;
+  record.output_log = options.output_file;
   absl::StatusOr<TracedExit> exit = RunTraced(run);
   if (!exit.ok()) {
     record.started = false;
@@ -332,7 +334,11 @@ std::map<std::string, RunnerResult> ParseRunnerResults(std::string_view text) {
 std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::string>& tests,
                                  const RunOneTestOptions& options) {
   std::vector<TestRecord> records(tests.size());
-  for (size_t i = 0; i < tests.size(); i++) records[i].test = tests[i];
+  for (size_t i = 0; i < tests.size(); i++) {
+    records[i].test = tests[i];
+    records[i].output_log = options.output_file;
+    records[i].output_shared = !options.output_file.empty();
+  }
   auto all_fail = [&](const std::string& why) {
     for (TestRecord& r : records) {
       r.started = false;
@@ -373,6 +379,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   AddPythonHookEnv(config, options, &run.extra_env);
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
+  run.output_file = options.output_file;
   absl::StatusOr<TracedExit> exit = RunTraced(run);
   if (!exit.ok()) {
     if (!options.keep_logs) RemoveTree(dir);

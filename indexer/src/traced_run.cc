@@ -1,6 +1,7 @@
 #include "ste/traced_run.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -201,8 +202,30 @@ absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  // The output file is opened here, close-on-exec (another thread's spawn
+  // must not inherit it), above the standard descriptors (dup2 onto
+  // itself would keep close-on-exec), and given to the child as 1 and 2.
+  int output = -1;
+  if (!options.output_file.empty()) {
+    output = open(options.output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (output >= 0 && output <= 2) {
+      const int low = output;
+      output = fcntl(low, F_DUPFD_CLOEXEC, 3);
+      const int saved = errno;
+      close(low);
+      errno = saved;
+    }
+    if (output < 0) {
+      return absl::NotFoundError(absl::StrCat("cannot create the output file '", options.output_file,
+                                              "': ", std::strerror(errno)));
+    }
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  if (output >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, output, 1);
+    posix_spawn_file_actions_adddup2(&actions, output, 2);
+  }
   if (!options.working_directory.empty()) {
     posix_spawn_file_actions_addchdir_np(&actions,
                                          options.working_directory.c_str());
@@ -212,6 +235,7 @@ absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) {
   int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(),
                         envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  if (output >= 0) close(output);
   if (rc != 0) {
     return absl::NotFoundError(absl::StrCat("cannot run '", options.argv[0],
                                             "': ", std::strerror(rc)));

@@ -110,6 +110,14 @@ std::optional<std::string> BuildCoordinator::LeaseTest(uint64_t lease_id) {
   return tests_[it->second.test].test;
 }
 
+std::string BuildCoordinator::LeaseWorkerName(uint64_t lease_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return "";
+  auto worker = workers_.find(it->second.worker);
+  return worker == workers_.end() ? "" : worker->second.name;
+}
+
 absl::StatusOr<BuildCoordinator::Acceptance> BuildCoordinator::Accept(uint64_t lease_id) {
   std::lock_guard<std::mutex> lock(mu_);
   absl::Time now = options_.now();

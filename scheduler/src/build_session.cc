@@ -220,6 +220,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
   if (fed.ok() && r.opaque) fed = builder_.SetOpaque(*test_id);
 
   // 4. Counted; the last one stores the baseline.
+  const std::string worker_name = coordinator_->LeaseWorkerName(r.lease_id);
   std::lock_guard<std::mutex> lock(mu_);
   TestResult stored;
   stored.test = r.test;
@@ -235,6 +236,13 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
   f.seconds = r.seconds;
   f.opaque = r.opaque;
   f.detail = !r.error.empty() ? r.error : r.opaque_reasons.empty() ? "" : r.opaque_reasons[0];
+  if (r.output_log.size() <= kMaxOutputLogBytes) f.output_log = r.output_log;
+  f.output_shared = r.output_shared;
+  f.output_tail = r.output_tail.size() <= kMaxOutputTailBytes
+                      ? r.output_tail
+                      : r.output_tail.substr(r.output_tail.size() - kMaxOutputTailBytes);
+  f.output_bytes = r.output_bytes;
+  f.worker_name = worker_name;
   finished_.push_back(std::move(f));
   fed_++;
   if (!fed.ok()) {

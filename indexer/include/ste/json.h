@@ -14,6 +14,11 @@
 
 namespace ste {
 
+// The length of the valid UTF-8 sequence starting at s[i] (i < s.size()),
+// or 0 when the byte there starts none (overlongs and surrogates count as
+// invalid).
+size_t Utf8SequenceLength(std::string_view s, size_t i);
+
 // True if `bytes` is valid UTF-8 (no overlongs, no surrogates).
 bool IsValidUtf8(std::string_view bytes);
 

@@ -5,7 +5,8 @@
 //        runs `sh -c "<runner.command with {test}>"` in the repo root,
 //        scope //r/tests/test_a.py, logs in a fresh directory (removed
 //        afterwards), with the Python import hook on PYTHONPATH
-//        (runner.python_imports, config.h), then ReduceLogs().
+//        (runner.python_imports, config.h), its stdout and stderr to
+//        options.output_file when set (test_output.h), then ReduceLogs().
 //
 // A record build (embedded or distributed) runs many of these and feeds
 // each TestRecord to the index builder; nothing here knows how records
@@ -37,6 +38,7 @@
 #ifndef STE_TEST_RECORDER_H_
 #define STE_TEST_RECORDER_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -97,6 +99,15 @@ struct TestRecord {
   bool started = true;        // false: the runner could not be started
   std::string error;          // why, when !started
   TestDependencies deps;
+  // Where its stdout and stderr went (RunOneTestOptions::output_file; ""
+  // when they were not captured). A batch's tests share the runner's log:
+  // output_shared.
+  std::string output_log;
+  bool output_shared = false;
+  // The end of that log (test_output.h), for whoever shows it back: filled
+  // by the caller (the worker, for a test that did not pass), not here.
+  std::string output_tail;
+  uint64_t output_bytes = 0;  // the log's whole size
 };
 
 struct RunOneTestOptions {
@@ -110,6 +121,10 @@ struct RunOneTestOptions {
   // (Python imports are then recorded as listings).
   std::string integrations_dir;
   int jobs = 1;                 // batch runners: $STE_JOBS
+  // The file the test's (RunBatch: the runner's) stdout and stderr go to
+  // (TracedRunOptions::output_file; its directory must exist); "": they
+  // are inherited.
+  std::string output_file;
 };
 
 // The integrations folder the runs of `config` want in

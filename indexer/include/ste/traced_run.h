@@ -19,6 +19,12 @@ struct TracedRunOptions {
   std::string working_directory;  // empty: inherit
   // Extra "NAME=value" entries; they win over the inherited environment.
   std::vector<std::string> extra_env;
+  // "" : stdout and stderr are inherited. Else the file (created or
+  // truncated, 0666 less the umask) that both become: one open file on
+  // descriptors 1 and 2, so the two streams interleave in the order they
+  // were written (and isatty() is false on both). stdin is inherited
+  // either way. Its directory must exist.
+  std::string output_file;
 };
 
 // How a traced command ended.
@@ -37,7 +43,8 @@ struct TracedExit {
 // Spawns options.argv with the interceptor preloaded (appended to any
 // LD_PRELOAD already set, never replacing it) and waits for it.
 // Errors: an empty argv, a scope not under "//r", a missing log dir or
-// preload library, a program that cannot be started (NotFound).
+// preload library, an output file that cannot be created, a program that
+// cannot be started (NotFound).
 absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options);
 
 // Finds libste_preload.so for the running `ste` binary: $STE_PRELOAD if

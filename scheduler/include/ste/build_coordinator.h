@@ -75,6 +75,9 @@ class BuildCoordinator {
 
   // The test a lease was issued for; nullopt for a lease never issued.
   std::optional<std::string> LeaseTest(uint64_t lease_id);
+  // The name the worker holding a lease registered with; "" for a lease
+  // never issued.
+  std::string LeaseWorkerName(uint64_t lease_id);
 
   enum class Acceptance { kAccepted, kDuplicate };
   // The result of a lease has arrived. kAccepted the first time a result

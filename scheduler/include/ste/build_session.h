@@ -80,7 +80,18 @@ struct LeaseResult {
   std::vector<std::string> opaque_reasons;
   std::string error;  // why it could not run (outcome error)
   std::vector<ResultScope> scopes;
+  // Where the test's output is kept, on the worker (TestRecord's fields
+  // of the same names); the tail of a test that did not pass.
+  std::string output_log;
+  bool output_shared = false;
+  std::string output_tail;
+  uint64_t output_bytes = 0;
 };
+
+// The most of a result's output tail a build keeps (the last bytes of a
+// longer one), and the longest output log path (a longer one is dropped).
+inline constexpr size_t kMaxOutputTailBytes = 8 << 10;
+inline constexpr size_t kMaxOutputLogBytes = 4096;
 
 // A test whose result was accepted, as the build's watchers see it.
 struct FinishedTest {
@@ -90,6 +101,13 @@ struct FinishedTest {
   double seconds = 0;
   bool opaque = false;
   std::string detail;
+  // Its output, as the worker that ran it keeps it (LeaseResult), and that
+  // worker's name ("" when unknown).
+  std::string output_log;
+  bool output_shared = false;
+  std::string output_tail;
+  uint64_t output_bytes = 0;
+  std::string worker_name;
 };
 
 struct BuildSnapshot {
@@ -141,6 +159,9 @@ class BuildSession {
   // with no AddExternal entry. FailedPrecondition when the build
   // is no longer running. Otherwise kAccepted (fed to the index; the last
   // one stores the baseline before returning) or kDuplicate (ignored).
+  // Its output fields go to the watchers' FinishedTest, bounded (the last
+  // kMaxOutputTailBytes of the tail; a log path over kMaxOutputLogBytes
+  // left out), with the name of the worker holding the lease.
   absl::StatusOr<BuildCoordinator::Acceptance> Submit(const LeaseResult& result);
 
   // Marks a running build failed (kept in the store as failed, never

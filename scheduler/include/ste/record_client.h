@@ -9,12 +9,13 @@
 //     2. the inventory, with the previous baseline's as the stat cache
 //        (embedded), and the tests (DiscoverTests)
 //     3. CreateBuild on the scheduler (in process, or the one given)
-//     4. embedded: a local worker with `jobs` slots
+//     4. embedded: a local worker with `jobs` slots, each test's output
+//        to its log in output_dir
 //     5. WatchBuild to the end (retrying an unreachable scheduler for 30 s),
 //        reporting each finished test through on_test
 //
 // Errors: InvalidArgument for options that do not go together (outside
-// git or in a shallow clone with no MRI); any other error means the
+// git or in a shallow clone with no MRI, an output_dir with a scheduler); any other error means the
 // baseline was not stored (the previous one stays in use), the message
 // says why.
 #ifndef STE_RECORD_CLIENT_H_
@@ -43,6 +44,10 @@ struct RecordOptions {
   std::string scheduler;   // "" embedded, else HOST:PORT or unix:PATH
   RpcAuth auth;            // for a remote scheduler
   bool wait = true;        // remote: follow the build to its end
+  // Embedded: where each test's stdout and stderr go (test_output.h);
+  // "": <root>/.ste/output/<build id>. Remote: must be "" (each worker
+  // keeps its tests' logs; a failing test's tail comes with its result).
+  std::string output_dir;
   // Called on the calling thread: at the start of each phase
   // ("inventory", "tests"), and for each test as it finishes (done of
   // total so far).
@@ -50,7 +55,8 @@ struct RecordOptions {
   std::function<void(const FinishedTest& test, size_t done, size_t total)> on_test;
   // Called on the calling thread, once each, with what the user should know
   // about how this record runs (embedded: the integrations folder missing,
-  // so Python imports are recorded as listings).
+  // so Python imports are recorded as listings; an output directory the
+  // inventory sees, OutputDirWarning).
   std::function<void(const std::string& warning)> on_warning;
 };
 
@@ -65,6 +71,7 @@ struct RecordSummary {
   size_t passed = 0, failed = 0, errors = 0, opaque = 0;
   double inventory_seconds = 0, tests_seconds = 0;
   uint64_t inventory_entries = 0, index_bytes = 0;
+  std::string output_dir;  // embedded: where the logs are; remote: ""
 };
 
 absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& options);

@@ -2,7 +2,7 @@
 // and streams their results to the scheduler.
 //
 //   RegisterWorker (retried while no build is running yet)
-//   N slot threads:   Lease(1) -> RunOneTest -> queue
+//   N slot threads:   Lease(1) -> RunOneTest (output to its log) -> queue
 //   a heartbeat thread every heartbeat_interval (re-registers if the
 //     scheduler gave up on it: its unfinished leases went to others)
 //   a reporter thread: the queue -> Report streams, dictionary-coded
@@ -65,6 +65,13 @@ struct WorkerOptions {
   // runner at a time, leasing runner.batch tests, with STE_JOBS = slots.
   int slots = 1;
   std::string integrations_dir;  // RunOneTestOptions::integrations_dir
+  // Where each test's stdout and stderr go (test_output.h): one log per
+  // test (a batch runner's: per batch) in output_dir, or, with
+  // output_per_build, in output_dir/<build id>; made when the worker joins
+  // (an error if it cannot be). "": not captured (inherited). The tail of
+  // a test that did not pass goes with its result.
+  std::string output_dir;
+  bool output_per_build = false;
   std::string name;             // for the scheduler's log
   std::string build_id;         // "" : the newest running build of `commit`
   std::string commit;           // this checkout's; "" outside git
@@ -83,6 +90,7 @@ struct WorkerSummary {
   size_t accepted = 0;    // as the scheduler counted them
   size_t duplicates = 0;  // results another worker had already given
   size_t refused = 0;     // results the scheduler refused
+  std::string output_dir; // where the logs went ("" not captured)
 };
 
 // Runs until the build is done (OK) or cannot go on (the build is gone or

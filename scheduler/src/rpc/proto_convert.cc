@@ -61,6 +61,11 @@ void ToProto(const FinishedTest& f, v1::FinishedTest* t) {
   t->set_seconds(f.seconds);
   t->set_opaque(f.opaque);
   t->set_detail(f.detail);
+  t->set_output_log(f.output_log);
+  t->set_output_shared(f.output_shared);
+  t->set_output_tail(f.output_tail);
+  t->set_output_bytes(f.output_bytes);
+  t->set_worker_name(f.worker_name);
 }
 
 absl::StatusOr<FinishedTest> FromProto(const v1::FinishedTest& t) {
@@ -73,6 +78,11 @@ absl::StatusOr<FinishedTest> FromProto(const v1::FinishedTest& t) {
   f.seconds = t.seconds();
   f.opaque = t.opaque();
   f.detail = t.detail();
+  f.output_log = t.output_log();
+  f.output_shared = t.output_shared();
+  f.output_tail = t.output_tail();
+  f.output_bytes = t.output_bytes();
+  f.worker_name = t.worker_name();
   return f;
 }
 

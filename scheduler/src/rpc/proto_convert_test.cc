@@ -93,7 +93,8 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
 
 TEST(ProtoConvert, FinishedTestRoundTrips) {
   for (TestOutcome o : {TestOutcome::kPassed, TestOutcome::kFailed, TestOutcome::kError}) {
-    FinishedTest f{"tests/t.py", o, 3, 1.5, true, "why"};
+    FinishedTest f{"tests/t.py", o, 3, 1.5, true, "why", "/w/.ste/output/b1/tests/t.py.log",
+                   true, "last\n\xFFlines\n", 12345, "host:1"};
     v1::FinishedTest m;
     ToProto(f, &m);
     absl::StatusOr<FinishedTest> back = FromProto(m);
@@ -104,6 +105,11 @@ TEST(ProtoConvert, FinishedTestRoundTrips) {
     EXPECT_EQ(back->seconds, f.seconds);
     EXPECT_EQ(back->opaque, f.opaque);
     EXPECT_EQ(back->detail, f.detail);
+    EXPECT_EQ(back->output_log, f.output_log);
+    EXPECT_EQ(back->output_shared, f.output_shared);
+    EXPECT_EQ(back->output_tail, f.output_tail);
+    EXPECT_EQ(back->output_bytes, f.output_bytes);
+    EXPECT_EQ(back->worker_name, f.worker_name);
   }
 }
 

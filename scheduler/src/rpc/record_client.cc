@@ -14,6 +14,7 @@
 #include "ste/checkout.h"
 #include "ste/scheduler_service.h"
 #include "ste/selection.h"
+#include "ste/test_output.h"
 #include "ste/test_recorder.h"
 #include "ste/traced_run.h"
 #include "ste/v1/scheduler.grpc.pb.h"
@@ -56,6 +57,8 @@ class LocalWorker {
     wo.build_id = build_id;
     wo.commit = commit;
     wo.name = "local";
+    wo.output_dir = o.output_dir.empty() ? o.config.root + "/.ste/output" : o.output_dir;
+    wo.output_per_build = o.output_dir.empty();
     thread_ = std::thread([this, channel, wo] {
       absl::StatusOr<WorkerSummary> done = RunWorker(channel, wo);
       if (!done.ok()) status_ = done.status();
@@ -134,6 +137,15 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
     if (o.on_phase) o.on_phase(name);
   };
   RecordSummary sum;
+  if (remote && !o.output_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "the output directory is the workers' with --scheduler ('ste worker --output-dir DIR')");
+  }
+  if (!remote && !o.output_dir.empty() && o.on_warning) {
+    if (std::string warning = OutputDirWarning(config, o.output_dir); !warning.empty()) {
+      o.on_warning(warning);
+    }
+  }
 
   // 1. The local store (embedded: the MRI outside git, the stat cache),
   // the commit and the MRI.
@@ -242,6 +254,10 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
   grpc::Status made = stub->CreateBuild(NewCallContext(o.auth, 120).get(), create, &created);
   if (!made.ok()) return absl::UnavailableError(absl::StrCat("cannot create the build: ", made.error_message()));
   sum.build_id = created.build_id();
+  if (!remote) {
+    sum.output_dir = o.output_dir.empty() ? absl::StrCat(config.root, "/.ste/output/", sum.build_id)
+                                          : o.output_dir;
+  }
   if (remote && !o.wait) {
     sum.started_only = true;
     return sum;

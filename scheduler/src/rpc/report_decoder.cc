@@ -43,6 +43,10 @@ absl::Status MergeResultPart(const v1::TestResult& m,
   r->outcome = *outcome;
   r->exit_code = m.exit_code();
   if (!m.error().empty()) r->error = m.error();
+  if (!m.output_log().empty()) r->output_log = m.output_log();
+  r->output_shared = r->output_shared || m.output_shared();
+  if (!m.output_tail().empty()) r->output_tail = m.output_tail();
+  if (m.output_bytes() != 0) r->output_bytes = m.output_bytes();
   r->seconds = m.seconds();
   r->opaque = r->opaque || m.opaque();
   for (const std::string& why : m.opaque_reasons())

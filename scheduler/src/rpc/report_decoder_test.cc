@@ -289,7 +289,7 @@ TEST(ReportStreamDecoderTest, ExternalFilesGoToTheBuildOrTheirRefusalIsNamed) {
 }
 
 // Scopes of a continued result are merged by name; each kind keeps its own
-// ids; opaque and an error from any part stay; reasons add up; the last
+// ids; opaque, an error and the output from any part stay; reasons add up; the last
 // part's outcome and exit code win.
 TEST(ReportStreamDecoderTest, ContinuedPartsMergeScopesKindsAndOpaqueness) {
   v1::ReportMessage first = Continued(Result(5, "t/a.py", {0}));
@@ -297,6 +297,10 @@ TEST(ReportStreamDecoderTest, ContinuedPartsMergeScopesKindsAndOpaqueness) {
   r->set_opaque(true);
   r->set_error("could not run");
   r->add_opaque_reasons("static child");
+  r->set_output_log("/w/out/t/a.py.log");
+  r->set_output_shared(true);
+  r->set_output_tail("tail\n");
+  r->set_output_bytes(5);
   r->mutable_scopes(0)->add_absent(1);
   v1::ScopeDependencies* parent = r->add_scopes();
   parent->set_scope("//r");
@@ -335,6 +339,11 @@ TEST(ReportStreamDecoderTest, ContinuedPartsMergeScopesKindsAndOpaqueness) {
   EXPECT_EQ(got.exit_code, 3);
   EXPECT_EQ(got.opaque_reasons,
             (std::vector<std::string>{"static child", "unreadable log"}));
+  // The output, sent with the first part, stays.
+  EXPECT_EQ(got.output_log, "/w/out/t/a.py.log");
+  EXPECT_TRUE(got.output_shared);
+  EXPECT_EQ(got.output_tail, "tail\n");
+  EXPECT_EQ(got.output_bytes, 5u);
 }
 
 TEST(ReportStreamDecoderTest, RefusedResultStandsInAsAnOpaqueError) {

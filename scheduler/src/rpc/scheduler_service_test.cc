@@ -897,6 +897,9 @@ TEST_F(SchedulerServiceTest,
   ScopeDependencies sub{TestScope(record.test) + "/child",
                         {DepKey{"lib/sub.py"}}};
   record.deps.scopes = {own, sub};
+  record.output_log = "/w/out/t/test_a.py.log";
+  record.output_tail = "the end\n";
+  record.output_bytes = 99;
 
   ReportEncoder encoder(3);
   std::vector<v1::ReportMessage> messages;
@@ -922,6 +925,10 @@ TEST_F(SchedulerServiceTest,
     EXPECT_EQ(results[i]->lease_id(), 7u);
     EXPECT_EQ(results[i]->test(), record.test);
     EXPECT_EQ(results[i]->continued(), i + 1 < results.size()) << i;
+    // The output once, in the first part.
+    EXPECT_EQ(results[i]->output_log(), i == 0 ? record.output_log : "") << i;
+    EXPECT_EQ(results[i]->output_tail(), i == 0 ? record.output_tail : "") << i;
+    EXPECT_EQ(results[i]->output_bytes(), i == 0 ? 99u : 0u) << i;
     int ids = 0;
     for (const v1::ScopeDependencies& s : results[i]->scopes()) {
       ids += s.content_size() + s.absent_size() + s.listing_size();
@@ -1083,6 +1090,44 @@ TEST_F(SchedulerServiceTest, WatchBuildStreamsFinishedTestsUntilComplete) {
   progress.clear();
   EXPECT_TRUE(HasStatus(c.Watch("b999", &progress), StatusCode::NOT_FOUND,
                         "no build 'b999'"));
+}
+
+TEST_F(SchedulerServiceTest, AFailingTestsOutputTailReachesTheWatcherBounded) {
+  std::unique_ptr<SchedulerServer> server = Start(Options());
+  ASSERT_NE(server, nullptr);
+  Client c(server->address(), RpcAuth{});
+  const std::string a = "t/test_a.py", b = "t/test_b.py";
+  Joined j = CreateAndLease(c, BuildRequest({a, b}, EmptyInventory(), 9));
+
+  std::vector<v1::BuildProgress> progress;
+  grpc::Status watched;
+  std::thread watcher([&] { watched = c.Watch(j.build_id, &progress); });
+  v1::ReportMessage failed = Result(j.lease[a], a, {}, "", v1::TEST_OUTCOME_FAILED, 1);
+  failed.mutable_result()->set_output_log("/w/.ste/output/b1/t/test_a.py.log");
+  failed.mutable_result()->set_output_tail("last words\n");
+  failed.mutable_result()->set_output_bytes(11);
+  // Over the bounds: a tail is cut to its last 8 KiB, a log path dropped.
+  v1::ReportMessage big = Result(j.lease[b], b, {}, "", v1::TEST_OUTCOME_FAILED, 2);
+  big.mutable_result()->set_output_log(std::string(5000, 'x'));
+  big.mutable_result()->set_output_shared(true);
+  big.mutable_result()->set_output_tail(std::string(100, 'a') + std::string(kMaxOutputTailBytes, 'z'));
+  ASSERT_TRUE(IsOk(c.Report(j.worker_id, {failed, big})));
+  watcher.join();
+  ASSERT_TRUE(watched.ok()) << watched.error_message();
+
+  std::vector<v1::FinishedTest> finished;
+  for (const v1::BuildProgress& p : progress) {
+    for (const v1::FinishedTest& f : p.finished()) finished.push_back(f);
+  }
+  ASSERT_EQ(finished.size(), 2u);
+  EXPECT_EQ(finished[0].output_log(), "/w/.ste/output/b1/t/test_a.py.log");
+  EXPECT_EQ(finished[0].output_tail(), "last words\n");
+  EXPECT_EQ(finished[0].output_bytes(), 11u);
+  EXPECT_FALSE(finished[0].output_shared());
+  EXPECT_EQ(finished[0].worker_name().rfind("test (", 0), 0u) << finished[0].worker_name();
+  EXPECT_EQ(finished[1].output_log(), "");
+  EXPECT_TRUE(finished[1].output_shared());
+  EXPECT_EQ(finished[1].output_tail(), std::string(kMaxOutputTailBytes, 'z'));
 }
 
 TEST_F(SchedulerServiceTest, SelectAndGetBaselineOnACompletedBuild) {

@@ -18,6 +18,8 @@
 #include "absl/strings/str_format.h"
 #include "ste/build_session.h"
 #include "ste/inventory.h"
+#include "ste/status_macros.h"
+#include "ste/test_output.h"
 #include "ste/v1/scheduler.grpc.pb.h"
 
 namespace ste {
@@ -78,6 +80,10 @@ void ReportEncoder::Encode(uint64_t lease_id, const TestRecord& record,
     return r;
   };
   v1::TestResult* r = start();
+  r->set_output_log(record.output_log);
+  r->set_output_shared(record.output_shared);
+  r->set_output_tail(record.output_tail);
+  r->set_output_bytes(record.output_bytes);
   r->set_opaque(record.deps.opaque);
   for (const std::string& why : record.deps.opaque_reasons) r->add_opaque_reasons(why);
   r->set_error(record.error);
@@ -151,6 +157,11 @@ class Worker {
   // Makes the record safe to send: paths the scheduler would refuse are
   // dropped and make the test opaque.
   void Sanitize(TestRecord* record);
+  // The log file `name` (test_output.h) in the output directory, its
+  // directory made; "" when output is not captured.
+  absl::StatusOr<std::string> OutputFile(const std::string& name);
+  // Runs the leased tests (one, or a batch) with their output captured.
+  std::vector<TestRecord> RunLeased(const v1::LeaseResponse& leases, RunOneTestOptions run);
   // The ExternalFiles message for the absolute paths of `record` that this
   // stream has not described yet; false when there are none.
   bool ExternalMessage(const TestRecord& record, std::set<std::string>* sent,
@@ -170,6 +181,7 @@ class Worker {
   absl::Time unreachable_since_ = absl::InfiniteFuture();
   std::deque<Pending> queue_;
   WorkerSummary summary_;
+  std::string output_dir_;  // set before the slots start; "" not captured
   absl::flat_hash_map<std::string, InventoryEntry> external_;  // hashed here
 };
 
@@ -292,6 +304,62 @@ bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* se
   return true;
 }
 
+absl::StatusOr<std::string> Worker::OutputFile(const std::string& name) {
+  if (output_dir_.empty()) return std::string();
+  std::string file = absl::StrCat(output_dir_, "/", name);
+  STE_RETURN_IF_ERROR(MakeDirectories(file.substr(0, file.rfind('/'))));
+  return file;
+}
+
+std::vector<TestRecord> Worker::RunLeased(const v1::LeaseResponse& resp, RunOneTestOptions run) {
+  std::vector<TestRecord> records;
+  auto unrun = [&](const std::string& test, const absl::Status& why) {
+    TestRecord r;
+    r.test = test;
+    r.started = false;
+    r.error = absl::StrCat("cannot capture its output: ", why.message());
+    r.deps.opaque = true;
+    r.deps.opaque_reasons.push_back(r.error);
+    records.push_back(std::move(r));
+  };
+  if (o_.config.batch_runner()) {
+    std::vector<std::string> tests;
+    for (const v1::Lease& l : resp.leases()) tests.push_back(l.test());
+    absl::StatusOr<std::string> file = OutputFile(BatchLogName(resp.leases(0).lease_id()));
+    if (!file.ok()) {
+      for (const std::string& t : tests) unrun(t, file.status());
+      return records;
+    }
+    run.output_file = *file;
+    records = RunBatch(o_.config, tests, run);
+  } else {
+    for (const v1::Lease& l : resp.leases()) {
+      absl::StatusOr<std::string> file = OutputFile(OutputLogName(l.test()));
+      if (!file.ok()) {
+        unrun(l.test(), file.status());
+        continue;
+      }
+      run.output_file = *file;
+      records.push_back(RunOneTest(o_.config, l.test(), run));
+    }
+  }
+  // The tail of what did not pass goes with its result (a batch's log is
+  // read once).
+  std::string read_log;
+  absl::StatusOr<OutputTail> tail = absl::NotFoundError("");
+  for (TestRecord& r : records) {
+    if (OutcomeOf(r) == TestOutcome::kPassed || r.output_log.empty()) continue;
+    if (r.output_log != read_log) {
+      read_log = r.output_log;
+      tail = ReadOutputTail(read_log);
+    }
+    if (!tail.ok()) continue;
+    r.output_tail = tail->text;
+    r.output_bytes = tail->file_bytes;
+  }
+  return records;
+}
+
 void Worker::Slot() {
   RunOneTestOptions run;
   run.preload_library = o_.preload_library;
@@ -345,21 +413,19 @@ void Worker::Slot() {
         return r;
       });
     }
-    std::vector<TestRecord> records;
-    if (batch) {
-      std::vector<std::string> tests;
-      for (const v1::Lease& l : resp.leases()) tests.push_back(l.test());
-      records = RunBatch(o_.config, tests, run);
-    }
+    std::vector<TestRecord> records = RunLeased(resp, run);
     for (int i = 0; i < resp.leases_size(); i++) {
       const v1::Lease& l = resp.leases(i);
       Pending p;
       p.lease_id = l.lease_id();
-      p.record = batch ? std::move(records[i]) : RunOneTest(o_.config, l.test(), run);
+      p.record = std::move(records[i]);
       Sanitize(&p.record);
-      Log(absl::StrCat("ran ", p.record.test, ": ",
-                       std::string(TestOutcomeName(OutcomeOf(p.record))), " in ",
-                       absl::StrFormat("%.2fs", p.record.seconds)));
+      const TestOutcome outcome = OutcomeOf(p.record);
+      Log(absl::StrCat("ran ", p.record.test, ": ", std::string(TestOutcomeName(outcome)), " in ",
+                       absl::StrFormat("%.2fs", p.record.seconds),
+                       outcome == TestOutcome::kPassed || p.record.output_log.empty()
+                           ? ""
+                           : absl::StrCat(", output in ", p.record.output_log)));
       std::lock_guard<std::mutex> lock(mu_);
       summary_.tests_run++;
       queue_.push_back(std::move(p));
@@ -485,6 +551,13 @@ void Worker::Reporter() {
 }
 
 absl::StatusOr<WorkerSummary> Worker::Run() {
+  if (!o_.output_dir.empty()) {  // before joining: a worker that cannot log takes no test
+    absl::Status made = MakeDirectories(o_.output_dir);
+    if (!made.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot make the output directory: ", made.message()));
+    }
+  }
   // Join a build: retried while none runs yet or the scheduler is not up.
   absl::Time deadline = absl::Now() + o_.wait_for_build;
   bool said = false;
@@ -506,7 +579,17 @@ absl::StatusOr<WorkerSummary> Worker::Run() {
     absl::SleepFor(pause);
     pause = std::min(pause * 2, absl::Milliseconds(250));
   }
-  Log(absl::StrCat("joined build ", build_id_, " as ", worker_id_, " with ", o_.slots, " slots"));
+  if (!o_.output_dir.empty()) {
+    output_dir_ = o_.output_per_build ? absl::StrCat(o_.output_dir, "/", build_id_) : o_.output_dir;
+    absl::Status made = MakeDirectories(output_dir_);
+    if (!made.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot make the output directory: ", made.message()));
+    }
+    summary_.output_dir = output_dir_;
+  }
+  Log(absl::StrCat("joined build ", build_id_, " as ", worker_id_, " with ", o_.slots, " slots",
+                   output_dir_.empty() ? "" : absl::StrCat(", test output in ", output_dir_)));
   std::thread heartbeats([this] { Heartbeats(); });
   std::thread reporter([this] { Reporter(); });
   std::vector<std::thread> slots;
