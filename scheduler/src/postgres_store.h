@@ -89,6 +89,14 @@ inline constexpr int kPostgresStoreSchemaVersion = 1;
 inline constexpr char kPostgresStoreMagic[] = "ste baseline store";
 // The advisory lock key Open() takes to create the schema ('STEB').
 inline constexpr int64_t kPostgresStoreLockKey = 0x53544542;
+// The writer lock of baseline `id`: a session advisory lock on this bigint
+// key ('STEW' in the high half, the id's low 32 bits in the low half; a
+// collision only makes gc keep a baseline).
+inline constexpr int64_t PostgresWriterLockKey(int64_t id) {
+  return (int64_t{0x53544557} << 32) | (id & 0xffffffff);
+}
+// The transaction advisory lock CompleteImported takes ('STEI').
+inline constexpr int64_t kPostgresImportLockKey = 0x53544549;
 // The largest blob PutBlob accepts (a bytea value holds at most 1 GB, and
 // one protocol message must carry it).
 inline constexpr size_t kPostgresMaxBlobBytes = size_t{1000} << 20;
