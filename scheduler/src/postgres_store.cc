@@ -81,6 +81,13 @@ class PostgresStore final : public BaselineStore {
         cache_(std::move(cache_dir)),
         options_(std::move(options)),
         session_(conn_->sessions()) {}
+  // Lets go of the writer locks now (closing the connection would too, but
+  // the server notices a closed connection a moment later).
+  ~PostgresStore() override {
+    for (int64_t id : writing_) {
+      (void)conn_->Exec("SELECT pg_advisory_unlock($1)", PgParams().Int(PostgresWriterLockKey(id)));
+    }
+  }
 
   absl::StatusOr<int64_t> Begin(const std::string& commit,
                                 int64_t mri) override;
