@@ -28,7 +28,7 @@ constexpr char kBaselineHelp[] =
     "Usage: ste baseline export [ID|latest] -o FILE\n"
     "       ste baseline import FILE\n"
     "       ste baseline list [--format text|json]\n"
-    "       ste baseline gc --keep N [--abandoned-after DURATION] [--dry-run]\n"
+    "       ste baseline gc --keep N [--abandoned-after AGE] [--dry-run]\n"
     "\n"
     "Baselines as files, for CIs that carry state in a cache or an artifact\n"
     "instead of a database, and how many a store keeps. Each works on the\n"
@@ -43,7 +43,8 @@ constexpr char kExportHelp[] =
     "highest id) to FILE: its commit, mri and times, the selection index,\n"
     "the inventory and every test's result and duration, in one versioned,\n"
     "checksummed file (format: scheduler/include/ste/baseline_archive.h).\n"
-    "The blobs are checked against their recorded hashes first. FILE is\n"
+    "The blobs are checked against their recorded hashes, and index and\n"
+    "inventory read with their own readers, before anything is written. FILE is\n"
     "written to a temp file beside it, fsynced and renamed into place: a\n"
     "killed export leaves FILE as it was.\n"
     "\n"
@@ -83,23 +84,25 @@ constexpr char kListHelp[] =
     "\n";
 
 constexpr char kGcHelp[] =
-    "Usage: ste baseline gc --keep N [--abandoned-after DURATION] [--dry-run]\n"
+    "Usage: ste baseline gc --keep N [--abandoned-after AGE] [--dry-run]\n"
     "\n"
     "Removes from the store, with their blob files (PostgreSQL: this\n"
     "machine's cached copies) and hash stamps:\n"
     "  - complete baselines older than the newest N (highest mri, then\n"
     "    highest id); the newest complete one is never removed (N >= 1);\n"
     "  - failed ones;\n"
-    "  - abandoned ones: building, no process holds its writer lock (the\n"
-    "    writer died or gave up), and begun more than DURATION ago (default\n"
-    "    24h; e.g. 90m, 6h, 2d, 0s). A build whose writer is alive is kept\n"
+    "  - abandoned ones: building, no process holds its writer lock (its\n"
+    "    writer died, or let go without finishing), and begun at least AGE\n"
+    "    ago (default 24h; e.g. 90m, 6h, 2d, 0s). A build whose\n"
+    "    writer is alive ('ste baseline list': writer alive) is kept\n"
     "    however old; the age is the second guard, for builds that hold no\n"
     "    lock (begun by an older ste, or a PostgreSQL connection lost\n"
     "    mid-build).\n"
     "and then files no baseline needs (temp files of killed writes, blob\n"
     "files and cache copies no row names, stale hash stamps and lock files).\n"
-    "Rows go before files, so a concurrent 'ste select' either uses a\n"
-    "baseline that is kept or looks again.\n"
+    "Rows go before files: a concurrent 'ste select' that then finds a\n"
+    "removed baseline's files gone looks for its baseline again (one that\n"
+    "had them open already finishes with them).\n"
     "\n"
     "Exit status: 0 done (also when nothing was to remove); 1 the store\n"
     "failed, or a baseline could not be removed (the others were); 2 bad\n"
@@ -296,7 +299,7 @@ int Gc(const std::vector<std::string>& args) {
   const std::string cmd = "baseline gc";
   const std::vector<FlagSpec> specs = {
       {"keep", 0, true, "N", "complete baselines to keep, the newest (N >= 1; required)"},
-      {"abandoned-after", 0, true, "DURATION",
+      {"abandoned-after", 0, true, "AGE",
        "a building baseline nothing holds is abandoned once this old (default 24h)"},
       {"dry-run", 0, false, "", "print what would be removed; remove nothing"},
       kConfigFlag};

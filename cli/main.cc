@@ -22,7 +22,7 @@ constexpr char kUsage[] =
     "  deps TEST   what a test depends on\n"
     "  inventory   hash the tree; compare two inventories\n"
     "  index dump  every test of the baseline's index with its dependencies\n"
-    "  baseline    export|import a baseline as a file; list|gc the store's\n"
+    "  baseline    export/import baselines as files; list them; gc old ones\n"
     "  scheduler   the service for distributed record builds and selection\n"
     "  worker      run the tests of a distributed record build\n"
     "  run         run a command under the interceptor, recording what it uses\n"
