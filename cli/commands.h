@@ -19,6 +19,7 @@ int IndexCommand(const std::vector<std::string>& args);
 int InventoryCommand(const std::vector<std::string>& args);
 int SchedulerCommand(const std::vector<std::string>& args);
 int WorkerCommand(const std::vector<std::string>& args);
+int BaselineCommand(const std::vector<std::string>& args);
 
 // Prints "ste <command>: <message>" to stderr and returns 2.
 int UsageError(const std::string& command, const std::string& message);

@@ -22,6 +22,7 @@ constexpr char kUsage[] =
     "  deps TEST   what a test depends on\n"
     "  inventory   hash the tree; compare two inventories\n"
     "  index dump  every test of the baseline's index with its dependencies\n"
+    "  baseline    export/import baselines as files; list them; gc old ones\n"
     "  scheduler   the service for distributed record builds and selection\n"
     "  worker      run the tests of a distributed record build\n"
     "  run         run a command under the interceptor, recording what it uses\n"
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   if (command == "inventory") return ste::cli::InventoryCommand(args);
   if (command == "scheduler") return ste::cli::SchedulerCommand(args);
   if (command == "worker") return ste::cli::WorkerCommand(args);
+  if (command == "baseline") return ste::cli::BaselineCommand(args);
   std::fprintf(stderr, "ste: unknown command '%s' (see 'ste --help')\n",
                command.c_str());
   return 2;

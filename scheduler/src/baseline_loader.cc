@@ -59,9 +59,12 @@ absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64
   return LoadCompletedBaseline(store, which);
 }
 
-absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, const BaselineLookup& which) {
+namespace {
+
+// The blobs and results of `info`, a complete baseline just found.
+absl::StatusOr<LoadedBaseline> LoadFound(BaselineStore& store, const BaselineInfo& info) {
   LoadedBaseline loaded;
-  STE_ASSIGN_OR_RETURN(loaded.info, FindCompletedBaseline(store, which));
+  loaded.info = info;
   STE_ASSIGN_OR_RETURN(std::string index_path, store.BlobPath(loaded.info.id, "index"));
   STE_ASSIGN_OR_RETURN(loaded.index, SelectionIndex::Open(index_path));
   STE_ASSIGN_OR_RETURN(std::string inventory_path, store.BlobPath(loaded.info.id, "inventory"));
@@ -75,6 +78,34 @@ absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, const
     loaded.seconds[r.test] = r.seconds;
   }
   return loaded;
+}
+
+// True when baseline `id` is no longer in the store: `ste baseline gc`
+// removed it after it was found (its files may be gone before a reader
+// opened them). Any other answer, an error included, is false: the
+// failure then stands.
+bool Removed(BaselineStore& store, int64_t id) {
+  return absl::IsNotFound(store.Get(id).status());
+}
+
+// The error of a load that lost the race with removals every time.
+absl::Status RemovedWhileLoading(const absl::Status& last) {
+  return absl::UnavailableError(absl::StrCat(
+      "the baseline was removed (ste baseline gc) while it was being loaded, ", kLoadAttempts,
+      " times; last: ", last.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, const BaselineLookup& which) {
+  absl::Status last;
+  for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
+    STE_ASSIGN_OR_RETURN(BaselineInfo info, FindCompletedBaseline(store, which));
+    absl::StatusOr<LoadedBaseline> loaded = LoadFound(store, info);
+    if (loaded.ok() || !Removed(store, info.id)) return loaded;
+    last = loaded.status();  // look again: the lookup now finds another, or none
+  }
+  return RemovedWhileLoading(last);
 }
 
 StoreBaselineSource::StoreBaselineSource(absl::StatusOr<std::unique_ptr<BaselineStore>> store)
@@ -100,20 +131,33 @@ absl::StatusOr<std::shared_ptr<const LoadedBaseline>> CachingBaselineSource::Loa
     return absl::Status(store.status().code(),
                         absl::StrCat("store unusable: ", store.status().message()));
   }
-  STE_ASSIGN_OR_RETURN(BaselineInfo info, FindCompletedBaseline(**store, which));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = loaded_.find(info.id);
-    if (it != loaded_.end()) {
-      last_use_[info.id] = ++clock_;
-      return it->second;
+  absl::Status last;
+  for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
+    STE_ASSIGN_OR_RETURN(BaselineInfo info, FindCompletedBaseline(**store, which));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = loaded_.find(info.id);
+      if (it != loaded_.end()) {
+        last_use_[info.id] = ++clock_;
+        return it->second;
+      }
     }
+    absl::StatusOr<LoadedBaseline> loaded = LoadFound(**store, info);
+    if (!loaded.ok()) {
+      if (!Removed(**store, info.id)) return loaded.status();
+      last = loaded.status();
+      continue;
+    }
+    return Keep(info.id, *std::move(loaded));
   }
-  STE_ASSIGN_OR_RETURN(LoadedBaseline loaded, LoadCompletedBaseline(**store, 0, info.id));
+  return RemovedWhileLoading(last);
+}
+
+std::shared_ptr<const LoadedBaseline> CachingBaselineSource::Keep(int64_t id, LoadedBaseline loaded) {
   auto shared = std::make_shared<const LoadedBaseline>(std::move(loaded));
   std::lock_guard<std::mutex> lock(mu_);
-  loaded_[info.id] = shared;
-  last_use_[info.id] = ++clock_;
+  loaded_[id] = shared;
+  last_use_[id] = ++clock_;
   while (loaded_.size() > capacity_) {
     auto oldest = last_use_.begin();
     for (auto it = last_use_.begin(); it != last_use_.end(); ++it) {

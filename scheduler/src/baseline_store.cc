@@ -94,6 +94,22 @@ absl::StatusOr<std::string> LatestCompletedAmongSql(absl::string_view table, cha
       " WHERE state = 1 AND commit_id IN (", in, ") ORDER BY mri DESC, id DESC LIMIT 1");
 }
 
+std::string DuplicateBaselineSql(absl::string_view prefix, absl::string_view self) {
+  auto both_ways = [&](absl::string_view columns, absl::string_view table) {
+    auto of = [&](absl::string_view who) {
+      return absl::StrCat("SELECT ", columns, " FROM ", prefix, table, " WHERE baseline = ", who);
+    };
+    return absl::StrCat(" AND NOT EXISTS (", of("d.id"), " EXCEPT ", of("me.id"), ")",
+                        " AND NOT EXISTS (", of("me.id"), " EXCEPT ", of("d.id"), ")");
+  };
+  return absl::StrCat(
+      "SELECT d.id FROM ", prefix, "baselines d JOIN ", prefix, "baselines me ON me.id = ", self,
+      " WHERE d.state = 1 AND d.id <> me.id AND d.commit_id = me.commit_id AND d.mri = me.mri",
+      both_ways("name, size, xxh3_128", "blobs"),
+      both_ways("test, outcome, exit_code, seconds, opaque", "results"),
+      " ORDER BY d.id LIMIT 1");
+}
+
 absl::Status ValidateResults(const std::vector<TestResult>& results) {
   for (const TestResult& r : results) {
     if (r.test.empty()) {

@@ -19,8 +19,11 @@
 // stores (even of different databases) can share one directory safely:
 // a file under the right name with the right bytes is the right blob.
 //
-// Garbage: copies of old baselines are not removed yet (a few MB each);
-// deleting the directory at any time is safe, it is refilled on demand.
+// Garbage: Remove() deletes this machine's copies of a removed baseline,
+// and RemoveStaleFiles() (both run by `ste baseline gc`) copies whose
+// baseline or blob row is gone, wherever they were made. Deleting the
+// directory by hand is safe too: it is refilled on demand (a select
+// that had found a copy but not opened it yet selects all, saying why).
 #ifndef STE_SCHEDULER_BLOB_CACHE_H_
 #define STE_SCHEDULER_BLOB_CACHE_H_
 

@@ -128,19 +128,19 @@ bool Identify(const std::string& path, FileIdentity* id) {
   return true;
 }
 
-std::string StampPath(const std::string& path) {
+}  // namespace
+
+std::string HashStampPath(const std::string& path) {
   std::string dir = path.substr(0, path.rfind('/'));
   std::string parent = dir.substr(0, dir.rfind('/'));
   return absl::StrCat(parent, "/verified/", path.substr(path.rfind('/') + 1));
 }
 
-}  // namespace
-
 absl::StatusOr<std::string> Xxh3HexOfFileCached(const std::string& path, bool* rehashed) {
   if (rehashed != nullptr) *rehashed = false;
   FileIdentity id;
   if (!Identify(path, &id)) return ErrnoError(errno, "stat", path);
-  const std::string stamp = StampPath(path);
+  const std::string stamp = HashStampPath(path);
   {
     std::ifstream in(stamp);
     std::string version, hex;

@@ -54,6 +54,11 @@ absl::StatusOr<std::string> Xxh3HexOfFile(const std::string& path);
 absl::StatusOr<std::string> Xxh3HexOfFileCached(const std::string& path,
                                                 bool* rehashed = nullptr);
 
+// Where Xxh3HexOfFileCached stamps the hash of `path`:
+// <dir of path>/../verified/<file name>. Its temp files are that path
+// followed by ".tmp<pid>".
+std::string HashStampPath(const std::string& path);
+
 // OK if `name` can name a blob: 1 to 64 characters of [a-z0-9_.-],
 // starting with [a-z0-9] (it becomes part of a file name); else
 // InvalidArgument.

@@ -230,6 +230,7 @@ absl::StatusOr<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url,
 }
 
 absl::Status PgConn::SetUpSession() {
+  ++sessions_;
   if (lock_timeout_ms_ < 0) return absl::OkStatus();
   return Exec("SELECT set_config('lock_timeout', $1, false)",
               PgParams().Text(absl::StrCat(lock_timeout_ms_, "ms")))

@@ -130,6 +130,11 @@ class PgConn {
   // settings again); OK if it is up.
   absl::Status EnsureConnected();
 
+  // How many server sessions this connection has had (1 after Connect; one
+  // more after each reconnect): session state such as advisory locks is
+  // lost when it changes.
+  uint64_t sessions() const { return sessions_; }
+
   // "postgresql database \"ste\" at /run/postgresql:5432": for messages.
   const std::string& name() const { return name_; }
   // The number for the server's message, SQLSTATE included, when a call
@@ -143,6 +148,7 @@ class PgConn {
   pg_conn* conn_;
   std::string name_;
   int lock_timeout_ms_ = -1;  // also quoted in 55P03 messages
+  uint64_t sessions_ = 0;
 };
 
 // BEGIN (or `begin_sql`, e.g. "BEGIN ISOLATION LEVEL REPEATABLE READ READ

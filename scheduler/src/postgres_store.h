@@ -68,6 +68,22 @@
 //  * Times (created_unix, completed_unix) are the server's clock, one
 //    clock for every machine writing to the store.
 //  * Ids come from an identity column: never reused, but not gapless.
+//  * Writer locks: Begin() takes pg_try_advisory_lock(PostgresWriterLockKey
+//    (id)) inside its transaction (a session lock: it outlives the
+//    COMMIT), never waiting; Complete/MarkFailed/Remove and the destructor
+//    let go of it; a connection that drops loses it (the server lets go
+//    when it notices), and the store takes it again after a reconnect.
+//    ListSummaries reads pg_locks (no lock taken); Remove of a building
+//    baseline takes pg_try_advisory_xact_lock (granted to this session
+//    when it holds the lock itself) under FOR UPDATE on the row.
+//  * Removal: rows (blob_contents, blobs, results, the baseline) in one
+//    transaction, then this machine's cache copies and their stamps;
+//    other machines' caches are swept by their own RemoveStaleFiles (a
+//    copy whose baseline or blob row is gone), run by `ste baseline gc`
+//    there. Ids are never reused, so a stale copy is never served.
+//  * CompleteImported serialises imports with a transaction advisory lock
+//    (kPostgresImportLockKey): under READ COMMITTED the duplicate check of
+//    the second sees the first's commit.
 //
 // Errors: pg_conn.h maps the server's SQLSTATEs to status codes; messages
 // carry the server's own text. An unreachable server is Unavailable.
@@ -89,6 +105,14 @@ inline constexpr int kPostgresStoreSchemaVersion = 1;
 inline constexpr char kPostgresStoreMagic[] = "ste baseline store";
 // The advisory lock key Open() takes to create the schema ('STEB').
 inline constexpr int64_t kPostgresStoreLockKey = 0x53544542;
+// The writer lock of baseline `id`: a session advisory lock on this bigint
+// key ('STEW' in the high half, the id's low 32 bits in the low half; a
+// collision only makes gc keep a baseline).
+inline constexpr int64_t PostgresWriterLockKey(int64_t id) {
+  return (int64_t{0x53544557} << 32) | (id & 0xffffffff);
+}
+// The transaction advisory lock CompleteImported takes ('STEI').
+inline constexpr int64_t kPostgresImportLockKey = 0x53544549;
 // The largest blob PutBlob accepts (a bytea value holds at most 1 GB, and
 // one protocol message must carry it).
 inline constexpr size_t kPostgresMaxBlobBytes = size_t{1000} << 20;

@@ -14,6 +14,12 @@
 //   .ste/blobs/.tmp-<final name>-<pid>-<random>-<counter>
 //                      a blob being written (a leftover one is garbage of a
 //                      write that was killed)
+//   .ste/verified/<final name>
+//                      the hash stamp of a blob file (blob_file.h,
+//                      Xxh3HexOfFileCached)
+//   .ste/writers/<baseline id>.lock
+//                      the writer lock of a building baseline: flock()ed by
+//                      the store object that began it (writer_lock.h)
 //
 // Database, schema version 1 (PRAGMA application_id = kApplicationId):
 //
@@ -52,11 +58,25 @@
 // 274 MiB index twice (~35 ms) on every run; any rewrite changes ctime and
 // is re-hashed. Any mismatch, or a missing file, is DataLoss naming the file.
 //
-// Garbage. Blob files of failed or abandoned (forever "building")
-// baselines, blob files renamed into place by a write that was killed
-// before its row was inserted, and leftover .tmp- files are not removed
-// yet; they are harmless (never referenced by a complete baseline).
-// Replacing a blob deletes the file it replaced (best effort).
+// Writer locks. Begin() inserts the row and creates and locks
+// writers/<id>.lock in one BEGIN IMMEDIATE transaction, so the lock exists
+// before anyone sees the row; Complete/MarkFailed/Remove release it (and
+// unlink the file) after their commit; destroying the store object or the
+// process dying lets go of it, leaving the file. ListSummaries and Remove
+// probe it with an open of their own (writer_lock.h).
+//
+// Removal and garbage. Remove() deletes the results, blob rows and
+// baseline row in one BEGIN IMMEDIATE transaction (checking the state, and
+// for a building baseline probing its writer lock, under the write lock),
+// then unlinks its blob files, temp files, stamps and lock file.
+// RemoveStaleFiles() takes the write lock (so no Begin() is half done),
+// lists blobs/, verified/ and writers/, reads the rows, lets go, and
+// removes what belongs to no building baseline and is named by no row:
+// blob files renamed into place by a write killed before its row was
+// inserted, leftover .tmp- files, stamps of removed files, lock files of
+// finished or removed baselines. Replacing a blob deletes the file it
+// replaced (best effort). None of it is ever referenced by a complete
+// baseline; `ste baseline gc` runs both (baseline_retention.h).
 #ifndef STE_SCHEDULER_SQLITE_STORE_H_
 #define STE_SCHEDULER_SQLITE_STORE_H_
 

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -143,12 +144,50 @@ class StoreBackend {
 
   // The meta table's values, ordered by key: magic, schema_version.
   virtual std::vector<std::string> MetaValues() = 0;
+
+  // The local directory of blob files: SQLite's blobs/, PostgreSQL's cache.
+  virtual std::string LocalBlobDir() const = 0;
+
+  // Every row of the baselines, results and blobs tables (PostgreSQL: and
+  // of blob_contents, as its size), sorted, times left out:
+  //   "baseline <id> <commit> mri=<mri> <state> <failure>"
+  //   "result <baseline> <test> <outcome> <exit> <seconds> <opaque 0|1>"
+  //   "blob <baseline> <name> <size> <xxh3>"   (SQLite: and its file)
+  //   "bytes <baseline> <name> <octet_length>" (PostgreSQL)
+  virtual std::vector<std::string> Rows() = 0;
+
+  // Every file under the test directory's .ste/ (the SQLite store's
+  // database, blobs, hash stamps and writer locks; PostgreSQL's cache and
+  // stamps), relative to it, sorted; ste.db-wal and ste.db-shm (there
+  // while a connection is open) left out.
+  std::vector<std::string> LocalFiles() const {
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(ste_dir_, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_directory()) continue;
+      std::string rel = std::filesystem::relative(it->path(), ste_dir_).string();
+      if (rel == "ste.db-wal" || rel == "ste.db-shm") continue;
+      files.push_back(rel);
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
+ protected:
+  explicit StoreBackend(std::string ste_dir) : ste_dir_(std::move(ste_dir)) {}
+  std::string ste_dir_;  // <test dir>/.ste
 };
 
 class SqliteBackend final : public StoreBackend {
  public:
   explicit SqliteBackend(const std::string& dir)
-      : db_path_(dir + "/.ste/ste.db"), blobs_dir_(dir + "/.ste/blobs") {}
+      : StoreBackend(dir + "/.ste"),
+        db_path_(dir + "/.ste/ste.db"),
+        blobs_dir_(dir + "/.ste/blobs") {}
+
+  const std::string& db_path() const { return db_path_; }
+  std::string LocalBlobDir() const override { return blobs_dir_; }
 
   absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
       bool verify_blob_hash) override {
@@ -184,6 +223,22 @@ class SqliteBackend final : public StoreBackend {
     RawDb raw(db_path_);
     return raw.Column("SELECT value FROM meta ORDER BY key");
   }
+  std::vector<std::string> Rows() override {
+    RawDb raw(db_path_);
+    std::vector<std::string> rows;
+    for (const char* sql :
+         {"SELECT 'baseline ' || id || ' ' || commit_id || ' mri=' || mri || ' ' || CASE state "
+          "WHEN 0 THEN 'building' WHEN 1 THEN 'complete' ELSE 'failed' END || ' ' || failure "
+          "FROM baselines",
+          "SELECT 'result ' || baseline || ' ' || test || ' ' || outcome || ' ' || exit_code || "
+          "' ' || seconds || ' ' || opaque FROM results",
+          "SELECT 'blob ' || baseline || ' ' || name || ' ' || size || ' ' || xxh3_128 || ' ' || "
+          "file FROM blobs"}) {
+      for (std::string& row : raw.Column(sql)) rows.push_back(std::move(row));
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  }
 
  private:
   // The blob's file, where BlobPath says it is (and it must say so).
@@ -201,10 +256,13 @@ class SqliteBackend final : public StoreBackend {
 class PostgresBackend final : public StoreBackend {
  public:
   PostgresBackend(std::string url, std::string cache_dir)
-      : url_(std::move(url)), cache_dir_(std::move(cache_dir)) {}
+      : StoreBackend(std::filesystem::path(cache_dir).parent_path().string()),
+        url_(std::move(url)),
+        cache_dir_(std::move(cache_dir)) {}
 
   const std::string& url() const { return url_; }
   const std::string& cache_dir() const { return cache_dir_; }
+  std::string LocalBlobDir() const override { return cache_dir_; }
 
   absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
       bool verify_blob_hash) override {
@@ -240,6 +298,24 @@ class PostgresBackend final : public StoreBackend {
   std::vector<std::string> MetaValues() override {
     RawPg raw(url_);
     return raw.Column("SELECT value FROM ste.meta ORDER BY key");
+  }
+  std::vector<std::string> Rows() override {
+    RawPg raw(url_);
+    std::vector<std::string> rows;
+    for (const char* sql :
+         {"SELECT 'baseline ' || id || ' ' || commit_id || ' mri=' || mri || ' ' || CASE state "
+          "WHEN 0 THEN 'building' WHEN 1 THEN 'complete' ELSE 'failed' END || ' ' || failure "
+          "FROM ste.baselines",
+          "SELECT 'result ' || baseline || ' ' || test || ' ' || outcome || ' ' || exit_code || "
+          "' ' || seconds || ' ' || CASE WHEN opaque THEN 1 ELSE 0 END FROM ste.results",
+          "SELECT 'blob ' || baseline || ' ' || name || ' ' || size || ' ' || xxh3_128 "
+          "FROM ste.blobs",
+          "SELECT 'bytes ' || baseline || ' ' || name || ' ' || octet_length(bytes) "
+          "FROM ste.blob_contents"}) {
+      for (std::string& row : raw.Column(sql)) rows.push_back(std::move(row));
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
   }
 
  private:

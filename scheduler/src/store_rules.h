@@ -32,6 +32,14 @@ namespace ste {
 absl::StatusOr<std::string> LatestCompletedAmongSql(absl::string_view table, char param_prefix,
                                                     size_t n);
 
+// The statement CompleteImported runs to find a duplicate of baseline
+// `self` (a parameter placeholder: "?1", "$1"): the lowest id of a complete
+// baseline other than it with the same commit_id and mri, the same blob
+// rows (name, size, xxh3_128) and the same result rows (test, outcome,
+// exit_code, seconds, opaque), compared both ways with EXCEPT; tables are
+// named `prefix` + "baselines" ("", "ste."). One column, at most one row.
+std::string DuplicateBaselineSql(absl::string_view prefix, absl::string_view self);
+
 // OK iff every result names a test and has a known outcome (one of
 // kTestOutcomes); otherwise InvalidArgument naming the first that does not.
 // A back-end checks this before it writes anything, so a batch of results

@@ -30,10 +30,21 @@ struct LoadedBaseline {
   absl::flat_hash_map<std::string, double> seconds;  // each test's wall time
 };
 
+// How many times a load looks for its baseline again when the one it found
+// was removed (`ste baseline gc`) before its blobs could be read.
+inline constexpr int kLoadAttempts = 3;
+
 // The latest complete baseline with mri <= `mri` (INT64_MAX: any), or
 // baseline `id` when id > 0 (which must be complete). Any problem (none,
 // unreadable, wrong version, checksum) is an error whose message says why;
 // callers selecting tests turn it into mode all.
+//
+// Removal. A baseline found and then removed before its blobs are open
+// (its rows go first, then its files: baseline_store.h) fails to load with
+// the store saying it is gone: the lookup is made again, up to
+// kLoadAttempts times (it then finds the next baseline, or none: NotFound,
+// with what was looked for); still losing the race every time is
+// Unavailable saying so. An index already mapped stays readable.
 absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64_t mri,
                                                      int64_t id);
 
@@ -79,6 +90,9 @@ class CachingBaselineSource final : public BaselineSource {
   absl::StatusOr<std::shared_ptr<const LoadedBaseline>> Load(const BaselineLookup& which) override;
 
  private:
+  // Caches `loaded` (baseline `id`), evicting the least recently used.
+  std::shared_ptr<const LoadedBaseline> Keep(int64_t id, LoadedBaseline loaded);
+
   const StoreOpener open_;
   const size_t capacity_;
   std::mutex mu_;

@@ -7,6 +7,8 @@
 //
 // Life cycle:  Begin() -> "building"  -> PutBlob()/PutResults() ...
 //              -> Complete() -> "complete"   (or MarkFailed() -> "failed")
+//              (CompleteImported() for a copy: `ste baseline import`)
+//              ... Remove() -> gone          (`ste baseline gc`)
 // Only Complete() makes a baseline visible to LatestCompleted(); it is
 // atomic: a build interrupted at any point (killed, power lost) leaves the
 // store with the previous completed baseline still the one served, and
@@ -19,6 +21,22 @@
 // URI: a store shared by many machines; blobs are bytea on the server,
 // copied on demand into <root>/.ste/pgcache for BlobPath). Both pass the
 // same contract tests (scheduler/src/store_contract_test.cc).
+//
+// Writers. The store object that Begin()s a baseline holds a *writer lock*
+// on it until it completes it, marks it failed, removes it, or is
+// destroyed (or its process dies: the kernel, or the server for a dropped
+// connection, lets go of it). SQLite: an flock(2) on
+// <store dir>/writers/<id>.lock; PostgreSQL: a session advisory lock
+// (WriterLockKey in postgres_store.h), taken again after a reconnect. So
+// "building, and no writer lock is held" means that nothing will write the
+// baseline again, unless a connection was lost and not re-established yet,
+// or a ste from before writer locks began it: the reason `ste baseline gc`
+// also wants an abandoned build to be old (baseline_retention.h).
+//
+// Removal. Remove() deletes a baseline's rows first, in one transaction,
+// and its local files after: a reader that found the baseline just before
+// may find its blobs gone, and looks again (baseline_loader.h); a reader
+// that had mapped the index keeps its mapping (an unlinked file lives on).
 //
 // Thread-safety: one BaselineStore object per thread; several processes may
 // open the same store (writers of one baseline are serialised; a busy
@@ -75,6 +93,23 @@ struct BaselineInfo {
 
 inline constexpr size_t kMaxCommitsPerLookup = 1000;
 
+// What is recorded of one blob, without its bytes.
+struct BlobInfo {
+  std::string name;
+  int64_t size = 0;
+  std::string xxh3_128;  // 32 lowercase hex digits (what xxh128sum prints)
+};
+
+// A baseline with what `ste baseline list` and gc need to know of it.
+struct BaselineSummary {
+  BaselineInfo info;
+  int64_t tests = 0;       // results stored
+  int64_t blob_bytes = 0;  // the sizes of its blobs, summed
+  // Building only: some store object, in any process (SQLite: on this
+  // machine; PostgreSQL: any client of the server), holds its writer lock.
+  bool writer_alive = false;
+};
+
 class BaselineStore {
  public:
   virtual ~BaselineStore() = default;
@@ -88,7 +123,9 @@ class BaselineStore {
   static absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
       const std::string& url, const std::string& root);
 
-  // Starts a baseline in state kBuilding; returns its id.
+  // Starts a baseline in state kBuilding; returns its id. This object holds
+  // its writer lock from now on (taken before the row is visible to
+  // others; a lock that cannot be taken is not an error, only no evidence).
   virtual absl::StatusOr<int64_t> Begin(const std::string& commit,
                                         int64_t mri) = 0;
 
@@ -140,6 +177,47 @@ class BaselineStore {
   // The highest mri of any baseline + 1 (1 for an empty store): the MRI of
   // a record build outside git when none is given.
   virtual absl::StatusOr<int64_t> NextMri() = 0;
+
+  // --- Copies and retention (`ste baseline import|list|gc`). ---
+
+  // The blobs recorded for a baseline (any state), sorted by name.
+  // NotFound if there is no such baseline. Reads no blob bytes.
+  virtual absl::StatusOr<std::vector<BlobInfo>> Blobs(int64_t baseline) = 0;
+
+  // Every baseline with its counts, newest (highest id) first; whether a
+  // writer holds each building one is probed without taking its lock.
+  virtual absl::StatusOr<std::vector<BaselineSummary>> ListSummaries() = 0;
+
+  // Completes a building baseline that is a copy of one recorded elsewhere
+  // (`ste baseline import`): as Complete(), and it keeps the given times.
+  // But if a complete baseline with the same commit, mri, blobs (name, size,
+  // hash) and results exists already, nothing is completed and that one's
+  // id is returned (the caller then removes its own). Returns `baseline`
+  // once completed. The check and the completion are one transaction,
+  // serialised with every other CompleteImported: two imports of one file
+  // at once complete one baseline.
+  virtual absl::StatusOr<int64_t> CompleteImported(int64_t baseline,
+                                                   int64_t created_unix,
+                                                   int64_t completed_unix) = 0;
+
+  // Removes baseline `baseline` if it is (still) in state `expected` and,
+  // for kBuilding, no writer lock on it is held by anything but this
+  // object: its results, blob rows (PostgreSQL: and bytes) and its row in
+  // one transaction, then its files (SQLite: blob files and temp files;
+  // PostgreSQL: the local cache's copies), their hash stamps, its writer
+  // lock file. Returns false, having removed nothing, when it is gone
+  // already, in another state, or held by a live writer. A file that
+  // cannot be unlinked is left for RemoveStaleFiles (not an error).
+  virtual absl::StatusOr<bool> Remove(int64_t baseline,
+                                      BaselineState expected) = 0;
+
+  // Removes local files no baseline needs: blob files (SQLite) or cached
+  // copies (PostgreSQL) of baselines that are gone or that no blob row
+  // names (a killed write, a replaced blob), temp files and writer lock
+  // files of baselines that are gone or no longer building, and hash
+  // stamps of files that are gone. Never a file of a building baseline
+  // nor one a complete baseline names. Returns the paths removed, sorted.
+  virtual absl::StatusOr<std::vector<std::string>> RemoveStaleFiles() = 0;
 };
 
 // "passed"/"failed"/"error", "building"/"complete"/"failed"; "unknown" for
