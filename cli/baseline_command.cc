@@ -99,7 +99,9 @@ constexpr char kGcHelp[] =
     "    lock (begun by an older ste, or a PostgreSQL connection lost\n"
     "    mid-build).\n"
     "and then files no baseline needs (temp files of killed writes, blob\n"
-    "files and cache copies no row names, stale hash stamps and lock files).\n"
+    "files and cache copies no row names, stale hash stamps and lock files),\n"
+    "and this checkout's test logs of record builds whose baseline is gone\n"
+    "(.ste/output/b<id>).\n"
     "Rows go before files: a concurrent 'ste select' that then finds a\n"
     "removed baseline's files gone looks for its baseline again (one that\n"
     "had them open already finishes with them).\n"
@@ -126,9 +128,10 @@ int64_t Now() { return static_cast<int64_t>(std::time(nullptr)); }
 
 // Opens the store of ste.toml; prints and sets *exit_code on error.
 std::unique_ptr<BaselineStore> OpenStore(const std::string& command, const ParsedFlags& flags,
-                                         int* exit_code) {
+                                         int* exit_code, std::string* root = nullptr) {
   std::optional<Config> config = LoadRepoConfig(command, flags.Get("config"), exit_code);
   if (!config) return nullptr;
+  if (root) *root = config->root;
   absl::StatusOr<std::unique_ptr<BaselineStore>> store =
       BaselineStore::Open(config->store_url, config->root);
   if (!store.ok()) {
@@ -330,8 +333,10 @@ int Gc(const std::vector<std::string>& args) {
   }
   options.dry_run = flags->Has("dry-run");
   int exit_code = 0;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code);
+  std::string root;
+  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code, &root);
   if (!store) return exit_code;
+  options.output_dir = root + "/.ste/output";
   absl::StatusOr<GcReport> report = CollectGarbage(*store, options, Now());
   if (!report.ok()) return Fail(cmd, report.status());
   size_t kept = 0;
@@ -352,13 +357,18 @@ int Gc(const std::vector<std::string>& args) {
   for (const std::string& f : report->stale_files) {
     std::printf("removed stale file %s\n", EscapeForText(f).c_str());
   }
+  for (const std::string& d : report->output_dirs) {
+    std::printf("removed test logs %s\n", EscapeForText(d).c_str());
+  }
   if (options.dry_run) {
     std::fprintf(stderr, "ste baseline gc: dry run: nothing removed\n");
     return 0;
   }
-  std::fprintf(stderr, "ste baseline gc: removed %zu baselines (%s) and %zu stale files; kept %zu\n",
+  std::fprintf(stderr,
+               "ste baseline gc: removed %zu baselines (%s), %zu stale files and %zu test log "
+               "folders; kept %zu\n",
                report->removed.size(), Size(report->removed_bytes).c_str(),
-               report->stale_files.size(), kept);
+               report->stale_files.size(), report->output_dirs.size(), kept);
   if (!report->status.ok()) return Fail(cmd, report->status);
   return 0;
 }

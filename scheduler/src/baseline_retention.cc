@@ -1,8 +1,14 @@
 // Copyright: the ste authors.
 #include "ste/baseline_retention.h"
 
-#include <algorithm>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ste/status_macros.h"
 
@@ -71,6 +77,30 @@ std::vector<GcDecision> PlanGc(const std::vector<BaselineSummary>& baselines,
   return plan;
 }
 
+namespace {
+
+// Removes `path` and everything below it (no symlink is followed).
+void RemoveOutputTree(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    if (DIR* dir = opendir(path.c_str())) {
+      std::vector<std::string> names;
+      while (struct dirent* e = readdir(dir)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") names.push_back(n);
+      }
+      closedir(dir);
+      for (const std::string& n : names) RemoveOutputTree(path + "/" + n);
+    }
+    rmdir(path.c_str());
+  } else {
+    unlink(path.c_str());
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<GcReport> CollectGarbage(BaselineStore& store, const GcOptions& options,
                                         int64_t now_unix) {
   STE_ASSIGN_OR_RETURN(std::vector<BaselineSummary> summaries, store.ListSummaries());
@@ -101,6 +131,36 @@ absl::StatusOr<GcReport> CollectGarbage(BaselineStore& store, const GcOptions& o
     report.stale_files = *std::move(swept);
   } else {
     note(swept.status());
+  }
+  if (!options.output_dir.empty()) {
+    // The test logs of record builds whose baseline is gone: listed after
+    // the rows, so a build begun meanwhile (a new row) is never touched;
+    // one that began after the listing has an id above every listed one.
+    absl::StatusOr<std::vector<BaselineSummary>> left = store.ListSummaries();
+    if (!left.ok()) {
+      note(left.status());
+      return report;
+    }
+    std::set<int64_t> present;
+    int64_t highest = 0;
+    for (const BaselineSummary& b : *left) {
+      present.insert(b.info.id);
+      highest = std::max(highest, b.info.id);
+    }
+    for (const GcDecision& d : report.decisions) highest = std::max(highest, d.baseline.info.id);
+    if (DIR* dir = opendir(options.output_dir.c_str())) {
+      std::vector<std::string> names;
+      while (struct dirent* e = readdir(dir)) names.push_back(e->d_name);
+      closedir(dir);
+      for (const std::string& name : names) {
+        int64_t id = 0;
+        if (name.size() < 2 || name[0] != 'b' || !absl::SimpleAtoi(name.substr(1), &id)) continue;
+        if (id <= 0 || id > highest || present.count(id)) continue;
+        std::string path = options.output_dir + "/" + name;
+        RemoveOutputTree(path);
+        report.output_dirs.push_back(path);
+      }
+    }
   }
   return report;
 }

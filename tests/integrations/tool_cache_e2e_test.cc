@@ -152,9 +152,12 @@ TEST_F(ToolCaches, TheUsersOwnIgnoreStillWorks) {
   for (const char* hidden : {"reports", ".pytest_cache", "__pycache__"}) {
     EXPECT_EQ(inventory.out.find(hidden), std::string::npos) << hidden << "\n" << inventory.out;
   }
-  // What is not ignored still counts: a new entry in the root, which
-  // every test's interpreter lists (sys.path), selects them all.
+  // What is not ignored still counts: a note at the root selects nothing
+  // (no test looked for its name), a conftest.py there every test (pytest
+  // looked for it in every test).
   W("notes.txt", "x\n");
+  EXPECT_EQ(Select(&mode, &explain), std::set<std::string>{}) << explain;
+  W("conftest.py", "");
   EXPECT_EQ(Select(&mode, &explain), all_) << explain;
 }
 

@@ -43,6 +43,11 @@ struct GcOptions {
   size_t keep = 1;  // complete baselines kept; 0 counts as 1
   int64_t abandoned_after_seconds = kDefaultAbandonedAfterSeconds;
   bool dry_run = false;  // plan only: remove nothing
+  // The checkout's record output directory (`<root>/.ste/output`: a
+  // `b<id>` folder of test logs per record build): the folder of each
+  // baseline removed goes too, and those of baselines the store no longer
+  // has (removed by a gc elsewhere). "" leaves output folders alone.
+  std::string output_dir;
 };
 
 struct GcDecision {
@@ -63,6 +68,7 @@ struct GcReport {
   // since it was listed, or removing it failed: the error).
   std::vector<std::string> kept_after_all;
   std::vector<std::string> stale_files;  // what RemoveStaleFiles removed
+  std::vector<std::string> output_dirs;  // output folders removed (paths)
   absl::Status status;  // the first error (the others were still tried)
 };
 
