@@ -280,14 +280,9 @@ TEST_F(RecordOutput, OnATerminalTheBarStaysOneLineAndTheTailComesAfterIt) {
 // record client with the result.
 TEST_F(RecordOutput, DistributedTheWorkerKeepsTheLogsAndSendsTheFailingTail) {
   const std::string dir = MakeTempDir();
-  ::ste::testing::Process scheduler(
-      {kSte, "scheduler", "--listen", "unix:" + dir + "/s.sock", "--store", "sqlite:" + dir + "/s.db",
-       "--port-file", dir + "/addr"},
-      {}, "/", dir + "/scheduler.out", dir + "/scheduler.err");
-  // Wait for the condition (the address written once it listens), not a time.
-  for (int i = 0; i < 6000 && ReadFile(dir + "/addr").empty() && scheduler.running(); i++) usleep(10000);
-  std::string address = ReadFile(dir + "/addr");
-  while (!address.empty() && address.back() == '\n') address.pop_back();
+  ::ste::testing::SchedulerProcess server(kSte, "sqlite:" + dir + "/s.db", dir);
+  ::ste::testing::Process& scheduler = server.process();
+  const std::string address = server.address();
   ASSERT_FALSE(address.empty()) << scheduler.err();
 
   ::ste::testing::Process worker({kSte, "worker", "--scheduler", address, "-j", "2", "--name", "w-test"},

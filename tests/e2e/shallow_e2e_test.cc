@@ -152,17 +152,9 @@ TEST_F(ShallowClone, ThroughASchedulerADepthOneCloneSelectsWhatTheFullCloneSelec
   Feature();
   Selected full = Select(origin_);
   ASSERT_EQ(full.tests, std::set<std::string>{"tests/test_b.sh"}) << Describe(full);
-  const std::string dir = MakeTempDir();
-  ::ste::testing::Process scheduler(
-      {kSte, "scheduler", "--listen", "unix:" + dir + "/s.sock", "--store",
-       "sqlite:" + origin_ + "/.ste/ste.db", "--port-file", dir + "/addr"},
-      {}, "/", dir + "/out", dir + "/err");
-  // Wait for the condition (the address written once it listens), not a time.
-  for (int i = 0; i < 6000 && ReadFile(dir + "/addr").empty() && scheduler.running(); i++) {
-    usleep(10000);
-  }
-  std::string address = ReadFile(dir + "/addr");
-  while (!address.empty() && address.back() == '\n') address.pop_back();
+  ::ste::testing::SchedulerProcess server(kSte, "sqlite:" + origin_ + "/.ste/ste.db", MakeTempDir());
+  ::ste::testing::Process& scheduler = server.process();
+  const std::string address = server.address();
   ASSERT_FALSE(address.empty()) << scheduler.err();
   std::string clone = Clone("feature", 1);
   Spawned cleared = Spawn({"rm", "-rf", clone + "/.ste"}, {}, "/");  // only the scheduler's store

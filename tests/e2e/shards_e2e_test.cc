@@ -196,17 +196,9 @@ TEST_F(Shards, BadFlagsAreUsageErrors) {
 }
 
 TEST_F(Shards, ThroughASchedulerTheSplitIsTheSame) {
-  const std::string dir = MakeTempDir();
-  ::ste::testing::Process scheduler(
-      {kSte, "scheduler", "--listen", "unix:" + dir + "/s.sock", "--store",
-       "sqlite:" + root_ + "/.ste/ste.db", "--port-file", dir + "/addr"},
-      {}, "/", dir + "/out", dir + "/err");
-  // Wait for the condition (the address written once it listens), not a time.
-  for (int i = 0; i < 6000 && ReadFile(dir + "/addr").empty() && scheduler.running(); i++) {
-    usleep(10000);
-  }
-  std::string address = ReadFile(dir + "/addr");
-  while (!address.empty() && address.back() == '\n') address.pop_back();
+  ::ste::testing::SchedulerProcess server(kSte, "sqlite:" + root_ + "/.ste/ste.db", MakeTempDir());
+  ::ste::testing::Process& scheduler = server.process();
+  const std::string address = server.address();
   ASSERT_FALSE(address.empty()) << scheduler.err();
   Spawned local = Ste({"select", "--all", "--format", "matrix", "--shards", "3"});
   Spawned remote = Ste({"select", "--all", "--format", "matrix", "--shards", "3", "--scheduler", address});

@@ -161,4 +161,16 @@ size_t Lines(const std::string& text) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+SchedulerProcess::SchedulerProcess(const std::string& ste, const std::string& store,
+                                   const std::string& dir)
+    : process_({ste, "scheduler", "--listen", "unix:" + dir + "/s.sock", "--store", store,
+                "--port-file", dir + "/addr"},
+               {}, "/", dir + "/out", dir + "/err") {
+  for (int i = 0; i < 6000 && ReadFile(dir + "/addr").empty() && process_.running(); i++) {
+    usleep(10000);
+  }
+  address_ = ReadFile(dir + "/addr");
+  while (!address_.empty() && address_.back() == '\n') address_.pop_back();
+}
+
 }  // namespace ste::testing

@@ -73,6 +73,21 @@ void InitGitRepo(const std::string& dir);
 // Number of '\n' in `text`.
 size_t Lines(const std::string& text);
 
+// `ste scheduler` (the binary `ste`) on a unix socket in `dir`, serving
+// `store` ("sqlite:..."): started, and waited for until it has written its
+// address (a condition, not a time). address() is "" if it never did
+// (look at process().err()). Stopped by its pid when destroyed.
+class SchedulerProcess {
+ public:
+  SchedulerProcess(const std::string& ste, const std::string& store, const std::string& dir);
+  const std::string& address() const { return address_; }
+  Process& process() { return process_; }
+
+ private:
+  Process process_;
+  std::string address_;
+};
+
 }  // namespace ste::testing
 
 #endif  // STE_TESTS_SUPPORT_TEST_SUPPORT_H_
