@@ -321,7 +321,7 @@ int SelectCommand(const std::vector<std::string>& args) {
     outcome = SelectThroughScheduler(MakeChannel(flags->Get("scheduler"), *auth), *auth, checkout, *query);
   } else {
     StoreBaselineSource store(
-        BaselineStore::Open(checkout.config().store_url, checkout.config().root));
+        BaselineStore::OpenForReading(checkout.config().store_url, checkout.config().root));
     outcome = SelectForCheckout(checkout, store, *query);
   }
   Selection& s = outcome.selection;

@@ -3,6 +3,9 @@
 // outcomes; and the rules both implementations apply (store_rules.h).
 #include "ste/baseline_store.h"
 
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
 #include <optional>
 
 #include "absl/strings/match.h"
@@ -53,6 +56,28 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::Open(
       absl::StrCat("store url \"", url,
                    "\" has an unknown scheme; use sqlite:PATH or "
                    "postgresql://..."));
+}
+
+absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
+    const std::string& url, const std::string& root) {
+  absl::StatusOr<std::unique_ptr<BaselineStore>> store = Open(url, root);
+  absl::string_view u(url);
+  if (store.ok() || !absl::ConsumePrefix(&u, "sqlite:") || u.empty()) return store;
+  std::string path(u);
+  if (path[0] != '/' && !root.empty()) path = absl::StrCat(root, "/", path);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return store;
+  SqliteStoreOptions options;
+  options.open_mode = SqliteDb::Mode::kReadOnly;
+  absl::StatusOr<std::unique_ptr<BaselineStore>> ro = OpenSqliteStore(path, options);
+  if (ro.ok()) return ro;
+  struct statvfs fs;
+  if (statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY)) {
+    options.open_mode = SqliteDb::Mode::kImmutable;
+    absl::StatusOr<std::unique_ptr<BaselineStore>> frozen = OpenSqliteStore(path, options);
+    if (frozen.ok()) return frozen;
+  }
+  return store;
 }
 
 std::string_view TestOutcomeName(TestOutcome outcome) {

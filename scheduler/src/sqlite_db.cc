@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,10 +11,31 @@
 namespace ste {
 
 absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
-    const std::string& path, int busy_timeout_ms) {
+    const std::string& path, int busy_timeout_ms, Mode mode) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int rc;
+  if (mode == Mode::kImmutable) {
+    // A URI, so that the path's own bytes are never read as URI syntax.
+    std::string escaped;
+    for (const char* p = path.c_str(); *p; p++) {
+      unsigned char c = static_cast<unsigned char>(*p);
+      if (c == '%' || c == '?' || c == '#' || c < 0x21 || c >= 0x7f) {
+        static const char kHex[] = "0123456789ABCDEF";
+        escaped += '%';
+        escaped += kHex[c >> 4];
+        escaped += kHex[c & 15];
+      } else {
+        escaped += static_cast<char>(c);
+      }
+    }
+    const std::string u = "file:" + escaped + "?immutable=1";
+    rc = sqlite3_open_v2(u.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  } else {
+    rc = sqlite3_open_v2(path.c_str(), &db,
+                         mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
+                                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                         nullptr);
+  }
   // Even a failed open returns a handle (for the message) that must be
   // closed; only out-of-memory leaves it null.
   std::unique_ptr<SqliteDb> result(new SqliteDb(db, path, busy_timeout_ms));
@@ -47,6 +69,20 @@ absl::Status SqliteDb::Error(int rc, absl::string_view what) const {
   std::string message =
       absl::StrCat("sqlite ", path_, ": ", what, ": ",
                    db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+  // What the system said, when SQLite's own words hide it ("disk I/O
+  // error" for a full disk).
+  if (int err = db_ != nullptr ? sqlite3_system_errno(db_) : 0; err != 0) {
+    switch (rc & 0xff) {
+      case SQLITE_IOERR:
+      case SQLITE_CANTOPEN:
+      case SQLITE_FULL:
+      case SQLITE_READONLY:
+        absl::StrAppend(&message, " (", std::strerror(err), ")");
+        break;
+      default:
+        break;
+    }
+  }
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:

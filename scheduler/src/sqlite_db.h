@@ -30,10 +30,17 @@ namespace ste {
 
 class SqliteDb {
  public:
-  // Opens (creating if needed) the database file at `path`, with extended
-  // result codes and a busy handler that waits up to `busy_timeout_ms`.
+  // How a database is opened: read-write (creating it if needed), read
+  // only (an existing file; SQLite still needs its -shm file, created if
+  // missing), or immutable (read only, no locks, no -shm/-wal: SQLite's
+  // `immutable=1`, only for a file on a read-only file system, which
+  // nobody can be writing).
+  enum class Mode { kReadWrite, kReadOnly, kImmutable };
+  // Opens the database file at `path`, with extended result codes and a
+  // busy handler that waits up to `busy_timeout_ms`.
   static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path,
-                                                        int busy_timeout_ms);
+                                                        int busy_timeout_ms,
+                                                        Mode mode = Mode::kReadWrite);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -756,17 +757,24 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> OpenSqliteStore(
                                absl::StrCat("absolute path of ", path_arg));
   }
   const std::string dir = path.parent_path().string();
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return absl::ErrnoToStatus(ec.value(),
-                               absl::StrCat("create directory ", dir));
+  const bool read_only = options.open_mode != SqliteDb::Mode::kReadWrite;
+  if (read_only) {
+    if (!fs::is_regular_file(path, ec)) {
+      return absl::NotFoundError(absl::StrCat("no store at ", path.string()));
+    }
+  } else {
+    fs::create_directories(dir, ec);
+    if (ec) {
+      return absl::ErrnoToStatus(ec.value(),
+                                 absl::StrCat("create directory ", dir));
+    }
   }
   if (fs::is_directory(path, ec)) {
     return absl::FailedPreconditionError(
         absl::StrCat("store ", path.string(), " is a directory"));
   }
   STE_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db,
-                       SqliteDb::Open(path.string(), options.busy_timeout_ms));
+                       SqliteDb::Open(path.string(), options.busy_timeout_ms, options.open_mode));
 
   // The first read of the file: one that is not SQLite fails here.
   absl::StatusOr<int64_t> app_id = QueryInt(*db, "PRAGMA application_id");
@@ -777,9 +785,26 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> OpenSqliteStore(
                      "ste baseline store (",
                      app_id.status().message(), ")"));
   }
-  if (!app_id.ok()) return app_id.status();
+  if (!app_id.ok()) {
+    // SQLite's words for a read-only mount ("unable to open database
+    // file") do not say so: say it.
+    struct statvfs fs;
+    if (!read_only && statvfs(dir.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY)) {
+      return absl::Status(app_id.status().code(),
+                          absl::StrCat(app_id.status().message(), "; ", dir,
+                                       " is on a read-only file system"));
+    }
+    return app_id.status();
+  }
   STE_ASSIGN_OR_RETURN(int64_t objects,
                        QueryInt(*db, "SELECT count(*) FROM sqlite_master"));
+  if (read_only) {
+    if (*app_id == 0 && objects == 0) {
+      return absl::NotFoundError(absl::StrCat("the store ", path.string(), " is empty"));
+    }
+    STE_RETURN_IF_ERROR(CheckSchema(*db));
+    return std::unique_ptr<BaselineStore>(new SqliteStore(std::move(db), dir, options));
+  }
   if (*app_id == 0 && objects == 0) {
     // journal_mode cannot change inside a transaction: set it first.
     STE_RETURN_IF_ERROR(UseWal(*db));

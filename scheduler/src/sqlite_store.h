@@ -86,6 +86,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "sqlite_db.h"
 #include "ste/baseline_store.h"
 
 namespace ste {
@@ -116,6 +117,9 @@ struct SqliteStoreOptions {
   //                             name; its row is not inserted yet
   //   "complete-before-commit"  Complete()'s UPDATE ran; COMMIT has not
   std::function<void(const char* point)> fault_hook;
+  // kReadOnly / kImmutable: an existing store, read only (nothing is
+  // created, no pragma is set; writes fail); see BaselineStore::OpenForReading.
+  SqliteDb::Mode open_mode = SqliteDb::Mode::kReadWrite;
 };
 
 // Opens (creating the file, its directory and its schema if needed) the

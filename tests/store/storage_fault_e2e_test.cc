@@ -2,14 +2,13 @@
 // the test mounts as the store's folder (.ste/), as CI does (root):
 //   - the store's disk full: `ste record` fails, and the previous baseline
 //     is intact: selected again once there is space;
-//   - the store read-only: `ste record` fails; the baseline serves again
-//     once writable;
+//   - the store read-only: `ste select` still selects from it, `ste record`
+//     fails saying so;
 //   - a blob file removed under a completed baseline: all, with the reason.
-// While the disk is full or read-only, `ste select` today gives all with
-// the reason (the SQLite store opens read-write: "disk I/O error",
-// "unable to open database file"): safe, never narrower. Selecting from
-// such a store (a read-only open for select) is the next step; these tests
-// pin the safe behaviour until then.
+// A read-only store is opened read only, then immutable, by select
+// (BaselineStore::OpenForReading) and selects as before. On a full disk
+// SQLite cannot read a WAL store (it needs room for its -shm file), so
+// select gives all, saying "No space left on device": never narrower.
 // Without root (no mount) the tests are skipped, saying so.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -102,13 +101,17 @@ class StorageFaults : public ::testing::Test {
   bool mounted_ = false;
 };
 
-TEST_F(StorageFaults, AFullDiskFailsTheRecordAndKeepsThePreviousBaseline) {
+TEST_F(StorageFaults, AFullDiskFailsTheRecordSayingSoAndKeepsThePreviousBaseline) {
   ExpectBaselineOneSelects("before");
   Fill();
   Spawned r = Ste({"record", "--progress", "none"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.err.find("ste record: "), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.out << r.err;
+  // SQLite cannot even read a WAL store without room for its -shm file:
+  // all, saying why (never narrower).
   ExpectNeverNarrower("the disk full");
+  Spawned full = Ste({"select"});
+  EXPECT_NE(full.err.find("No space left on device"), std::string::npos) << full.err;
   ASSERT_EQ(unlink((store_ + "/filler").c_str()), 0);
   ExpectBaselineOneSelects("space again");
   // And the next record works and is the one selected.
@@ -118,13 +121,15 @@ TEST_F(StorageFaults, AFullDiskFailsTheRecordAndKeepsThePreviousBaseline) {
   EXPECT_NE(s.err.find("mode none"), std::string::npos) << s.err;
 }
 
-TEST_F(StorageFaults, AReadOnlyStoreNeverNarrowsAndRecordFails) {
+TEST_F(StorageFaults, AReadOnlyStoreStillSelectsAndRecordFailsClearly) {
   Spawned ro = Spawn({"mount", "-o", "remount,ro", store_});
   ASSERT_EQ(ro.exit_code, 0) << ro.err;
-  ExpectNeverNarrower("read-only");
+  // Read only, then immutable (nobody can write a read-only mount).
+  ExpectBaselineOneSelects("read-only");
   Spawned r = Ste({"record", "--progress", "none"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("ste record: "), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("is on a read-only file system"), std::string::npos) << r.out << r.err;
   Spawned rw = Spawn({"mount", "-o", "remount,rw", store_});
   ASSERT_EQ(rw.exit_code, 0) << rw.err;
   ExpectBaselineOneSelects("writable again");

@@ -123,6 +123,15 @@ class BaselineStore {
   static absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
       const std::string& url, const std::string& root);
 
+  // For a reader (`ste select`): Open, and when an existing SQLite store
+  // cannot be opened so (its disk full, its file system read-only: SQLite
+  // cannot set it up or create its -shm file), the same store read only,
+  // and on a read-only file system immutable (no locks: nobody can be
+  // writing there). Writes through such a store fail. The first error is
+  // returned when nothing opens.
+  static absl::StatusOr<std::unique_ptr<BaselineStore>> OpenForReading(
+      const std::string& url, const std::string& root);
+
   // Starts a baseline in state kBuilding; returns its id. This object holds
   // its writer lock from now on (taken before the row is visible to
   // others; a lock that cannot be taken is not an error, only no evidence).
