@@ -4,6 +4,9 @@
 //     not the runner command, not `ctest -N` in a build tree it names;
 //   - what `ctest -N` still evaluates when ste.toml is unchanged (the
 //     documented limit of kind "ctest");
+//   - git's configuration cannot make select's git commands run programs;
+//   - a store the change's ste.toml names can forge a narrower selection,
+//     and one the job names (--store) cannot;
 //   - a token file group or others can access is refused by every command
 //     that reads one.
 #include <sys/stat.h>
@@ -220,6 +223,45 @@ TEST_F(SecurityRepo, GitConfiguredProgramsAreNotRunBySelect) {
   Spawned all = Ste({"select", "--format", "json"});
   EXPECT_EQ(all.exit_code, 0) << all.err;
   EXPECT_FALSE(Exists(marker_)) << ::ste::testing::ReadFile(marker_);
+}
+
+TEST_F(SecurityRepo, AStoreTheChangeNamesIsNotTrustedWhenTheJobNamesItsOwn) {
+  W(".gitignore", ".ste/\n");
+  W("tests/test_a.sh", "exit 0\n");
+  W("tests/test_b.sh", "exit 0\n");
+  W("ste.toml", "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n");
+  Commit("init");
+  Record();
+  // main's record job exports its baseline (to the CI cache).
+  const std::string exported = MakeTempDir() + "/baseline.steb";
+  Spawned e = Ste({"baseline", "export", "latest", "-o", exported});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+
+  // The pull request breaks test_a and ships a store of its own: a
+  // baseline it recorded of its own tree, named by its ste.toml.
+  W("tests/test_a.sh", "exit 1\n");
+  W("ste.toml", "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n"
+                "[store]\nurl = \"sqlite:forged/ste.db\"\n");
+  Spawned forged = Ste({"record", "--progress", "none"});
+  ASSERT_TRUE(forged.exit_code == 0 || forged.exit_code == 1) << forged.err;  // stored either way
+  ASSERT_EQ(::ste::testing::Git(root_, {"add", "-f", "forged"}).exit_code, 0);
+  Commit("a pull request");
+
+  // Trusting the tree's store.url, the forged baseline says nothing
+  // changed but its own files... and test_a failed in it, so it is kept:
+  // narrower than all, the forger's choice.
+  Spawned trusting = Ste({"select"});
+  EXPECT_NE(::ste::testing::SelectedMode(trusting.err), "all") << trusting.err;
+
+  // The job names its own store, imported from main's export.
+  const std::string store = "sqlite:" + MakeTempDir() + "/ste.db";
+  Spawned i = Ste({"baseline", "import", exported, "--store", store});
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  Spawned s = Ste({"select", "--store", store});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.err.find("mode all: ste.toml (the configuration) changed"), std::string::npos) << s.err;
+  EXPECT_EQ(::ste::testing::SelectedTests(s.out),
+            (std::set<std::string>{"tests/test_a.sh", "tests/test_b.sh"}));
 }
 
 }  // namespace
