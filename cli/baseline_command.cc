@@ -23,6 +23,11 @@ namespace ste::cli {
 namespace {
 
 const FlagSpec kConfigFlag = {"config", 0, true, "FILE", "ste.toml to use (default: found from the current directory up)"};
+// The store, overriding ste.toml's store.url: a job selecting for a change
+// it does not trust names the store itself (docs/SECURITY.md).
+const FlagSpec kStoreFlag = {"store", 0, true, "URL",
+                             "the store to use instead of ste.toml's store.url (sqlite:PATH or "
+                             "postgresql://...)"};
 
 constexpr char kBaselineHelp[] =
     "Usage: ste baseline export [ID|latest] -o FILE\n"
@@ -132,6 +137,7 @@ std::unique_ptr<BaselineStore> OpenStore(const std::string& command, const Parse
   std::optional<Config> config = LoadRepoConfig(command, flags.Get("config"), exit_code);
   if (!config) return nullptr;
   if (root) *root = config->root;
+  if (flags.Has("store")) config->store_url = flags.Get("store");
   absl::StatusOr<std::unique_ptr<BaselineStore>> store =
       BaselineStore::Open(config->store_url, config->root);
   if (!store.ok()) {
@@ -151,7 +157,7 @@ int Fail(const std::string& command, const absl::Status& status) {
 int Export(const std::vector<std::string>& args) {
   const std::string cmd = "baseline export";
   const std::vector<FlagSpec> specs = {{"output", 'o', true, "FILE", "the file to write (required)"},
-                                       kConfigFlag};
+                                       kConfigFlag, kStoreFlag};
   auto flags = ParseFlags(args, specs);
   if (!flags.ok()) return UsageError(cmd, std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -186,7 +192,7 @@ int Export(const std::vector<std::string>& args) {
 
 int Import(const std::vector<std::string>& args) {
   const std::string cmd = "baseline import";
-  const std::vector<FlagSpec> specs = {kConfigFlag};
+  const std::vector<FlagSpec> specs = {kConfigFlag, kStoreFlag};
   auto flags = ParseFlags(args, specs);
   if (!flags.ok()) return UsageError(cmd, std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -225,7 +231,7 @@ int Import(const std::vector<std::string>& args) {
 int List(const std::vector<std::string>& args) {
   const std::string cmd = "baseline list";
   const std::vector<FlagSpec> specs = {{"format", 0, true, "FMT", "text (default) or json"},
-                                       kConfigFlag};
+                                       kConfigFlag, kStoreFlag};
   auto flags = ParseFlags(args, specs);
   if (!flags.ok()) return UsageError(cmd, std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -305,7 +311,7 @@ int Gc(const std::vector<std::string>& args) {
       {"abandoned-after", 0, true, "AGE",
        "a building baseline nothing holds is abandoned once this old (default 24h)"},
       {"dry-run", 0, false, "", "print what would be removed; remove nothing"},
-      kConfigFlag};
+      kConfigFlag, kStoreFlag};
   auto flags = ParseFlags(args, specs);
   if (!flags.ok()) return UsageError(cmd, std::string(flags.status().message()));
   if (flags->Has("help")) {

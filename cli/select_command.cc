@@ -42,6 +42,9 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
     {"tests-file", 0, true, "FILE",
      "github format: where to write the test list (default .ste/selected-tests.txt)"},
     {"config", 0, true, "FILE", "ste.toml to use"},
+    {"store", 0, true, "URL",
+     "the store to use instead of ste.toml's store.url (a job selecting for a change it does "
+     "not trust names its store: docs/SECURITY.md)"},
 },
     "ask this scheduler (HOST:PORT or unix:PATH) instead of the local store");
 
@@ -315,6 +318,7 @@ int SelectCommand(const std::vector<std::string>& args) {
     if (!auth) return 2;
   }
 
+  if (flags->Has("store")) config->store_url = flags->Get("store");
   LocalCheckout checkout(*std::move(config), flags->Has("all"));
   SelectionOutcome outcome;
   if (auth) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "ste/git.h"
+#include "ste/runner_kind.h"
 #include "ste/selection.h"
 
 namespace ste {
@@ -151,6 +152,17 @@ absl::StatusOr<std::string> MessagesSince(const std::string& root, const std::st
   return messages;
 }
 
+namespace {
+
+// Both absent, or both there with the same type and content.
+bool SameEntry(const InventoryEntry* a, const InventoryEntry* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return a->type == b->type && a->size == b->size && a->hash.low64 == b->hash.low64 &&
+         a->hash.high64 == b->hash.high64;
+}
+
+}  // namespace
+
 LocalCheckout::LocalCheckout(Config config, bool force_all)
     : config_(std::move(config)), force_all_(force_all) {}
 
@@ -208,9 +220,19 @@ absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
   }
   absl::StatusOr<Inventory> inventory = Inventory::Scan(scan, stat_cache);
   if (!inventory.ok()) return inventory.status();
+  TreeNow now;
+  if (TestsAreCTestNames(config_.runner_kind) && stat_cache != nullptr &&
+      !SameEntry(stat_cache->Find(config_.selection.config_file),
+                 inventory->Find(config_.selection.config_file))) {
+    // `ctest -N` evaluates CMake scripts of the build tree this ste.toml
+    // names: a changed ste.toml is not trusted to name it (the selection is
+    // all for the change anyway; the baseline's tests are its list).
+    now.inventory = *std::move(inventory);
+    now.tests_from_baseline = true;
+    return now;
+  }
   absl::StatusOr<std::vector<std::string>> tests = DiscoverTests(config_, *inventory);
   if (!tests.ok()) return tests.status();
-  TreeNow now;
   now.inventory = *std::move(inventory);
   now.tests = *std::move(tests);
   return now;

@@ -66,7 +66,16 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& args) 
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string what = args[0];
-    if (args[0] == "git" && args.size() > 3) what = absl::StrCat("git ", args[3]);
+    if (args[0] == "git") {  // named by its subcommand, past git's own options
+      for (size_t i = 1; i < args.size(); i++) {
+        if (args[i] == "-C" || args[i] == "-c") {
+          i++;
+        } else if (args[i].rfind("-", 0) != 0) {
+          what = absl::StrCat("git ", args[i]);
+          break;
+        }
+      }
+    }
     return absl::FailedPreconditionError(
         absl::StrCat(what, ": ", absl::StripAsciiWhitespace(stderr_text)));
   }
@@ -75,7 +84,15 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& args) 
 
 absl::StatusOr<std::string> RunGit(const std::string& dir,
                                    const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-C", dir};
+  // Programs a git configuration can name and these read-only commands
+  // could run, switched off (docs/SECURITY.md, "git"): log.showSignature
+  // makes `git log` run gpg.program on every signed commit of the change;
+  // no pager (stdout is a pipe anyway); core.fsmonitor is run by commands
+  // that refresh the index, which these are not (off all the same).
+  std::vector<std::string> argv = {"git",          "--no-pager",
+                                   "-c",           "log.showSignature=false",
+                                   "-c",           "core.fsmonitor=false",
+                                   "-C",           dir};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunAndCapture(argv);
 }

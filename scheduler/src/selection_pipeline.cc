@@ -1,5 +1,6 @@
 #include "ste/selection_pipeline.h"
 
+#include <algorithm>
 #include <climits>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +24,15 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
     out.tree = tree.status();
     out.selection = SelectAll(absl::StrCat("cannot inventory the tree: ", tree.status().message()), {});
     return out;
+  }
+
+  // The tree's tests were not listed (TreeNow::tests_from_baseline): the
+  // baseline's are the list. Without a baseline there is none to take.
+  if (tree->tests_from_baseline && b) {
+    for (uint32_t i = 0; i < b->index->test_count(); i++) {
+      tree->tests.emplace_back(b->index->test_scope(i).substr(4));  // "//r/" + name
+    }
+    std::sort(tree->tests.begin(), tree->tests.end());
   }
 
   // 3. Guardrail 1.

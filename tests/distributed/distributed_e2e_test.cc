@@ -15,6 +15,7 @@
 //
 // Everything a test starts it stops by pid (testing::Process).
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -379,6 +380,8 @@ TEST_F(Distributed, TokensAreRequiredAndCheckedAndSelectMatchesTheLocalOne) {
   Configure(store);
   WriteFile(dir_ + "/token", "s3cret-token\n");
   WriteFile(dir_ + "/wrong", "s3cret-tokeN\n");
+  chmod((dir_ + "/token").c_str(), 0600);  // a token others can read is refused
+  chmod((dir_ + "/wrong").c_str(), 0600);
   // Without a token, anything but loopback or a unix socket is refused.
   Spawned open = Spawn({kSte, "scheduler", "--listen", "0.0.0.0:0", "--store", store}, {}, dir_);
   EXPECT_EQ(open.exit_code, 1);

@@ -27,6 +27,12 @@ struct TreeNow {
   std::optional<Inventory> inventory;
   std::vector<std::pair<std::string, std::string>> changed_paths;
   std::vector<std::string> tests;  // the tests now, sorted
+  // true: `tests` was not listed, because listing would run code the
+  // change may have written (kind "ctest" lists by running `ctest -N`,
+  // which evaluates the build tree's CMake scripts, and the configuration
+  // file, which names runner.build_dir, differs from the baseline's):
+  // the caller takes the baseline's tests instead (docs/SECURITY.md).
+  bool tests_from_baseline = false;
 };
 
 // What the user asked for (flags, environment): which baseline to compare
@@ -74,7 +80,9 @@ class Checkout {
   // computes every view path of `stat_cache`; with `[inventory] external =
   // false` it leaves out the absolute paths (views included) and keeps the
   // repo views. An error means no test list can be made (callers run all
-  // and say so).
+  // and say so). LocalCheckout does not run `ctest -N` (kind "ctest") when
+  // `stat_cache` is given and the configuration file's entry in it differs
+  // from the tree's (tests_from_baseline).
   virtual absl::StatusOr<TreeNow> ReadTree(const Inventory* stat_cache,
                                            const std::vector<std::string>& external) = 0;
 

@@ -15,7 +15,11 @@ namespace ste {
 // FailedPrecondition with its stderr when it exits non-zero.
 absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv);
 
-// Runs `git -C dir args...`; its stdout, or an error with its stderr.
+// Runs `git --no-pager -c log.showSignature=false -c core.fsmonitor=false
+// -C dir args...`; its stdout, or an error with its stderr. The options
+// keep a git configuration from making a read-only command run a program
+// (docs/SECURITY.md); ste runs only rev-parse, rev-list, log --format and
+// cat-file through it, none of which runs hooks, filters or diff drivers.
 absl::StatusOr<std::string> RunGit(const std::string& dir,
                                    const std::vector<std::string>& args);
 

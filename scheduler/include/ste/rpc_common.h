@@ -28,7 +28,11 @@ struct RpcAuth {
   std::string tls_ca;  // PEM of the CA to trust; "" for plain TCP
 };
 
-// Reads a token file: its first line, trimmed. InvalidArgument when empty.
+// Reads a token file: its first line, trimmed. NotFound when it cannot be
+// opened; PermissionDenied, naming the file, its mode and `chmod 600`, when
+// the file opened is accessible by group or others (mode & 077: a shared
+// secret others can read is no secret; OpenSSH refuses such keys);
+// InvalidArgument when empty.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 

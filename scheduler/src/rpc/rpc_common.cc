@@ -1,6 +1,13 @@
 #include "ste/rpc_common.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <fstream>
 #include <sstream>
@@ -21,8 +28,38 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
 }
 
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return text.status();
+  // The mode of the file read, not of what the path named a moment before.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    std::string why = std::strerror(errno);
+    close(fd);
+    return absl::InternalError(absl::StrCat("cannot stat ", path, ": ", why));
+  }
+  if ((st.st_mode & 077) != 0) {
+    close(fd);
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return absl::PermissionDeniedError(absl::StrCat(
+        "token file ", path, " is accessible by group or others (mode ", mode,
+        "): refusing to use it; chmod 600 ", path));
+  }
+  std::string text_read;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string why = std::strerror(errno);
+      close(fd);
+      return absl::InternalError(absl::StrCat("cannot read ", path, ": ", why));
+    }
+    if (n == 0) break;
+    text_read.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  absl::StatusOr<std::string> text = std::move(text_read);
   std::string line = text->substr(0, text->find('\n'));
   absl::string_view token = absl::StripAsciiWhitespace(line);
   if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file ", path, " is empty"));
