@@ -20,6 +20,11 @@
 #   STE_ARGS           more flags for `ste select` (select, shard) or `ste
 #                      record` (record), split on spaces
 #   STE_SHARD          K/N for `shard`
+#   STE_STORE          the store select and shard import into and read
+#                      (default sqlite:$RUNNER_TEMP/ste-ci/ste.db, else under
+#                      $TMPDIR): outside the checkout, never the one the
+#                      change's ste.toml or tree names, which a pull request
+#                      controls (docs/SECURITY.md)
 #   GITHUB_OUTPUT, GITHUB_STEP_SUMMARY   where outputs and the summary go
 #                      (GitHub sets them; elsewhere point them at files)
 #
@@ -36,12 +41,15 @@ output() {  # NAME VALUE: one line of $GITHUB_OUTPUT (if set)
   if [ -n "${GITHUB_OUTPUT:-}" ]; then printf '%s=%s\n' "$1" "$2" >> "$GITHUB_OUTPUT"; fi
 }
 
+store=${STE_STORE:-sqlite:${RUNNER_TEMP:-${TMPDIR:-/tmp}}/ste-ci/ste.db}
+
 import_baseline() {
+  case "$store" in sqlite:*) mkdir -p "$(dirname "${store#sqlite:}")" ;; esac
   if [ ! -e "$baseline_file" ]; then
     echo "ste-ci: no baseline file at $baseline_file (the cache had none): every test runs" >&2
     return 0
   fi
-  if ! "$ste" baseline import "$baseline_file" >&2; then
+  if ! "$ste" baseline import --store "$store" "$baseline_file" >&2; then
     echo "ste-ci: the baseline file $baseline_file was refused (above): it is ignored" >&2
   fi
 }
@@ -59,7 +67,7 @@ case "${1:-}" in
     # --format github writes mode=, reason=, tests_file=, matrix= and the
     # summary itself; stdout is the test list.
     status=0
-    "$ste" select --format github --tests-file "$tests_file" --shards "$shards" \
+    "$ste" select --store "$store" --format github --tests-file "$tests_file" --shards "$shards" \
       "${base_flags[@]}" "${extra[@]}" > /dev/null || status=$?
     if [ "$status" != 0 ]; then
       # No test list (exit 3: the tree could not be read) or bad usage:
@@ -74,7 +82,7 @@ case "${1:-}" in
   shard)
     [ -n "${STE_SHARD:-}" ] || { echo "ste-ci shard: set STE_SHARD=K/N" >&2; exit 2; }
     import_baseline
-    "$ste" select --shard "$STE_SHARD" --format runner "${base_flags[@]}" "${extra[@]}"
+    "$ste" select --store "$store" --shard "$STE_SHARD" --format runner "${base_flags[@]}" "${extra[@]}"
     ;;
   record)
     "$ste" record --progress plain "${extra[@]}" >&2

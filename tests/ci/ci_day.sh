@@ -62,7 +62,8 @@ pr_job() {  # NAME: a depth-1 clone of feature with the cache restored; select
   fi
   : > "$work/$name.out"
   : > "$work/$name.summary"
-  (cd "$dir" && STE_SHARDS=3 STE_BASE_COMMIT="$main_sha" GITHUB_OUTPUT="$work/$name.out" \
+  # Each job is a machine of its own: its own store, outside the checkout.
+  (cd "$dir" && STE_STORE="sqlite:$work/$name.store/ste.db" STE_SHARDS=3 STE_BASE_COMMIT="$main_sha" GITHUB_OUTPUT="$work/$name.out" \
      GITHUB_STEP_SUMMARY="$work/$name.summary" "$ci" select) > "$work/$name.log" 2>&1 \
     || { cat "$work/$name.log"; fail "$name: select"; }
 }
@@ -74,6 +75,7 @@ mode=$(out pr mode)
 [ "$mode" = subset ] || { cat "$work/pr.log" "$work/pr.out"; fail "pr: mode $mode"; }
 tests_file="$work/pr/$(out pr tests_file)"
 [ -f "$tests_file" ] || tests_file=$(out pr tests_file)
+[ ! -e "$work/pr/.ste/ste.db" ] || fail "pr: select used a store in the checkout"
 selected=$(sort "$tests_file")
 [ "$selected" = "$(printf 'tests/test_b1.sh\ntests/test_b2.sh\ntests/test_b3.sh')" ] \
   || fail "pr: selected $selected"
@@ -97,7 +99,7 @@ for k in 1 2 3; do
   git clone -q --depth 1 --branch feature "file://$origin" "$dir"
   mkdir -p "$dir/.ste-baseline"
   cp "$cache/baseline.steb" "$dir/.ste-baseline/baseline.steb"
-  args=$(cd "$dir" && STE_SHARD="$k/3" STE_BASE_COMMIT="$main_sha" "$ci" shard 2> "$work/shard$k.log") \
+  args=$(cd "$dir" && STE_STORE="sqlite:$work/shard$k.store/ste.db" STE_SHARD="$k/3" STE_BASE_COMMIT="$main_sha" "$ci" shard 2> "$work/shard$k.log") \
     || { cat "$work/shard$k.log"; fail "shard $k"; }
   eval "set -- $args"
   for t in "$@"; do
