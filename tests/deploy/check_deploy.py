@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_deploy.py STE DEPLOY_DIR — static checks of deploy/ (no cluster).
+"""check_deploy.py STE DEPLOY_DIR [ARGV_JSON] — static checks of deploy/ (no cluster).
 
 1. Every YAML file under DEPLOY_DIR parses; the k8s manifests have the
    kinds and fields they need (Deployment + Service for the scheduler, an
@@ -19,6 +19,8 @@
    directly (readelf -d of STE).
 
 Prints one line per failure and a summary of counts; exit 1 on any failure.
+With ARGV_JSON, also writes there the k8s containers' ste argv
+({"scheduler": [...], "worker": [...], "record": [...]}).
 Debian's python3 and python3-yaml only.
 """
 import glob
@@ -240,6 +242,7 @@ def token_mounted(c, vols, token_path, where):
 
 # scheduler: Deployment + Service
 sched_port = None
+k8s_argv = {}  # scheduler / worker / record -> the argv after `ste`
 for f, d in by_kind("Deployment"):
     where = f"k8s/{f} Deployment {d['metadata']['name']}"
     sel = get(d, "spec.selector.matchLabels", where) or {}
@@ -254,6 +257,7 @@ for f, d in by_kind("Deployment"):
             fail(f"{where}: container {c.get('name')} does not run ste")
             continue
         sub, seen = check_ste_argv(argv, where)
+        k8s_argv["scheduler"] = argv
         ref_ok(sub == "scheduler", f"{where}: runs ste {sub}, expected scheduler")
         host, port = host_port(seen.get("--listen"), where + " --listen")
         ports = {p.get("name"): p.get("containerPort") for p in c.get("ports") or []}
@@ -318,6 +322,7 @@ for f, j in jobs:
             fail(f"{where}: container {c.get('name')} does not run ste")
             continue
         sub, seen = check_ste_argv(argv, where)
+        k8s_argv["worker" if is_workers else "record"] = argv
         ref_ok(sub == ("worker" if is_workers else "record"),
                f"{where}: runs ste {sub}")
         ref_ok(c.get("workingDir") == checkout_dir,
@@ -446,6 +451,11 @@ for lib in libs:
     pkgs = {p for p in pkgs if "-cross" not in p}
     ref_ok(pkgs & BASE or any(re.search(r"\b%s\b" % re.escape(p), runtime) for p in pkgs),
            f"Containerfile: the runtime stage installs none of {sorted(pkgs)} (for {lib})")
+
+if len(sys.argv) > 3:  # ARGV_JSON: the k8s command lines, for check_deploy.sh to run
+    import json
+    with open(sys.argv[3], "w") as f:
+        json.dump(k8s_argv, f)
 
 print("checked: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
 if failures:
