@@ -5,14 +5,15 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian 12 packages the build, the tests and the benchmarks need
 # (liburing2 only for the interceptor test that liburing is refused io_uring;
-# that part skips without it).
+# that part skips without it; systemd for systemd-analyze and python3-yaml
+# for the deploy/ checks, ctest DeployManifests).
 DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   libroaring-dev libabsl-dev libxxhash-dev libtomlplusplus-dev \
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
   ruby ruby-minitest ruby-rspec binutils openssl \
-  liburing2
+  liburing2 systemd python3-yaml
 
 # npm tooling, pinned: the GitHub action and workflows are validated with
 # it in `make test` (ctest GithubActionsValid).
