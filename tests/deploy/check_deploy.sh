@@ -102,6 +102,7 @@ for c in rec w0 w1; do
   STE_CHECKOUT_DEPTH=$depth "$SRC/deploy/ste-checkout.sh" "file://$tmp/up" "$head" "$tmp/co-$c" >/dev/null
 done
 openssl rand -hex 16 >"$tmp/token"
+chmod 600 "$tmp/token"  # ste refuses a token file others can read
 # ARGV_JSON COMPONENT [VAR=VALUE...]: the argv, substituted, one per line
 argv() {
   "$PY" - "$tmp/argv.json" "$@" <<'PYEOF'
