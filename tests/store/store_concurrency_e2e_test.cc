@@ -1,4 +1,5 @@
-// Concurrency on one SQLite store with real processes (issue 15, item 5):
+// Concurrency on one store with real processes (issue 15, item 5), SQLite
+// and PostgreSQL (a real server, tests/support/pg_test_server.h):
 // eight `ste select` loops run while `ste record` (twice) and `ste baseline
 // gc` write the same store. Every select must exit 0 with a valid
 // selection that names the baseline it used; none may fail with "database
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "pg_test_server.h"
 #include "test_support.h"
 
 namespace ste {
@@ -61,14 +63,16 @@ for rc_file in sorted(glob.glob(os.path.join(sys.argv[1], "rc.*"))):
 print(runs, bad, first)
 )PY";
 
-TEST(StoreConcurrency, EightSelectsWhileRecordAndGcWriteTheSameSqliteStore) {
+// `store_toml`: the [store] table's lines ("" for the default SQLite store).
+void EightSelectsWhileRecordAndGcWrite(const std::string& store_toml) {
   const std::string root = MakeTempDir();
   for (int i = 0; i < 6; i++) {
     WriteFile(root + "/lib/l" + std::to_string(i) + ".sh", "f() { echo " + std::to_string(i) + "; }\n");
     WriteFile(root + "/tests/test_" + std::to_string(i) + ".sh",
               ". lib/l" + std::to_string(i) + ".sh\n[ \"$(f)\" = " + std::to_string(i) + " ]\n");
   }
-  WriteFile(root + "/ste.toml", "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n");
+  WriteFile(root + "/ste.toml", "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n" +
+                                    store_toml);
   WriteFile(root + "/.gitignore", ".ste/\n");
   ::ste::testing::InitGitRepo(root);
   ASSERT_EQ(::ste::testing::Git(root, {"add", "-A"}).exit_code, 0);
@@ -113,6 +117,18 @@ TEST(StoreConcurrency, EightSelectsWhileRecordAndGcWriteTheSameSqliteStore) {
     total += runs;
   }
   std::printf("StoreConcurrency: %zu selects by 8 loops while 2 records and a gc wrote the store\n", total);
+}
+
+TEST(StoreConcurrency, EightSelectsWhileRecordAndGcWriteTheSameSqliteStore) {
+  EightSelectsWhileRecordAndGcWrite("");
+}
+
+TEST(StoreConcurrencyPostgres, EightSelectsWhileRecordAndGcWriteTheSamePostgresStore) {
+  absl::StatusOr<::ste::testing::PgTestServer*> server = ::ste::testing::PgTestServer::Shared();
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<std::string> url = (*server)->CreateDatabase();
+  ASSERT_TRUE(url.ok()) << url.status();
+  EightSelectsWhileRecordAndGcWrite("[store]\nurl = \"" + *url + "\"\n");
 }
 
 }  // namespace
