@@ -37,24 +37,6 @@ bool Under(const std::string& dir, const std::string& path) {
          path[dir.size()] == '/';
 }
 
-void RemoveTree(const std::string& dir) {
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return;
-  while (struct dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    std::string path = dir + "/" + name;
-    struct stat st;
-    if (lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      RemoveTree(path);
-    } else {
-      unlink(path.c_str());
-    }
-  }
-  closedir(d);
-  rmdir(dir.c_str());
-}
-
 // Resolves the directory part of absolute paths through symlinks, once per
 // directory. The file name itself is left alone: a symlinked *file* is an
 // inventory entry whose hash covers what it points to.
@@ -126,6 +108,25 @@ void AddPythonHookEnv(const Config& config, const RunOneTestOptions& options,
 }
 
 }  // namespace
+
+void RemoveTree(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return;
+  if (!S_ISDIR(st.st_mode)) {
+    unlink(path.c_str());
+    return;
+  }
+  std::vector<std::string> names;  // read whole before anything is removed
+  if (DIR* d = opendir(path.c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(std::move(name));
+    }
+    closedir(d);
+  }
+  for (const std::string& name : names) RemoveTree(path + "/" + name);
+  rmdir(path.c_str());
+}
 
 absl::StatusOr<std::string> IntegrationsDirForRuns(const Config& config, std::string* warning) {
   warning->clear();

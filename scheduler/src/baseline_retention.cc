@@ -2,8 +2,6 @@
 #include "ste/baseline_retention.h"
 
 #include <dirent.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -11,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ste/status_macros.h"
+#include "ste/test_recorder.h"
 
 namespace ste {
 
@@ -77,30 +76,6 @@ std::vector<GcDecision> PlanGc(const std::vector<BaselineSummary>& baselines,
   return plan;
 }
 
-namespace {
-
-// Removes `path` and everything below it (no symlink is followed).
-void RemoveOutputTree(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    if (DIR* dir = opendir(path.c_str())) {
-      std::vector<std::string> names;
-      while (struct dirent* e = readdir(dir)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") names.push_back(n);
-      }
-      closedir(dir);
-      for (const std::string& n : names) RemoveOutputTree(path + "/" + n);
-    }
-    rmdir(path.c_str());
-  } else {
-    unlink(path.c_str());
-  }
-}
-
-}  // namespace
-
 absl::StatusOr<GcReport> CollectGarbage(BaselineStore& store, const GcOptions& options,
                                         int64_t now_unix) {
   STE_ASSIGN_OR_RETURN(std::vector<BaselineSummary> summaries, store.ListSummaries());
@@ -157,7 +132,7 @@ absl::StatusOr<GcReport> CollectGarbage(BaselineStore& store, const GcOptions& o
         if (name.size() < 2 || name[0] != 'b' || !absl::SimpleAtoi(name.substr(1), &id)) continue;
         if (id <= 0 || id > highest || present.count(id)) continue;
         std::string path = options.output_dir + "/" + name;
-        RemoveOutputTree(path);
+        RemoveTree(path);
         report.output_dirs.push_back(path);
       }
     }

@@ -136,6 +136,11 @@ struct RunOneTestOptions {
 // cleared otherwise.
 absl::StatusOr<std::string> IntegrationsDirForRuns(const Config& config, std::string* warning);
 
+// Removes `path` and everything below it, best effort; a symlink is
+// removed, never followed (a test's scratch and log folders, a record
+// build's test logs).
+void RemoveTree(const std::string& path);
+
 // Runs one test (see top). Never fails outright: a test that cannot be run
 // comes back with started=false and an error (its outcome is "error").
 TestRecord RunOneTest(const Config& config, const std::string& test,
