@@ -8,9 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "ste/definitions.h"
 #include "ste/git.h"
 #include "ste/runner_kind.h"
 #include "ste/selection.h"
+#include "ste/status_macros.h"
+#include "ste/traced_run.h"
 
 namespace ste {
 
@@ -214,12 +217,33 @@ absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
       if (IsViewPath(e.path)) requested.push_back(e.path);
     }
   }
+  std::vector<std::string> definitions;  // fingerprinted, not scanned
   for (std::string& path : requested) {
     if (path[0] == '/' && !config_.inventory_external) continue;
-    (IsViewPath(path) ? scan.view_paths : scan.external_paths).push_back(std::move(path));
+    if (!IsViewPath(path)) {
+      scan.external_paths.push_back(std::move(path));
+      continue;
+    }
+    std::optional<View> view = ParseView(path);
+    (view && view->kind == ViewKind::kDefinition ? definitions : scan.view_paths)
+        .push_back(std::move(path));
   }
   absl::StatusOr<Inventory> inventory = Inventory::Scan(scan, stat_cache);
   if (!inventory.ok()) return inventory.status();
+  if (!definitions.empty()) {
+    // Only the files that changed are fingerprinted (definitions.h); with
+    // no integrations folder every changed one counts as not parsed (its
+    // module-level code changed: file level).
+    std::sort(definitions.begin(), definitions.end());
+    definitions.erase(std::unique(definitions.begin(), definitions.end()), definitions.end());
+    absl::StatusOr<std::string> integrations = FindIntegrationsDir();
+    Fingerprinter fingerprinter = Fingerprinter::ForIntegrations(
+        integrations.ok() ? *integrations : std::string("/nonexistent"));
+    absl::StatusOr<std::vector<InventoryEntry>> now =
+        DefinitionViewsNow(config_.root, definitions, stat_cache, *inventory, fingerprinter);
+    if (!now.ok()) return now.status();
+    STE_RETURN_IF_ERROR(inventory->AddEntries(*std::move(now)));
+  }
   TreeNow now;
   if (TestsAreCTestNames(config_.runner_kind) && stat_cache != nullptr &&
       !SameEntry(stat_cache->Find(config_.selection.config_file),

@@ -304,7 +304,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
       {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir",
                   "private_tmp", "python_imports"}},
       {"inventory", {"ignore", "tool_caches", "external"}},
-      {"selection", {"run_all", "skip_all", "mandatory", "force_tags"}},
+      {"selection", {"run_all", "skip_all", "mandatory", "force_tags", "granularity"}},
       {"store", {"url"}},
   });
   if (!s.ok()) return s;
@@ -316,6 +316,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   const std::vector<std::string> tool_cache_names = ToolCacheNames();
   c.inventory_tool_caches = tool_cache_names;
   std::string python_imports = "names";
+  std::string granularity = "file";
   for (absl::Status step : {
            r.Globs("tests", "include", false, &include),
            r.Globs("tests", "exclude", false, &exclude),
@@ -335,6 +336,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
            r.Globs("selection", "skip_all", false, &skip_all),
            r.Globs("selection", "mandatory", false, &mandatory),
            r.Bool("selection", "force_tags", &c.selection.force_tags),
+           r.String("selection", "granularity", false, &granularity),
            r.String("store", "url", false, &c.store_url),
        }) {
     if (!step.ok()) return step;
@@ -352,6 +354,18 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
     return Error(name, *r.Find("runner", "python_imports"),
                  absl::StrCat("'runner.python_imports' must be \"names\" or \"listing\", not '",
                               python_imports, "'"));
+  }
+  if (granularity == "file" || granularity == "definition") {
+    c.selection_definitions = granularity == "definition";
+  } else {
+    return Error(name, *r.Find("selection", "granularity"),
+                 absl::StrCat("'selection.granularity' must be \"file\" or \"definition\", not '",
+                              granularity, "'"));
+  }
+  if (c.selection_definitions && c.runner_python_imports != PythonImports::kNames) {
+    return Error(name, *r.Find("selection", "granularity"),
+                 "'selection.granularity' = \"definition\" needs 'runner.python_imports' = "
+                 "\"names\" (the Python startup hook that tracks definitions)");
   }
   if (include.empty() && TestsAreCTestNames(c.runner_kind) && r.Find("tests", "include") == nullptr) {
     include = {"**"};  // every CTest test

@@ -103,6 +103,16 @@ absl::StatusOr<Inventory> Inventory::FromEntries(
   return inventory;
 }
 
+absl::Status Inventory::AddEntries(std::vector<InventoryEntry> extra) {
+  if (extra.empty()) return absl::OkStatus();
+  std::vector<InventoryEntry> all = entries_;
+  for (InventoryEntry& e : extra) all.push_back(std::move(e));
+  absl::StatusOr<Inventory> merged = FromEntries(std::move(all), taken_at_ns_);
+  if (!merged.ok()) return merged.status();
+  entries_ = std::move(merged->entries_);
+  return absl::OkStatus();
+}
+
 const InventoryEntry* Inventory::Find(std::string_view path) const {
   auto it = std::lower_bound(
       entries_.begin(), entries_.end(), path,

@@ -27,6 +27,8 @@ constexpr std::string_view kPthName = "ste-pth";
 constexpr std::string_view kDistsName = "ste-dists";
 constexpr std::string_view kDistsNamedPrefix = "ste-dists:";
 constexpr std::string_view kEntryPointsPrefix = "ste-entry-points:";
+constexpr std::string_view kDefinitionModuleName = "ste-def";
+constexpr std::string_view kDefinitionPrefix = "ste-def:";
 constexpr int kMaxReadAttempts = 3;
 
 absl::string_view AV(std::string_view s) { return {s.data(), s.size()}; }
@@ -110,6 +112,8 @@ std::string CanonicalName(const View& v) {
       return absl::StrCat(AV(kDistsNamedPrefix), v.arg);
     case ViewKind::kEntryPoints:
       return absl::StrCat(AV(kEntryPointsPrefix), v.arg);
+    case ViewKind::kDefinition:
+      break;  // not computed here
   }
   return v.name;
 }
@@ -282,6 +286,12 @@ std::optional<View> ParseView(std::string_view path) {
              name.size() > kEntryPointsPrefix.size()) {
     v.kind = ViewKind::kEntryPoints;
     v.arg = std::string(name.substr(kEntryPointsPrefix.size()));
+  } else if (name == kDefinitionModuleName ||
+             (name.substr(0, kDefinitionPrefix.size()) == kDefinitionPrefix &&
+              name.size() > kDefinitionPrefix.size())) {
+    // A definition of a source file (definitions.h): <dir> is the file.
+    v.kind = ViewKind::kDefinition;
+    if (name != kDefinitionModuleName) v.arg = std::string(name.substr(kDefinitionPrefix.size()));
   } else {
     return std::nullopt;
   }
@@ -311,6 +321,7 @@ std::string NormalizeDistName(std::string_view name) {
 }
 
 bool ViewWatches(const View& view, std::string_view dir_basename, std::string_view name) {
+  if (view.kind == ViewKind::kDefinition) return false;  // of a file: no entries
   if (view.kind == ViewKind::kPth) {
     // site.addsitedir: names = [name for name in os.listdir(sitedir) if
     // name.endswith(".pth")] (3.13 also skips names starting with '.').
@@ -344,6 +355,8 @@ std::string DescribeView(const View& view) {
       return absl::StrCat("the distributions named ", view.arg);
     case ViewKind::kEntryPoints:
       return absl::StrCat("entry points [", view.arg, "] of its distributions");
+    case ViewKind::kDefinition:
+      return view.arg.empty() ? "its module-level code" : absl::StrCat("the definition ", view.arg);
   }
   return view.name;
 }
@@ -362,6 +375,11 @@ absl::StatusOr<std::vector<InventoryEntry>> ComputeViews(const std::string& root
     if (!v || !ValidViewDir(v->dir)) {
       return absl::InvalidArgumentError(
           absl::StrCat("not a view path of a known view: '", absl::CHexEscape(path), "'"));
+    }
+    if (v->kind == ViewKind::kDefinition) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a definition view is fingerprinted (definitions.h), not computed here: '",
+          absl::CHexEscape(path), "'"));
     }
     views.push_back(*std::move(v));
   }

@@ -246,6 +246,14 @@ std::vector<std::string> RequestedPaths(const SelectionIndex& index) {
 std::string DescribeViewChange(std::string_view path, std::string_view change) {
   std::optional<View> view = ParseView(path);
   if (!view) return "";
+  if (view->kind == ViewKind::kDefinition) {
+    // "src/geo.py::Polygon.area changed", "src/geo.py: its module-level code changed"
+    const bool gone = change == "deleted";
+    if (view->arg.empty()) {
+      return absl::StrCat(view->dir, gone ? ": gone, or not a file" : ": its module-level code changed");
+    }
+    return absl::StrCat(view->dir, "::", view->arg, gone ? " removed" : " changed");
+  }
   std::string out = absl::StrCat(view->dir, ": ", DescribeView(*view), " changed");
   if (change == "added") out += " (the directory appeared)";
   if (change == "deleted") out += " (the directory went)";

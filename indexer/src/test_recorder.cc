@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
+#include "ste/definitions.h"
 #include "ste/inventory.h"
 #include "ste/selection_index.h"
 #include "ste/traced_run.h"
@@ -105,6 +106,11 @@ void AddPythonHookEnv(const Config& config, const RunOneTestOptions& options,
   // This ste turns the hook's views into dependencies (ReduceLogs, the
   // inventory's views): the hook may pause the listings it replaces.
   env->push_back("STE_PYTHON_VIEWS=1");
+  // selection.granularity = "definition": the hook tracks what code of the
+  // repository ran (ste_defs.py), recorded when a DefinitionCache resolves it.
+  if (config.selection_definitions && options.definitions != nullptr) {
+    env->push_back("STE_DEFINITIONS=" + config.root);
+  }
 }
 
 }  // namespace
@@ -150,6 +156,114 @@ std::string RepoRelative(const std::string& root, const std::string& abs) {
 
 std::string TestScope(const std::string& test) { return "//r/" + test; }
 
+namespace {
+
+// What the definition tracker said in one process (definitions.h).
+struct ProcessCode {
+  bool begin = false, end = false;
+  std::vector<std::string> scopes;  // where it recorded anything, in order of first use
+  // scope -> abs file -> first lines of the code objects that ran
+  std::map<std::string, std::map<std::string, std::set<uint32_t>>> lines;
+  std::set<std::string> data;  // abs files read as data
+  void Touch(const std::string& scope) {
+    if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) scopes.push_back(scope);
+  }
+};
+
+// True (and *file, *line set) for a code record "<file>/\x01ste-code:<line>".
+bool ParseCodeRecord(const std::string& path, std::string* file, uint32_t* line) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  std::string_view last = std::string_view(path).substr(slash + 1);
+  if (last.substr(0, kCodeRecordPrefix.size()) != kCodeRecordPrefix) return false;
+  std::string_view number = last.substr(kCodeRecordPrefix.size());
+  if (!absl::SimpleAtoi(absl::string_view(number.data(), number.size()), line)) return false;
+  *file = path.substr(0, slash);
+  return true;
+}
+
+bool IsDataRecord(const std::string& path, std::string* file) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  if (std::string_view(path).substr(slash + 1) != kDataRecordName) return false;
+  *file = path.substr(0, slash);
+  return true;
+}
+
+// Definition granularity (definitions.h, docs/concepts.md "Definitions"):
+// in each scope, the content dependency on a repo file F becomes F's
+// module-level view when every process that recorded it there was tracked
+// from start to end, ran code of F, and did not read F as data; the code
+// each process ran becomes dependencies on the definitions holding it (and
+// on F's module-level code), in the scope it ran in. A tracked process
+// that did not end its account taints the scopes it recorded in (a forked
+// child: those past the one it was forked in): their tests fall back to
+// file level (ApplyDefinitionFallback).
+void ResolveDefinitions(const std::vector<ProcessCode>& code,
+                        const std::map<std::string, std::map<std::string, std::set<size_t>>>& content_by,
+                        const PathPolicy& policy, std::map<std::string, std::set<DepKey>>* by_scope,
+                        TestDependencies* out) {
+  auto repo_file = [&](const std::string& abs, std::string* rel) {
+    if (!Under(policy.root, abs)) return false;
+    *rel = RepoRelative(policy.root, abs);
+    return !policy.ignore.Matches(*rel);
+  };
+  std::vector<std::set<std::string>> ran(code.size()), data(code.size());
+  std::vector<std::string> files;
+  for (size_t i = 0; i < code.size(); i++) {
+    for (const auto& [scope, by_file] : code[i].lines) {
+      for (const auto& [abs, lines] : by_file) {
+        std::string rel;
+        if (!repo_file(abs, &rel)) continue;
+        ran[i].insert(rel);
+        files.push_back(abs);
+      }
+    }
+    for (const std::string& abs : code[i].data) {
+      std::string rel;
+      if (repo_file(abs, &rel)) data[i].insert(rel);
+    }
+    if (code[i].begin && !code[i].end) {
+      const std::vector<std::string>& s = code[i].scopes;
+      for (size_t k = s.size() > 1 ? 1 : 0; k < s.size(); k++) out->untracked_scopes.insert(s[k]);
+    }
+  }
+  policy.definitions->Prefetch(files);
+  for (const auto& [scope, paths] : content_by) {
+    for (const auto& [rel, procs] : paths) {
+      bool replace = true;
+      for (size_t p : procs) {
+        replace = replace && code[p].begin && code[p].end && ran[p].count(rel) && !data[p].count(rel);
+      }
+      if (!replace) continue;
+      if (!policy.definitions->Get(absl::StrCat(policy.root, "/", rel))->parsed) continue;
+      std::set<DepKey>& deps = (*by_scope)[scope];
+      deps.erase(DepKey{rel, DepKind::kContent});
+      deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
+      out->definition_files[scope].push_back(rel);
+    }
+  }
+  for (const ProcessCode& c : code) {
+    for (const auto& [scope, by_file] : c.lines) {
+      for (const auto& [abs, lines] : by_file) {
+        std::string rel;
+        if (!repo_file(abs, &rel)) continue;
+        std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(abs);
+        if (!defs->parsed) continue;
+        std::set<DepKey>& deps = (*by_scope)[scope];
+        deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
+        for (uint32_t line : lines) {
+          if (const DefinitionUnit* u = defs->UnitAt(line)) {
+            deps.insert(DepKey{DefinitionViewPath(rel, u->name), DepKind::kContent});
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
                             const absl::Status& read_status,
                             const PathPolicy& policy) {
@@ -163,13 +277,39 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   std::map<std::string, std::set<DepKey>> by_scope;
   absl::flat_hash_set<std::string> written;
   DirectoryResolver resolver;
-  for (const ProcessLog& log : logs) {
+  // Definition granularity: what each process's tracker said, and which
+  // processes recorded each repo file's content in each scope.
+  std::vector<ProcessCode> code(logs.size());
+  std::map<std::string, std::map<std::string, std::set<size_t>>> content_by;  // scope -> path -> logs
+  for (size_t li = 0; li < logs.size(); li++) {
+    const ProcessLog& log = logs[li];
     for (const LogRecord& r : log.records) {
       if (r.path == policy.log_dir || Under(policy.log_dir, r.path)) continue;
       if (r.kind != RecordKind::kUnfollowed && !policy.private_tmp.empty() &&
           (r.path == policy.private_tmp || Under(policy.private_tmp, r.path))) {
         continue;
       }
+      if (r.kind == RecordKind::kAbsent || r.kind == RecordKind::kContent) {
+        // The definition tracker's records are never dependencies themselves.
+        std::string file;
+        uint32_t line = 0;
+        if (r.path == kDefsBeginPath || r.path == kDefsEndPath) {
+          (r.path == kDefsBeginPath ? code[li].begin : code[li].end) = true;
+          code[li].Touch(r.scope);
+          continue;
+        }
+        if (ParseCodeRecord(r.path, &file, &line)) {
+          code[li].lines[r.scope][file].insert(line);
+          code[li].Touch(r.scope);
+          continue;
+        }
+        if (IsDataRecord(r.path, &file)) {
+          code[li].data.insert(file);
+          code[li].Touch(r.scope);
+          continue;
+        }
+      }
+      code[li].Touch(r.scope);
       if (r.kind == RecordKind::kUnfollowed) {
         out.opaque = true;
         out.opaque_reasons.push_back(absl::StrCat("unfollowed: ", r.path));
@@ -195,7 +335,8 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
           // A known view is a content dependency on its path; an unknown
           // one the listing of its directory (coarser, never lost).
           // inventory.ignore applies to the directory.
-          const bool known = ParseView(path).has_value();
+          std::optional<View> known = ParseView(path);
+          if (known && known->kind == ViewKind::kDefinition) known.reset();  // only ste makes those
           std::string dir = ViewDirectory(path);
           if (dir[0] != '/' && dir != "." && policy.ignore.Matches(dir)) continue;
           by_scope[r.scope].insert(known ? DepKey{std::move(path), DepKind::kContent}
@@ -203,6 +344,9 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
           continue;
         }
         if (path[0] != '/' && path != "." && policy.ignore.Matches(path)) continue;
+        if (policy.definitions != nullptr && kind == DepKind::kContent && path[0] != '/') {
+          content_by[r.scope][path].insert(li);
+        }
         by_scope[r.scope].insert(DepKey{std::move(path), kind});
       }
     }
@@ -217,11 +361,42 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
       for (auto& [scope, deps] : by_scope) deps.erase(key);
     }
   }
+  if (policy.definitions != nullptr) ResolveDefinitions(code, content_by, policy, &by_scope, &out);
   for (auto& [scope, deps] : by_scope) {
     if (deps.empty()) continue;
     out.scopes.push_back(ScopeDependencies{scope, {deps.begin(), deps.end()}});
   }
   return out;
+}
+
+void ApplyDefinitionFallback(const TestDependencies& all, TestRecord* record) {
+  const std::string own = TestScope(record->test);
+  auto related = [&](const std::string& scope) {
+    return ScopeContains(scope, own) || ScopeContains(own, scope);
+  };
+  bool tainted = false;
+  for (const std::string& s : all.untracked_scopes) tainted = tainted || related(s);
+  if (!tainted) return;
+  std::set<DepKey> back;
+  for (const auto& [scope, files] : all.definition_files) {
+    if (!related(scope)) continue;
+    for (const std::string& f : files) back.insert(DepKey{f, DepKind::kContent});
+  }
+  if (back.empty()) return;
+  ScopeDependencies* mine = nullptr;
+  for (ScopeDependencies& s : record->deps.scopes) {
+    if (s.scope == own) mine = &s;
+  }
+  if (mine == nullptr) {
+    record->deps.scopes.push_back(ScopeDependencies{own, {}});
+    std::sort(record->deps.scopes.begin(), record->deps.scopes.end(),
+              [](const ScopeDependencies& a, const ScopeDependencies& b) { return a.scope < b.scope; });
+    for (ScopeDependencies& s : record->deps.scopes) {
+      if (s.scope == own) mine = &s;
+    }
+  }
+  back.insert(mine->deps.begin(), mine->deps.end());
+  mine->deps.assign(back.begin(), back.end());
 }
 
 namespace {
@@ -299,7 +474,10 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
     policy.ignore = config.inventory_ignore;
     policy.log_dir = pattern;
     policy.private_tmp = tmp.path();
-    record.deps = ReduceLogs(logs, read, policy);
+    policy.definitions = options.definitions;
+    TestDependencies all = ReduceLogs(logs, read, policy);
+    record.deps = all;
+    ApplyDefinitionFallback(all, &record);
   }
   if (!options.keep_logs) RemoveTree(pattern);
   return record;
@@ -401,6 +579,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   policy.ignore = config.inventory_ignore;
   policy.log_dir = dir;
   policy.private_tmp = tmp.path();
+  policy.definitions = options.definitions;
   TestDependencies all = ReduceLogs(logs, read, policy);
   if (!options.keep_logs) RemoveTree(dir);
 
@@ -460,6 +639,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
         r.deps.opaque_scopes.push_back(scope);
       }
     }
+    ApplyDefinitionFallback(all, &r);
     auto it = results.find(r.test);
     if (it == results.end()) {
       r.started = false;

@@ -43,13 +43,25 @@ class SteScopes:
         the error's text (the scope is then unchanged; see ste/scope.h)."""
         if self._push is None:
             return None
+        _definitions("flush")
         if self._push(os.fsencode(name)) == 0:
+            _definitions("entered_scope")
             return None
         return os.strerror(ctypes.get_errno())
 
     def pop(self):
         if self._pop is not None:
+            _definitions("flush")
             self._pop()
+
+
+def _definitions(what):
+    """Calls ste_defs.<what>() when the definition tracker runs in this
+    process (ste_site/ste_defs.py: what ran is recorded in the scope it ran
+    in)."""
+    defs = sys.modules.get("ste_defs")
+    if defs is not None:
+        getattr(defs, what)()
 
 
 def under_ste(scopes):
@@ -263,6 +275,7 @@ def fork_child(run):
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
+            _definitions("finish")
             os._exit(code)
 
 

@@ -44,6 +44,11 @@
 //                mandatory = []                     always selected
 //                force_tags = true   [test all] / [no filter] in a commit
 //                                    message of the change => all
+//                granularity = "file"   "definition": a changed Python
+//                                    function selects the tests that ran
+//                                    it, not every test that loaded its
+//                                    file (docs/concepts.md, "Definitions";
+//                                    needs runner.python_imports = "names")
 //   [store]      url = "sqlite:.ste/ste.db"          relative to the root,
 //                   or "postgresql://host/db?..."    a shared PostgreSQL
 //                                     store (a libpq URI; postgres:// too)
@@ -154,6 +159,9 @@ struct Config {
   std::vector<std::string> inventory_tool_caches;
   bool inventory_external = true;
   SelectionRules selection;
+  // selection.granularity = "definition": the Python processes of a test
+  // record the definitions they ran (integrations/python/ste_site/ste_defs.py).
+  bool selection_definitions = false;
   std::string store_url = "sqlite:.ste/ste.db";
 
   // The runner command for one test: {test} replaced by the shell-quoted

@@ -137,6 +137,12 @@
 //                             leaves ste-entry-points:pytest11 unchanged,
 //                             and a new plugin, a changed one or a file
 //                             Python may fail on changes it.
+//     ste-def, ste-def:<name>  of a source *file* <dir>: its module-level
+//                             code, and one definition in it (definitions.h,
+//                             docs/concepts.md "Definitions"). Not computed
+//                             by ComputeViews (InvalidArgument): their values
+//                             are fingerprints, made by
+//                             integrations/python/ste_fingerprint.py.
 //   Any other view name is unknown: ReduceLogs records a `listing` of
 //   <dir> instead, and a scan asked for one fails (InvalidArgument).
 //
@@ -381,7 +387,7 @@ inline constexpr char kViewMark = '\x01';
 // path, of a known view or not.
 bool IsViewPath(std::string_view path);
 
-enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints };
+enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints, kDefinition };
 
 // A view path of a known view, parsed.
 struct View {
@@ -389,7 +395,8 @@ struct View {
   std::string name;  // after the mark: "ste-dists:foo_bar"
   ViewKind kind = ViewKind::kPth;
   // kDistsNamed: the name as given, normalized (NormalizeDistName);
-  // kEntryPoints: the group; "" otherwise.
+  // kEntryPoints: the group; kDefinition: the definition's name, "" for
+  // the module-level code (then `dir` is the source file); "" otherwise.
   std::string arg;
 };
 
@@ -441,6 +448,11 @@ class Inventory {
   // InvalidArgument on an empty or duplicate path or one with a NUL byte.
   static absl::StatusOr<Inventory> FromEntries(
       std::vector<InventoryEntry> entries, int64_t taken_at_ns);
+
+  // Adds entries made elsewhere (definition views, definitions.h), keeping
+  // taken_at_ns and the stats. InvalidArgument as FromEntries (a path
+  // already there is a duplicate); unchanged then.
+  absl::Status AddEntries(std::vector<InventoryEntry> extra);
 
   // The entry for `path`, or null. O(log n).
   const InventoryEntry* Find(std::string_view path) const;

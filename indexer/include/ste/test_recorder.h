@@ -29,6 +29,11 @@
 //     remembered: a `content` record of a path the test wrote that does
 //     not exist when the test is over (a temporary file it created and
 //     deleted) is dropped too;
+//   - the definition tracker's records (definitions.h) are resolved with
+//     policy.definitions (see ResolveDefinitions in test_recorder.cc: a
+//     repo file's content dependency becomes its module-level view, plus
+//     the definitions that ran, where every process that recorded it was
+//     tracked whole and did not read it as data), or dropped without one;
 //   - an `unfollowed` record, a log that cannot be read whole (corrupt,
 //     truncated, records lost) or a test whose logs are missing makes the
 //     test *opaque*: always selected, with the reason kept.
@@ -41,11 +46,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "ste/config.h"
+#include "ste/definitions.h"
 #include "ste/dependency.h"
 #include "ste/glob.h"
 #include "ste/log_reader.h"
@@ -64,6 +71,12 @@ struct TestDependencies {
   // The scopes of the unfollowed records (a batch run splits opacity by
   // test); "" for a reason of the whole run (unreadable logs).
   std::vector<std::string> opaque_scopes;  // parallel to opaque_reasons
+  // Definition granularity (PathPolicy::definitions): per scope, the repo
+  // files whose content dependency became their module-level view there;
+  // the scopes in which a tracked process did not account for all it ran
+  // (ApplyDefinitionFallback). Not sent anywhere: used where the run is.
+  std::map<std::string, std::vector<std::string>> definition_files;
+  std::set<std::string> untracked_scopes;
 };
 
 struct PathPolicy {
@@ -77,6 +90,9 @@ struct PathPolicy {
   std::string private_tmp;
   // True if `abs` exists now (after the test). Default: lstat.
   std::function<bool(const std::string& abs)> exists;
+  // Definition granularity (definitions.h): resolves the tracker's records
+  // into definition dependencies; null: they are dropped (file level).
+  DefinitionCache* definitions = nullptr;
 };
 
 // The repo-relative form of an absolute path under root ("." for root),
@@ -88,6 +104,13 @@ std::string RepoRelative(const std::string& root, const std::string& abs);
 TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
                             const absl::Status& read_status,
                             const PathPolicy& policy);
+
+// The per-test half of definition granularity: when a scope of `record`'s
+// test (its own, beneath or above) is one of all.untracked_scopes, every
+// file whose content dependency became a module-level view in those
+// scopes is a content dependency of the test's own scope again (file
+// level for it alone). `all` is what ReduceLogs gave for the whole run.
+void ApplyDefinitionFallback(const TestDependencies& all, struct TestRecord* record);
 
 // The scope of a test file: "//r/" + its repo-relative path.
 std::string TestScope(const std::string& test);
@@ -121,6 +144,9 @@ struct RunOneTestOptions {
   // (Python imports are then recorded as listings).
   std::string integrations_dir;
   int jobs = 1;                 // batch runners: $STE_JOBS
+  // Definition granularity (config.selection_definitions): the cache of
+  // the checkout's definitions; null: file level (STE_DEFINITIONS unset).
+  DefinitionCache* definitions = nullptr;
   // The file the test's (RunBatch: the runner's) stdout and stderr go to
   // (TracedRunOptions::output_file; its directory must exist); "": they
   // are inherited.

@@ -323,6 +323,13 @@ def _install():
     if installed:
         return
     installed = True
+    if os.environ.get("STE_DEFINITIONS"):
+        try:
+            import ste_defs
+
+            ste_defs.start()
+        except Exception:
+            pass  # not tracked: no `end` marker, file level
     if _supported() and _install_finder():
         _install_metadata_views()
 

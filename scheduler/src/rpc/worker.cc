@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <fstream>
 #include <future>
 #include <tuple>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ste/build_session.h"
+#include "ste/definitions.h"
 #include "ste/inventory.h"
 #include "ste/status_macros.h"
 #include "ste/test_output.h"
@@ -117,7 +119,13 @@ namespace {
 class Worker {
  public:
   Worker(std::shared_ptr<grpc::Channel> channel, const WorkerOptions& options)
-      : stub_(v1::Scheduler::NewStub(channel)), o_(options) {}
+      : stub_(v1::Scheduler::NewStub(channel)), o_(options) {
+    // selection.granularity = "definition": this checkout's definitions,
+    // fingerprinted once for the tests that ran them (definitions.h).
+    if (o_.config.selection_definitions && !o_.integrations_dir.empty()) {
+      definitions_ = std::make_unique<DefinitionCache>(Fingerprinter::ForIntegrations(o_.integrations_dir));
+    }
+  }
 
   absl::StatusOr<WorkerSummary> Run();
 
@@ -183,6 +191,7 @@ class Worker {
   WorkerSummary summary_;
   std::string output_dir_;  // set before the slots start; "" not captured
   absl::flat_hash_map<std::string, InventoryEntry> external_;  // hashed here
+  std::unique_ptr<DefinitionCache> definitions_;  // null: file level
 };
 
 grpc::Status Worker::Register(const std::string& stale) {
@@ -257,9 +266,29 @@ bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* se
   if (wanted.empty()) return false;
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  std::vector<std::pair<std::string, View>> definitions;
   for (const std::string& p : wanted) {
     if (external_.count(p)) continue;
-    (IsViewPath(p) ? views : unhashed).push_back(p);
+    std::optional<View> v = IsViewPath(p) ? ParseView(p) : std::nullopt;
+    if (v && v->kind == ViewKind::kDefinition) {
+      definitions.emplace_back(p, *std::move(v));
+    } else {
+      (IsViewPath(p) ? views : unhashed).push_back(p);
+    }
+  }
+  // Definition views: the fingerprints of this checkout's files (the ones
+  // the tests' code records were resolved with).
+  for (const auto& [p, v] : definitions) {
+    if (definitions_ == nullptr) break;
+    std::shared_ptr<const FileDefinitions> defs = definitions_->Get(o_.config.root + "/" + v.dir);
+    std::string content;
+    if (!defs->parsed) {
+      std::ifstream in(o_.config.root + "/" + v.dir, std::ios::binary);
+      content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    if (std::optional<InventoryEntry> e = DefinitionViewEntry(p, v, *defs, content)) {
+      external_.emplace(p, *std::move(e));
+    }
   }
   if (!unhashed.empty()) {
     // Hashed as the embedded record does: each as one entry, from a root
@@ -365,6 +394,7 @@ void Worker::Slot() {
   run.preload_library = o_.preload_library;
   run.scratch_dir = o_.scratch_dir;
   run.integrations_dir = o_.integrations_dir;
+  run.definitions = definitions_.get();
   run.jobs = o_.slots;
   const bool batch = o_.config.batch_runner();
   auto lease = [this, batch](const std::string& id, v1::LeaseResponse* resp) {

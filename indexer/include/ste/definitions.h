@@ -1,0 +1,136 @@
+// Definition-level dependencies (docs/concepts.md, "Definitions"): a test
+// that ran one function of a Python file depends on that function and on
+// the file's module-level code, not on every byte of the file.
+//
+// Records (made by integrations/python/ste_site/ste_defs.py in a test's
+// Python processes, as stats of paths that never exist):
+//   "<abs file>/\x01ste-code:<line>"  a code object of <file> starting at
+//                                     <line> ran
+//   "<abs file>/\x01ste-data"         <file> was read as data
+//   "/\x01ste-defs-begin"             the process is tracked from here on
+//                                     (at its start, after a fork, after a
+//                                     scope push)
+//   "/\x01ste-defs-end"               all it ran is accounted for
+// ReduceLogs (test_recorder.h) resolves them with a DefinitionCache.
+//
+// Dependencies: the views (inventory.h, "Views") of a source file F:
+//   "F/\x01ste-def"          its module-level code (what every importer
+//                            runs): imports, signatures, decorators, class
+//                            attributes, docstrings, which definitions exist;
+//   "F/\x01ste-def:<name>"   one definition ("Polygon.area"): its body, with
+//                            its lines.
+// Their values are the fingerprints of integrations/python/
+// ste_fingerprint.py (BLAKE2b-128, stored as the entry's hash: the first
+// 16 hex digits the high half). A file that does not parse has no unit
+// entries and a module entry whose hash is XXH3-128 of "ste-unparsed\0"
+// and its bytes: every definition of it is gone, its module-level code
+// changed (every test that loaded it is selected).
+#ifndef STE_DEFINITIONS_H_
+#define STE_DEFINITIONS_H_
+
+#include <xxhash.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ste/inventory.h"
+
+namespace ste {
+
+// The tracker's records (see top): the last component of a code or data
+// record, and the two markers' whole paths.
+inline constexpr std::string_view kCodeRecordPrefix = "\x01ste-code:";
+inline constexpr std::string_view kDataRecordName = "\x01ste-data";
+inline constexpr std::string_view kDefsBeginPath = "/\x01ste-defs-begin";
+inline constexpr std::string_view kDefsEndPath = "/\x01ste-defs-end";
+
+// "F/\x01ste-def" for unit "", else "F/\x01ste-def:<unit>".
+std::string DefinitionViewPath(std::string_view file, std::string_view unit);
+
+// How a definition view's change reads: "src/geo.py::Polygon.area",
+// "src/geo.py (module-level code)". "" for any other path.
+std::string DescribeDefinition(std::string_view view_path);
+
+struct DefinitionUnit {
+  std::string name;  // "area", "Shape.name", "Shape.x#2"
+  uint32_t first_line = 0;
+  uint32_t last_line = 0;
+  XXH128_hash_t hash = {0, 0};
+};
+
+struct FileDefinitions {
+  bool parsed = false;
+  std::string error;  // why not, when !parsed
+  XXH128_hash_t module = {0, 0};
+  std::vector<DefinitionUnit> units;  // in file order, not overlapping
+
+  // The unit whose lines hold `line`, or null (module-level code).
+  const DefinitionUnit* UnitAt(uint32_t line) const;
+};
+
+// The module entry's hash of a file that did not parse (see top).
+XXH128_hash_t UnparsedModuleHash(std::string_view content);
+
+// Runs integrations/python/ste_fingerprint.py (`python -I -S -B script`,
+// one process for many files) on file contents. Thread-safe (const).
+class Fingerprinter {
+ public:
+  Fingerprinter(std::string script, std::string python = "python3")
+      : script_(std::move(script)), python_(std::move(python)) {}
+  // One FileDefinitions per content, in order. An error when the process
+  // cannot be run or answers out of protocol (callers then treat every
+  // file as not parsed: file level).
+  absl::StatusOr<std::vector<FileDefinitions>> Run(const std::vector<std::string>& contents) const;
+  // The script beside `integrations_dir`: <dir>/python/ste_fingerprint.py.
+  static Fingerprinter ForIntegrations(const std::string& integrations_dir);
+
+ private:
+  std::string script_, python_;
+};
+
+// The definitions of the files of one tree that does not change while it
+// is used (a record build's checkout), by absolute path, fingerprinted
+// once. Thread-safe.
+class DefinitionCache {
+ public:
+  explicit DefinitionCache(Fingerprinter fingerprinter) : fingerprinter_(std::move(fingerprinter)) {}
+  // Fingerprints, in one run, those of `abs_paths` not cached yet.
+  void Prefetch(const std::vector<std::string>& abs_paths);
+  // A file's definitions (fingerprinted now if needed). A file that cannot
+  // be read, or a fingerprinter that fails, gives !parsed with the reason.
+  std::shared_ptr<const FileDefinitions> Get(const std::string& abs_path);
+
+ private:
+  Fingerprinter fingerprinter_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const FileDefinitions>> files_;
+};
+
+// The inventory entry of a definition view (see top) of `defs`; nullopt
+// when the file has no such definition (or did not parse, for a unit).
+// `content` is the file's bytes (for UnparsedModuleHash).
+std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, const View& view,
+                                                  const FileDefinitions& defs,
+                                                  std::string_view content);
+
+// Select time: the entries now of the definition views `view_paths` (repo-
+// relative), given the tree's inventory `head` (scanned) and, when there is
+// one, the baseline's inventory `base`: a file whose entry is unchanged
+// keeps base's entries (no fingerprinting); the others are read, checked
+// against head's hash, and fingerprinted in one run. A view of a file that
+// is gone or no longer a regular file has no entry. Error only when a file
+// changed while read (callers select all).
+absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
+    const std::string& root, const std::vector<std::string>& view_paths, const Inventory* base,
+    const Inventory& head, const Fingerprinter& fingerprinter);
+
+}  // namespace ste
+
+#endif  // STE_DEFINITIONS_H_

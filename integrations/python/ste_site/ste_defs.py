@@ -1,0 +1,283 @@
+"""ste's definition tracker: which code of the repository a process ran.
+
+With `[selection] granularity = "definition"` (docs/concepts.md,
+"Definitions"), ste sets STE_DEFINITIONS to the repository's absolute root
+and ste_names.py starts this tracker as the process starts. It tells ste,
+through the interceptor, which code objects of the repository's files the
+process executed, so that a change to one function selects the tests that
+ran it instead of every test that imported its file.
+
+What it records, each as a stat of a path that never exists (the
+interceptor records it as `absent`, in the scope the process is in; outside
+ste it is a failing stat):
+
+  <abs file>/\\x01ste-code:<line>   a code object of <file> whose first line
+                                    (co_firstlineno) is <line> ran (0: the
+                                    module's own code);
+  <abs file>/\\x01ste-data          <file> (a .py under the root) was opened
+                                    for reading other than by the import
+                                    system (inspect.getsource, open(),
+                                    pkgutil.get_data): its bytes, not only
+                                    its code, matter;
+  /\\x01ste-defs-begin              this process (or forked child, or scope
+                                    it entered) is tracked from here on;
+  /\\x01ste-defs-end                everything it ran is accounted for.
+
+ste trusts a process's code records only when it made both markers: a
+process that ends without `end` (killed, os._exit, a profiler replaced by
+the test, a thread still running at exit) leaves its tests at file level.
+
+How: a C profiler from the standard library (cProfile's _lsprof.Profiler with
+subcalls and builtins off: one C callback per Python call, no Python code
+per call) on every thread (_thread.start_new_thread is wrapped so a new
+thread starts its own), read and emitted:
+  - before a fork (os.register_at_fork), in the parent's scope, so that the
+    child starts with nothing to emit twice;
+  - when a runner integration pushes or pops a scope (ste_protocol.py calls
+    flush()), so that what ran in a test file's scope is recorded there;
+  - at exit (atexit) and in a forking runner's child before os._exit
+    (finish()).
+
+Nothing here raises into the program: a failure stops the tracking, which
+leaves the process without its `end` marker (file level, honest).
+"""
+
+import os
+import sys
+
+_CODE = "\x01ste-code:"
+_DATA = "\x01ste-data"
+_BEGIN = "/\x01ste-defs-begin"
+_END = "/\x01ste-defs-end"
+
+_root = None  # "<abs root>/" while tracking
+_profilers = []  # (cProfile.Profile, thread ident); the main one first
+_emitted = set()  # (filename, line) already recorded by this process
+_data_files = set()  # abs paths read as data, not yet recorded
+_broken = False
+_finished = False
+_lock = None
+
+
+def _stat(path):
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        pass
+
+
+def _mark_broken():
+    global _broken
+    _broken = True
+
+
+def _new_profiler():
+    # cProfile's C profiler itself (cProfile.py would import profile, pstats
+    # and more into every process).
+    import _lsprof
+
+    prof = _lsprof.Profiler(subcalls=False, builtins=False)
+    prof.enable()
+    return prof
+
+
+def _ours(prof):
+    """True iff `prof` still profiles the calling thread."""
+    if sys.version_info >= (3, 12):
+        monitoring = getattr(sys, "monitoring", None)
+        return monitoring is not None and monitoring.get_tool(monitoring.PROFILER_ID) == "cProfile"
+    return sys.getprofile() is prof
+
+
+def _emit():
+    """Records what ran since the last emission (and data reads)."""
+    if _root is None:
+        return
+    with _lock:
+        for prof, _ in list(_profilers):
+            try:
+                stats = prof.getstats()
+            except Exception:
+                _mark_broken()
+                continue
+            for entry in stats:
+                code = entry.code
+                filename = getattr(code, "co_filename", None)
+                if filename is None or not filename.startswith(_root):
+                    continue
+                # A module's own code is line 0: it shares line 1 with a
+                # definition that starts there.
+                line = 0 if code.co_name == "<module>" else code.co_firstlineno
+                key = (filename, line)
+                if key in _emitted:
+                    continue
+                _emitted.add(key)
+                _stat("%s/%s%d" % (filename, _CODE, line))
+        while _data_files:
+            _stat(_data_files.pop() + "/" + _DATA)
+
+
+def flush():
+    """Emits what ran so far in the current scope (a runner integration
+    calls this before it pushes or pops a scope)."""
+    try:
+        _emit()
+    except Exception:
+        _mark_broken()
+
+
+def entered_scope():
+    """After a scope push: this scope is tracked (its `begin` marker)."""
+    if _root is not None:
+        _stat(_BEGIN)
+
+
+def finish():
+    """Emits the rest and, when nothing escaped the profilers, `end`."""
+    global _finished
+    if _root is None or _finished:
+        return
+    _finished = True
+    try:
+        main = _profilers[0][0] if _profilers else None
+        if main is None or not _ours(main):
+            _mark_broken()  # the program replaced or stopped the profiler
+        if len(sys._current_frames()) > 1:
+            _mark_broken()  # a thread may still run code after this (nothing
+            # is imported here: an import now would be a dependency)
+        for prof, _ in _profilers:
+            prof.disable()
+        _emit()
+        if not _broken:
+            _stat(_END)
+    except Exception:
+        pass
+
+
+def _after_fork_in_child():
+    # A new process: its log starts here. The parent emitted what it ran
+    # before the fork (in its scope); only the forking thread survives.
+    global _finished
+    ident = _thread_ident()
+    _profilers[:] = [p for p in _profilers if p[1] == ident]
+    _finished = False
+    _stat(_BEGIN)
+
+
+def _thread_ident():
+    import _thread
+
+    return _thread.get_ident()
+
+
+def _wrap_threads():
+    import _thread
+
+    original = _thread.start_new_thread
+
+    def start_new_thread(function, args, kwargs=None):
+        def run(*a, **k):
+            try:
+                prof = _new_profiler()
+                with _lock:
+                    _profilers.append((prof, _thread_ident()))
+            except Exception:
+                _mark_broken()
+                prof = None
+            try:
+                return function(*a, **k)
+            finally:
+                if prof is not None and not _ours(prof):
+                    _mark_broken()
+
+        return original(run, args, kwargs or {})
+
+    _thread.start_new_thread = start_new_thread
+    if hasattr(_thread, "start_new"):
+        _thread.start_new = start_new_thread
+    threading = sys.modules.get("threading")
+    if threading is not None and hasattr(threading, "_start_new_thread"):
+        threading._start_new_thread = start_new_thread
+
+
+def _note_read(path):
+    try:
+        if isinstance(path, int):
+            return
+        path = os.fsdecode(os.fspath(path))
+        if not path.endswith(".py"):
+            return
+        full = os.path.normpath(os.path.join(os.getcwd(), path))
+        if full.startswith(_root):
+            _data_files.add(full)
+    except Exception:
+        pass
+
+
+def _wrap_reads():
+    import builtins
+    import io
+
+    original_open = io.open
+
+    def open(file, mode="r", *args, **kwargs):
+        if "r" in mode or "+" in mode:
+            _note_read(file)
+        return original_open(file, mode, *args, **kwargs)
+
+    open.__doc__ = original_open.__doc__
+    builtins.open = io.open = open
+    tokenize = sys.modules.get("tokenize")
+    if tokenize is not None and getattr(tokenize, "_builtin_open", None) is original_open:
+        tokenize._builtin_open = open
+
+    original_os_open = os.open
+
+    def os_open(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR) != os.O_WRONLY:
+            _note_read(path)
+        return original_os_open(path, flags, *args, **kwargs)
+
+    os.open = os_open
+
+    # The import system reads sources through FileLoader.get_data, called by
+    # SourceLoader.get_code; any other caller (pkgutil.get_data, a resource
+    # reader) reads them as data.
+    from importlib import _bootstrap_external
+
+    loader = _bootstrap_external.FileLoader
+    original_get_data = loader.get_data
+
+    def get_data(self, path):
+        caller = sys._getframe(1).f_code
+        if caller.co_name != "get_code":
+            _note_read(path)
+        return original_get_data(self, path)
+
+    loader.get_data = get_data
+
+
+def start():
+    """Starts tracking when STE_DEFINITIONS names the root (ste_names.py
+    calls this as the process starts). CPython 3.8+ only."""
+    global _root, _lock
+    root = os.environ.get("STE_DEFINITIONS", "")
+    if _root is not None or not root.startswith("/"):
+        return
+    impl = getattr(sys, "implementation", None)
+    if impl is None or impl.name != "cpython" or sys.version_info < (3, 8):
+        return
+    try:
+        import atexit
+        import _thread
+
+        _lock = _thread.RLock()
+        _root = root.rstrip("/") + "/"
+        _stat(_BEGIN)
+        _wrap_reads()
+        _wrap_threads()
+        _profilers.append((_new_profiler(), _thread_ident()))
+        os.register_at_fork(before=flush, after_in_child=_after_fork_in_child)
+        atexit.register(finish)
+    except Exception:
+        _mark_broken()
