@@ -293,8 +293,10 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
         // The definition tracker's records are never dependencies themselves.
         std::string file;
         uint32_t line = 0;
-        if (r.path == kDefsBeginPath || r.path == kDefsEndPath) {
-          (r.path == kDefsBeginPath ? code[li].begin : code[li].end) = true;
+        const std::string_view p = r.path;
+        const bool begin = p.substr(0, kDefsBeginPrefix.size()) == kDefsBeginPrefix;
+        if (begin || p.substr(0, kDefsEndPrefix.size()) == kDefsEndPrefix) {
+          (begin ? code[li].begin : code[li].end) = true;
           code[li].Touch(r.scope);
           continue;
         }

@@ -7,10 +7,12 @@
 //   "<abs file>/\x01ste-code:<line>"  a code object of <file> starting at
 //                                     <line> ran
 //   "<abs file>/\x01ste-data"         <file> was read as data
-//   "/\x01ste-defs-begin"             the process is tracked from here on
+//   "/\x01ste-defs-begin:<pid>"       the process is tracked from here on
 //                                     (at its start, after a fork, after a
 //                                     scope push)
-//   "/\x01ste-defs-end"               all it ran is accounted for
+//   "/\x01ste-defs-end:<pid>"         all it ran is accounted for
+// (the pid makes a forked child's markers its own: the interceptor drops
+// a path the process recorded before the fork)
 // ReduceLogs (test_recorder.h) resolves them with a DefinitionCache.
 //
 // Dependencies: the views (inventory.h, "Views") of a source file F:
@@ -48,8 +50,8 @@ namespace ste {
 // record, and the two markers' whole paths.
 inline constexpr std::string_view kCodeRecordPrefix = "\x01ste-code:";
 inline constexpr std::string_view kDataRecordName = "\x01ste-data";
-inline constexpr std::string_view kDefsBeginPath = "/\x01ste-defs-begin";
-inline constexpr std::string_view kDefsEndPath = "/\x01ste-defs-end";
+inline constexpr std::string_view kDefsBeginPrefix = "/\x01ste-defs-begin:";
+inline constexpr std::string_view kDefsEndPrefix = "/\x01ste-defs-end:";
 
 // "F/\x01ste-def" for unit "", else "F/\x01ste-def:<unit>".
 std::string DefinitionViewPath(std::string_view file, std::string_view unit);

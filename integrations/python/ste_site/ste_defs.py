@@ -19,9 +19,9 @@ ste it is a failing stat):
                                     system (inspect.getsource, open(),
                                     pkgutil.get_data): its bytes, not only
                                     its code, matter;
-  /\\x01ste-defs-begin              this process (or forked child, or scope
+  /\\x01ste-defs-begin:<pid>        this process (or forked child, or scope
                                     it entered) is tracked from here on;
-  /\\x01ste-defs-end                everything it ran is accounted for.
+  /\\x01ste-defs-end:<pid>          everything it ran is accounted for.
 
 ste trusts a process's code records only when it made both markers: a
 process that ends without `end` (killed, os._exit, a profiler replaced by
@@ -47,8 +47,8 @@ import sys
 
 _CODE = "\x01ste-code:"
 _DATA = "\x01ste-data"
-_BEGIN = "/\x01ste-defs-begin"
-_END = "/\x01ste-defs-end"
+_BEGIN = "/\x01ste-defs-begin:"  # + pid: a forked child's own (the interceptor
+_END = "/\x01ste-defs-end:"  # drops a path its process recorded before the fork)
 
 _root = None  # "<abs root>/" while tracking
 _profilers = []  # (cProfile.Profile, thread ident); the main one first
@@ -126,10 +126,16 @@ def flush():
         _mark_broken()
 
 
+_scopes_entered = 0
+
+
 def entered_scope():
-    """After a scope push: this scope is tracked (its `begin` marker)."""
+    """After a scope push: this scope is tracked (its own `begin` marker:
+    the interceptor records a path once per process)."""
+    global _scopes_entered
     if _root is not None:
-        _stat(_BEGIN)
+        _scopes_entered += 1
+        _stat("%s%d.%d" % (_BEGIN, os.getpid(), _scopes_entered))
 
 
 def finish():
@@ -149,7 +155,7 @@ def finish():
             prof.disable()
         _emit()
         if not _broken:
-            _stat(_END)
+            _stat(_END + str(os.getpid()))
     except Exception:
         pass
 
@@ -161,7 +167,7 @@ def _after_fork_in_child():
     ident = _thread_ident()
     _profilers[:] = [p for p in _profilers if p[1] == ident]
     _finished = False
-    _stat(_BEGIN)
+    _stat(_BEGIN + str(os.getpid()))
 
 
 def _thread_ident():
@@ -273,7 +279,7 @@ def start():
 
         _lock = _thread.RLock()
         _root = root.rstrip("/") + "/"
-        _stat(_BEGIN)
+        _stat(_BEGIN + str(os.getpid()))
         _wrap_reads()
         _wrap_threads()
         _profilers.append((_new_profiler(), _thread_ident()))

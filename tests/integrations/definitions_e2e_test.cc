@@ -1,0 +1,296 @@
+// End to end: definition-level selection (`[selection] granularity =
+// "definition"`, docs/concepts.md "Definitions", issue 12) on a generated
+// suite whose package loads all of itself at import time (`shapes/
+// __init__.py` imports every module), recorded with the generic per-file
+// runner (pytest per file), kind = "pytest" and kind = "unittest".
+//
+// Each change below is made, selected, and undone. The selection must be
+// exactly the expected set: the tests that ran a changed definition, every
+// test when module-level code changed, and the tests whose account is not
+// trusted at definition level (they read the source as data, stopped the
+// profiler, ran code in a multiprocessing child that ends by os._exit)
+// whenever anything in their files changed. Then the ground truth: every
+// test run alone, without ste, after the change; a test whose outcome
+// changed must be selected (mutation safety). The same suite at file level
+// selects every test for any change to the package: what the definition
+// level is for.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "test_support.h"
+
+namespace ste {
+namespace {
+
+using ::ste::testing::MakeTempDir;
+using ::ste::testing::ReadFile;
+using ::ste::testing::SelectedMode;
+using ::ste::testing::SelectedTests;
+using ::ste::testing::Spawn;
+using ::ste::testing::Spawned;
+using ::ste::testing::WriteFile;
+
+const std::string kSte = STE_BINARY;
+const std::string kIntegrations = STE_INTEGRATIONS_DIR;
+const std::string kPython = "/usr/bin/python3";  // Debian's, with pytest
+
+struct Setup {
+  std::string name;
+  std::string runner;  // the [runner] table's lines
+};
+void PrintTo(const Setup& s, std::ostream* os) { *os << s.name; }
+
+const Setup kGeneric = {"Generic", "command = \"" + kPython + " -m pytest -q -p no:cacheprovider {test}\"\n"};
+const Setup kPytest = {"Pytest", "kind = \"pytest\"\ncommand = \"" + kPython + " -m pytest -q -p ste_pytest {tests}\"\n"};
+const Setup kUnittest = {"Unittest", "kind = \"unittest\"\ncommand = \"" + kPython +
+                                         " $STE_INTEGRATIONS/python/ste_unittest.py {tests}\"\n"};
+
+const char kInit[] =
+    "from .calc import add, mul, sub, unused, Vec\n"
+    "from .text import shout, whisper\n"
+    "from .table import TABLE\n";
+
+const char kCalc[] =
+    "\"\"\"Arithmetic.\"\"\"\n"
+    "LIMIT = 100\n"
+    "\n"
+    "\n"
+    "def add(a, b):\n"
+    "    return a + b\n"
+    "\n"
+    "\n"
+    "def mul(a, b):\n"
+    "    return a * b\n"
+    "\n"
+    "\n"
+    "def sub(a, b):\n"
+    "    return a - b\n"
+    "\n"
+    "\n"
+    "def unused():\n"
+    "    return 'unused'\n"
+    "\n"
+    "\n"
+    "class Vec:\n"
+    "    dims = 2\n"
+    "\n"
+    "    def __init__(self, x, y):\n"
+    "        self.x, self.y = x, y\n"
+    "\n"
+    "    def norm1(self):\n"
+    "        return abs(self.x) + abs(self.y)\n"
+    "\n"
+    "    def scale(self, k):\n"
+    "        return Vec(self.x * k, self.y * k)\n";
+
+const char kText[] =
+    "def shout(s):\n"
+    "    return s.upper() + '!'\n"
+    "\n"
+    "\n"
+    "def whisper(s):\n"
+    "    return s.lower() + '...'\n";
+
+const char kTable[] =
+    "def _build():\n"
+    "    return {'a': 1, 'b': 2}\n"
+    "\n"
+    "\n"
+    "TABLE = _build()\n";
+
+// Test files, unittest.TestCase classes (pytest runs them too).
+const std::map<std::string, std::string> kTestBodies = {
+    {"test_add", "self.assertEqual(shapes.add(2, 3), 5)"},
+    {"test_mul", "self.assertEqual(shapes.mul(2, 3), 6)"},
+    {"test_sub", "self.assertEqual(shapes.sub(5, 3), 2)"},
+    {"test_norm", "self.assertEqual(shapes.Vec(1, -2).norm1(), 3)"},
+    {"test_scale", "self.assertEqual(shapes.Vec(1, 2).scale(3).x, 3)"},
+    {"test_shout", "self.assertEqual(shapes.shout('a'), 'A!')"},
+    {"test_whisper", "self.assertEqual(shapes.whisper('A'), 'a...')"},
+    {"test_table", "self.assertEqual(shapes.TABLE['b'], 2)"},
+    // Reads a definition's source without running it: file level.
+    {"test_source", "import inspect\n        self.assertIn(\"'unused'\", inspect.getsource(shapes.unused))"},
+    // Runs mul on a thread of its own (profiled too).
+    {"test_thread",
+     "import threading\n        out = []\n"
+     "        t = threading.Thread(target=lambda: out.append(shapes.mul(4, 5)))\n"
+     "        t.start(); t.join()\n        self.assertEqual(out, [20])"},
+    // A multiprocessing child runs sub and ends by os._exit: its account
+    // never ends, so the test falls back to file level.
+    {"test_fork",
+     "import multiprocessing\n        ctx = multiprocessing.get_context('fork')\n"
+     "        q = ctx.Queue()\n        p = ctx.Process(target=_child, args=(q,))\n"
+     "        p.start(); v = q.get(); p.join()\n        self.assertEqual(v, 4)"},
+    // A Python subprocess, tracked on its own, runs add.
+    {"test_subprocess",
+     "import subprocess, sys\n"
+     "        out = subprocess.check_output([sys.executable, '-c', 'import shapes; print(shapes.add(1, 1))'],"
+     " cwd=ROOT)\n        self.assertEqual(out.strip(), b'2')"},
+    // Stops every profiler, then runs whisper: file level.
+    {"test_noprofile", "import sys\n        sys.setprofile(None)\n        self.assertEqual(shapes.whisper('B'), 'b...')"},
+};
+
+std::string TestFile(const std::string& name) {
+  std::string extra = name == "test_fork" ? "\n\ndef _child(q):\n    q.put(shapes.sub(7, 3))\n" : "";
+  return "import os, sys, unittest\n"
+         "ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+         "sys.path.insert(0, ROOT)\n"
+         "import shapes\n" +
+         extra +
+         "\n\nclass T(unittest.TestCase):\n"
+         "    def test_it(self):\n"
+         "        " +
+         kTestBodies.at(name) + "\n";
+}
+
+// The tests a change to shapes/<file> always selects at definition level:
+// those whose account of it is file level.
+const std::set<std::string> kFileLevel = {"tests/test_fork.py", "tests/test_noprofile.py"};
+
+std::set<std::string> Paths(std::initializer_list<const char*> names) {
+  std::set<std::string> out;
+  for (const char* n : names) out.insert(std::string("tests/") + n + ".py");
+  return out;
+}
+
+struct Change {
+  std::string name;
+  std::string file;  // under shapes/
+  std::string from, to;
+  std::set<std::string> expected;  // beyond kFileLevel (all: every test)
+  bool all = false;
+  bool outcome_changes = true;  // some test fails after it (ground truth has teeth)
+};
+
+std::vector<Change> Changes() {
+  return {
+      {"add body", "calc.py", "return a + b", "return a - b", Paths({"test_add", "test_subprocess", "test_source"})},
+      {"mul body", "calc.py", "return a * b", "return a * b + 1", Paths({"test_mul", "test_thread", "test_source"})},
+      {"sub body", "calc.py", "return a - b", "return b - a", Paths({"test_sub", "test_source"})},
+      {"method body", "calc.py", "return abs(self.x) + abs(self.y)", "return self.x + self.y",
+       Paths({"test_norm", "test_source"})},
+      {"unused body", "calc.py", "return 'unused'", "return 'changed'", Paths({"test_source"})},
+      {"comment in a body", "text.py", "return s.upper() + '!'", "return s.upper() + '!'  # loud", {},
+       false, false},
+      {"shout body", "text.py", "return s.upper() + '!'", "return s.upper() + '?'", Paths({"test_shout"})},
+      {"whisper body", "text.py", "return s.lower() + '...'", "return s.lower() + '.'", Paths({"test_whisper"})},
+      {"import-time function", "table.py", "'b': 2", "'b': 3", {}, true},
+      {"module constant", "calc.py", "LIMIT = 100", "LIMIT = 101", {}, true, false},
+      {"class attribute", "calc.py", "dims = 2", "dims = 3", {}, true, false},
+      {"definition added", "text.py", "def whisper(s):", "def extra():\n    return 1\n\n\ndef whisper(s):", {},
+       true, false},
+      {"docstring", "calc.py", "\"\"\"Arithmetic.\"\"\"", "\"\"\"Sums.\"\"\"", {}, true, false},
+      {"syntax error", "text.py", "def shout(s):", "def shout(s:", {}, true},
+  };
+}
+
+class Definitions : public ::testing::TestWithParam<Setup> {
+ protected:
+  void SetUp() override {
+    root_ = MakeTempDir();
+    W("shapes/__init__.py", kInit);
+    W("shapes/calc.py", kCalc);
+    W("shapes/text.py", kText);
+    W("shapes/table.py", kTable);
+    for (const auto& [name, body] : kTestBodies) {
+      W("tests/" + name + ".py", TestFile(name));
+      all_.insert("tests/" + name + ".py");
+    }
+    ::ste::testing::InitGitRepo(root_);
+  }
+
+  void Configure(const std::string& granularity) {
+    W("ste.toml", "[tests]\ninclude = [\"tests/test_*.py\"]\n[runner]\n" + GetParam().runner +
+                      "[inventory]\nignore = [\"**/__pycache__/**\"]\n[selection]\ngranularity = \"" +
+                      granularity + "\"\n");
+    Git({"add", "-A"});
+    Git({"commit", "-q", "-m", "suite"});
+    Spawned r = Ste({"record", "--progress", "none"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    ASSERT_NE(r.out.find(std::to_string(all_.size()) + " tests, " + std::to_string(all_.size()) +
+                         " passed, 0 failed, 0 errors, 0 opaque"),
+              std::string::npos)
+        << r.out << r.err;
+    ASSERT_EQ(Select(), std::set<std::string>{}) << "an unchanged tree selects nothing";
+  }
+
+  void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
+  void Git(const std::vector<std::string>& args) {
+    Spawned s = ::ste::testing::Git(root_, args);
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+  }
+  Spawned Ste(std::vector<std::string> args) {
+    args.insert(args.begin(), kSte);
+    return Spawn(args, {"STE_INTEGRATIONS=" + kIntegrations, "PYTHONDONTWRITEBYTECODE=1"}, root_);
+  }
+  std::set<std::string> Select() {
+    Spawned s = Ste({"select"});
+    EXPECT_EQ(s.exit_code, 0) << s.err;
+    last_err_ = s.err;
+    return SelectedTests(s.out);
+  }
+  // Applies `c`, returns the selection and (if asked) the tests whose
+  // outcome, each run alone without ste, is no longer a pass.
+  std::set<std::string> Apply(const Change& c, std::set<std::string>* failing) {
+    const std::string path = root_ + "/shapes/" + c.file;
+    const std::string before = ReadFile(path);
+    std::string after = before;
+    size_t at = after.find(c.from);
+    EXPECT_NE(at, std::string::npos) << c.name;
+    if (at != std::string::npos) after.replace(at, c.from.size(), c.to);
+    WriteFile(path, after);
+    std::set<std::string> selected = Select();
+    if (failing != nullptr) {
+      for (const std::string& t : all_) {
+        Spawned run = Spawn({kPython, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", t},
+                            {"PYTHONDONTWRITEBYTECODE=1"}, root_);
+        if (run.exit_code != 0) failing->insert(t);
+      }
+    }
+    WriteFile(path, before);
+    return selected;
+  }
+
+  std::string root_, last_err_;
+  std::set<std::string> all_;
+};
+
+TEST_P(Definitions, AChangedDefinitionSelectsTheTestsThatRanIt) {
+  Configure("definition");
+  const bool ground_truth = GetParam().name == "Generic";  // the tests, run alone, are the same for all
+  for (const Change& c : Changes()) {
+    SCOPED_TRACE(c.name);
+    std::set<std::string> failing;
+    std::set<std::string> selected = Apply(c, ground_truth ? &failing : nullptr);
+    // The tests at file level see every change of content (a comment too).
+    std::set<std::string> expected = c.all ? all_ : c.expected;
+    expected.insert(kFileLevel.begin(), kFileLevel.end());
+    EXPECT_EQ(selected, expected) << last_err_;
+    if (ground_truth) {
+      for (const std::string& t : failing) {
+        EXPECT_EQ(selected.count(t), 1u) << t << " fails after the change but was not selected";
+      }
+      if (c.outcome_changes) {
+        EXPECT_FALSE(failing.empty()) << "the change was meant to fail a test";
+      }
+    }
+  }
+}
+
+TEST_P(Definitions, AtFileLevelEveryChangeToTheEagerPackageSelectsEveryTest) {
+  Configure("file");
+  for (const Change& c : Changes()) {
+    if (c.name == "comment in a body") continue;  // file level: every importer too
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(Apply(c, nullptr), all_);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Python, Definitions, ::testing::Values(kGeneric, kPytest, kUnittest),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace ste
