@@ -1,0 +1,171 @@
+// ReduceLogs at definition granularity (test_recorder.h, definitions.h):
+// when a repo file's content dependency becomes its definition views, and
+// every way it stays file level. Real files (the fingerprinter reads them),
+// logs made by hand.
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ste/definitions.h"
+#include "ste/test_recorder.h"
+
+namespace ste {
+namespace {
+
+const std::string kScript = std::string(STE_SOURCE_DIR) + "/integrations/python/ste_fingerprint.py";
+const std::string kA = "//r/tests/a.py";
+const std::string kB = "//r/tests/b.py";
+
+class ReduceDefinitions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/ste-reduce-defs-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    root_ = dir;
+    std::ofstream(root_ + "/geo.py") << "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n";
+    std::ofstream(root_ + "/bad.py") << "def (\n";
+  }
+  void TearDown() override {
+    unlink((root_ + "/geo.py").c_str());
+    unlink((root_ + "/bad.py").c_str());
+    rmdir(root_.c_str());
+  }
+
+  // Records of one process: (scope, kind, path); "begin"/"end" for the markers.
+  ProcessLog Process(const std::vector<std::tuple<std::string, RecordKind, std::string>>& records, int pid) {
+    ProcessLog log;
+    log.pid = pid;
+    for (const auto& [scope, kind, what] : records) {
+      std::string path = what == "begin" ? std::string(kDefsBeginPrefix) + std::to_string(pid)
+                         : what == "end" ? std::string(kDefsEndPrefix) + std::to_string(pid)
+                                         : what;
+      log.records.push_back(LogRecord{scope, kind, 3, path, 0});
+    }
+    return log;
+  }
+  std::string Code(const std::string& file, int line) {
+    return root_ + "/" + file + "/" + std::string(kCodeRecordPrefix) + std::to_string(line);
+  }
+  TestDependencies Reduce(const std::vector<ProcessLog>& logs, bool definitions = true) {
+    PathPolicy policy;
+    policy.root = root_;
+    policy.log_dir = "/nonexistent-ste/logs";
+    policy.exists = [](const std::string&) { return true; };
+    policy.definitions = definitions ? &cache_ : nullptr;
+    return ReduceLogs(logs, absl::OkStatus(), policy);
+  }
+  // "path(kind)" of `scope`.
+  static std::set<std::string> Deps(const TestDependencies& d, const std::string& scope) {
+    std::set<std::string> out;
+    for (const ScopeDependencies& s : d.scopes) {
+      if (s.scope != scope) continue;
+      for (const DepKey& k : s.deps) {
+        std::string p = k.path;
+        for (char& c : p) {
+          if (c == '\x01') c = '@';
+        }
+        out.insert(p + "(" + std::string(DepKindName(k.kind)) + ")");
+      }
+    }
+    return out;
+  }
+
+  std::string root_;
+  DefinitionCache cache_{Fingerprinter(kScript, "/usr/bin/python3")};
+};
+
+constexpr RecordKind kC = RecordKind::kContent;
+constexpr RecordKind kN = RecordKind::kAbsent;
+
+TEST_F(ReduceDefinitions, AWholeAccountTurnsTheFileIntoWhatRan) {
+  TestDependencies d = Reduce({Process({{kA, kN, "begin"},
+                                        {kA, kC, root_ + "/geo.py"},
+                                        {kA, kN, Code("geo.py", 0)},
+                                        {kA, kN, Code("geo.py", 1)},
+                                        {kA, kN, "end"}},
+                                       10)});
+  EXPECT_EQ(Deps(d, kA), (std::set<std::string>{"geo.py/@ste-def(content)", "geo.py/@ste-def:area(content)"}));
+  EXPECT_TRUE(d.untracked_scopes.empty());
+}
+
+TEST_F(ReduceDefinitions, NoCacheMeansFileLevelAndTheTrackersRecordsDropped) {
+  TestDependencies d = Reduce({Process({{kA, kN, "begin"},
+                                        {kA, kC, root_ + "/geo.py"},
+                                        {kA, kN, Code("geo.py", 1)},
+                                        {kA, kN, "end"}},
+                                       10)},
+                              false);
+  EXPECT_EQ(Deps(d, kA), (std::set<std::string>{"geo.py(content)"}));
+}
+
+TEST_F(ReduceDefinitions, AnAccountThatNeverEndedStaysFileLevelAndTaintsItsScope) {
+  TestDependencies d = Reduce({Process({{kA, kN, "begin"},
+                                        {kA, kC, root_ + "/geo.py"},
+                                        {kA, kN, Code("geo.py", 1)}},
+                                       10)});
+  EXPECT_EQ(Deps(d, kA).count("geo.py(content)"), 1u);
+  EXPECT_EQ(d.untracked_scopes, std::set<std::string>{kA});
+}
+
+TEST_F(ReduceDefinitions, ReadAsDataOrRecordedByAnUntrackedProcessStaysFileLevel) {
+  TestDependencies data = Reduce({Process({{kA, kN, "begin"},
+                                           {kA, kC, root_ + "/geo.py"},
+                                           {kA, kN, Code("geo.py", 1)},
+                                           {kA, kN, root_ + "/geo.py/" + std::string(kDataRecordName)},
+                                           {kA, kN, "end"}},
+                                          10)});
+  EXPECT_EQ(Deps(data, kA).count("geo.py(content)"), 1u);
+  TestDependencies cat = Reduce({Process({{kA, kN, "begin"},
+                                          {kA, kC, root_ + "/geo.py"},
+                                          {kA, kN, Code("geo.py", 1)},
+                                          {kA, kN, "end"}},
+                                         10),
+                                 Process({{kA, kC, root_ + "/geo.py"}}, 11)});  // `cat geo.py`
+  EXPECT_EQ(Deps(cat, kA).count("geo.py(content)"), 1u);
+  // Opened without running any of its code (a stat, an existence check).
+  TestDependencies stat = Reduce({Process({{kA, kN, "begin"}, {kA, kC, root_ + "/geo.py"}, {kA, kN, "end"}}, 10)});
+  EXPECT_EQ(Deps(stat, kA), std::set<std::string>{"geo.py(content)"});
+}
+
+TEST_F(ReduceDefinitions, AFileThatDoesNotParseStaysFileLevel) {
+  TestDependencies d = Reduce({Process({{kA, kN, "begin"},
+                                        {kA, kC, root_ + "/bad.py"},
+                                        {kA, kN, Code("bad.py", 0)},
+                                        {kA, kN, "end"}},
+                                       10)});
+  EXPECT_EQ(Deps(d, kA), std::set<std::string>{"bad.py(content)"});
+}
+
+// A batch: the parent imports in the shared scope; test a's child ran
+// perimeter and ended its account, test b's child ran area and was killed.
+TEST_F(ReduceDefinitions, InABatchOnlyTheTestWhoseChildDidNotEndFallsBack) {
+  TestDependencies all = Reduce({
+      Process({{"//r", kN, "begin"}, {"//r", kC, root_ + "/geo.py"}, {"//r", kN, Code("geo.py", 0)}, {"//r", kN, "end"}},
+              10),
+      Process({{"//r", kN, "begin"}, {kA, kN, Code("geo.py", 5)}, {kA, kN, "end"}}, 11),
+      Process({{"//r", kN, "begin"}, {kB, kN, Code("geo.py", 1)}}, 12),
+  });
+  EXPECT_EQ(Deps(all, "//r"), std::set<std::string>{"geo.py/@ste-def(content)"});
+  EXPECT_EQ(Deps(all, kA).count("geo.py/@ste-def:perimeter(content)"), 1u);
+  EXPECT_EQ(all.untracked_scopes, std::set<std::string>{kB}) << "not the shared scope it was forked in";
+  for (const std::string& test : {std::string("tests/a.py"), std::string("tests/b.py")}) {
+    TestRecord r;
+    r.test = test;
+    for (const ScopeDependencies& s : all.scopes) {
+      if (s.scope == "//r" || s.scope == TestScope(test)) r.deps.scopes.push_back(s);
+    }
+    ApplyDefinitionFallback(all, &r);
+    bool file_level = false;
+    for (const ScopeDependencies& s : r.deps.scopes) {
+      for (const DepKey& k : s.deps) file_level = file_level || (k.path == "geo.py" && k.kind == DepKind::kContent);
+    }
+    EXPECT_EQ(file_level, test == "tests/b.py") << test;
+  }
+}
+
+}  // namespace
+}  // namespace ste
