@@ -20,7 +20,11 @@ constant, flip a comparison, delete a line.
 
 Exit 0 if nothing was missed and the run was not vacuous; 1 otherwise.
 Usage: oracle.py --ste BUILD/ste --example examples/polyglot [--seed N]
-       [--random N] [--keep]
+       [--random N] [--keep] [--granularity file|definition]
+
+With --granularity definition the baseline is recorded at definition level
+(a changed Python function selects the tests that ran it): the same
+mutations, the same ground truth, the same verdict.
 """
 import argparse
 import concurrent.futures
@@ -286,10 +290,21 @@ class Repo:
             raise RuntimeError(f"revert of {mutation.name!r} left changes:\n{status}")
 
 
-def make_repo(example, work, ste):
+def make_repo(example, work, ste, granularity):
     repo = os.path.join(work, "polyglot")
     shutil.copytree(example, repo, ignore=shutil.ignore_patterns(
         ".ste", "build", "__pycache__"))
+    if granularity != "file":
+        # [selection] granularity (docs/concepts.md, "Definitions"), set in
+        # the example's own [selection] table.
+        path = os.path.join(repo, "ste.toml")
+        with open(path) as f:
+            text = f.read()
+        if "\n[selection]\n" not in text:
+            raise RuntimeError("the example's ste.toml has no [selection] table")
+        text = text.replace("\n[selection]\n", f'\n[selection]\ngranularity = "{granularity}"\n', 1)
+        with open(path, "w") as f:
+            f.write(text)
     os.environ.update(GIT_AUTHOR_NAME="oracle", GIT_AUTHOR_EMAIL="o@example.com",
                       GIT_COMMITTER_NAME="oracle", GIT_COMMITTER_EMAIL="o@example.com")
     for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
@@ -319,13 +334,15 @@ def run_oracle():
     ap.add_argument("--random", type=int, default=DEFAULT_RANDOM_MUTATIONS,
                     help="how many seeded line mutations")
     ap.add_argument("--keep", action="store_true", help="keep the temp repo")
+    ap.add_argument("--granularity", choices=["file", "definition"], default="file",
+                    help="[selection] granularity of the recorded baseline")
     args = ap.parse_args()
     ste = os.path.abspath(args.ste)
     started = time.monotonic()
 
     work = tempfile.mkdtemp(prefix="ste-oracle-")
     try:
-        repo = make_repo(os.path.abspath(args.example), work, ste)
+        repo = make_repo(os.path.abspath(args.example), work, ste, args.granularity)
         record = repo.run([ste, "record", "--progress", "none"], check=False)
         # The tests' own output passes through; keep ste's summary lines.
         log = record.stdout + record.stderr
