@@ -111,6 +111,15 @@ TEST_F(ReduceDefinitions, AnAccountThatNeverEndedStaysFileLevelAndTaintsItsScope
   EXPECT_EQ(d.untracked_scopes, std::set<std::string>{kA});
 }
 
+TEST_F(ReduceDefinitions, AnAccountOpenedAgainAfterItsEndIsNotWhole) {
+  // finish() before an exec that failed, then tracked again, then killed.
+  ProcessLog log = Process({{kA, kN, "begin"}, {kA, kC, root_ + "/geo.py"}, {kA, kN, Code("geo.py", 1)}, {kA, kN, "end"}}, 10);
+  log.records.push_back(LogRecord{kA, kN, 3, std::string(kDefsBeginPrefix) + "10.r1", 0});
+  TestDependencies d = Reduce({log});
+  EXPECT_EQ(Deps(d, kA).count("geo.py(content)"), 1u);
+  EXPECT_EQ(d.untracked_scopes, std::set<std::string>{kA});
+}
+
 TEST_F(ReduceDefinitions, ReadAsDataOrRecordedByAnUntrackedProcessStaysFileLevel) {
   TestDependencies data = Reduce({Process({{kA, kN, "begin"},
                                            {kA, kC, root_ + "/geo.py"},

@@ -160,7 +160,8 @@ namespace {
 
 // What the definition tracker said in one process (definitions.h).
 struct ProcessCode {
-  bool begin = false, end = false;
+  bool begin = false;  // an account was opened
+  bool end = false;    // ... and the last one was closed (records come in order)
   std::vector<std::string> scopes;  // where it recorded anything, in order of first use
   // scope -> abs file -> first lines of the code objects that ran
   std::map<std::string, std::map<std::string, std::set<uint32_t>>> lines;
@@ -296,7 +297,8 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
         const std::string_view p = r.path;
         const bool begin = p.substr(0, kDefsBeginPrefix.size()) == kDefsBeginPrefix;
         if (begin || p.substr(0, kDefsEndPrefix.size()) == kDefsEndPrefix) {
-          (begin ? code[li].begin : code[li].end) = true;
+          if (begin) code[li].begin = true;
+          code[li].end = !begin;
           code[li].Touch(r.scope);
           continue;
         }

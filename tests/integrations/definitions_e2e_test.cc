@@ -129,6 +129,13 @@ const std::map<std::string, std::string> kTestBodies = {
      "import subprocess, sys\n"
      "        out = subprocess.check_output([sys.executable, '-c', 'import shapes; print(shapes.add(1, 1))'],"
      " cwd=ROOT)\n        self.assertEqual(out.strip(), b'2')"},
+    // A forked child execs a Python that runs shout: both accounts whole.
+    {"test_exec",
+     "r, w = os.pipe()\n        pid = os.fork()\n"
+     "        if pid == 0:\n            os.dup2(w, 1)\n"
+     "            os.execv(sys.executable, [sys.executable, '-c', 'import shapes; print(shapes.shout(\"x\"))'])\n"
+     "        os.close(w)\n        out = os.read(r, 100)\n        os.waitpid(pid, 0)\n"
+     "        self.assertEqual(out.strip(), b'X!')"},
     // Stops every profiler, then runs whisper: file level.
     {"test_noprofile", "import sys\n        sys.setprofile(None)\n        self.assertEqual(shapes.whisper('B'), 'b...')"},
 };
@@ -175,7 +182,7 @@ std::vector<Change> Changes() {
       {"unused body", "calc.py", "return 'unused'", "return 'changed'", Paths({"test_source"})},
       {"comment in a body", "text.py", "return s.upper() + '!'", "return s.upper() + '!'  # loud", {},
        false, false},
-      {"shout body", "text.py", "return s.upper() + '!'", "return s.upper() + '?'", Paths({"test_shout"})},
+      {"shout body", "text.py", "return s.upper() + '!'", "return s.upper() + '?'", Paths({"test_shout", "test_exec"})},
       {"whisper body", "text.py", "return s.lower() + '...'", "return s.lower() + '.'", Paths({"test_whisper"})},
       {"import-time function", "table.py", "'b': 2", "'b': 3", {}, true},
       {"module constant", "calc.py", "LIMIT = 100", "LIMIT = 101", {}, true, false},

@@ -10,7 +10,8 @@
 //   "/\x01ste-defs-begin:<pid>"       the process is tracked from here on
 //                                     (at its start, after a fork, after a
 //                                     scope push)
-//   "/\x01ste-defs-end:<pid>"         all it ran is accounted for
+//   "/\x01ste-defs-end:<pid>"         all it ran is accounted for (until a
+//                                     later `begin`: an exec that failed)
 // (the pid makes a forked child's markers its own: the interceptor drops
 // a path the process recorded before the fork)
 // ReduceLogs (test_recorder.h) resolves them with a DefinitionCache.

@@ -21,7 +21,9 @@ ste it is a failing stat):
                                     its code, matter;
   /\\x01ste-defs-begin:<pid>        this process (or forked child, or scope
                                     it entered) is tracked from here on;
-  /\\x01ste-defs-end:<pid>          everything it ran is accounted for.
+  /\\x01ste-defs-end:<pid>          everything it ran is accounted for (a
+                                    `begin` after it, as after an exec that
+                                    failed, opens the account again).
 
 ste trusts a process's code records only when it made both markers: a
 process that ends without `end` (killed, os._exit, a profiler replaced by
@@ -35,8 +37,8 @@ thread starts its own), read and emitted:
     child starts with nothing to emit twice;
   - when a runner integration pushes or pops a scope (ste_protocol.py calls
     flush()), so that what ran in a test file's scope is recorded there;
-  - at exit (atexit) and in a forking runner's child before os._exit
-    (finish()).
+  - at exit (atexit), before an exec (os.execv/execve), and in a forking
+    runner's child before os._exit (finish()).
 
 Nothing here raises into the program: a failure stops the tracking, which
 leaves the process without its `end` marker (file level, honest).
@@ -158,6 +160,45 @@ def finish():
             _stat(_END + str(os.getpid()))
     except Exception:
         pass
+
+
+_resumed = 0
+
+
+def _resume():
+    """After an exec that failed: the process goes on, tracked again (a new
+    `begin` after the `end` finish() made: its account is open again)."""
+    global _finished, _resumed
+    if _root is None or not _finished:
+        return
+    try:
+        _finished = False
+        _resumed += 1
+        if _profilers:
+            _profilers[0][0].enable()
+        _stat("%s%d.r%d" % (_BEGIN, os.getpid(), _resumed))
+    except Exception:
+        _mark_broken()
+
+
+def _wrap_exec():
+    # os.execv/execve replace the image (os.execl, execvp, spawnv... go
+    # through them): what this image ran is emitted first.
+    for name in ("execv", "execve"):
+        original = getattr(os, name, None)
+        if original is None:
+            continue
+
+        def wrapper(*args, _original=original, **kwargs):
+            finish()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                _resume()  # reached only when the exec failed
+
+        wrapper.__name__ = name
+        wrapper.__doc__ = original.__doc__
+        setattr(os, name, wrapper)
 
 
 def _after_fork_in_child():
@@ -282,6 +323,7 @@ def start():
         _stat(_BEGIN + str(os.getpid()))
         _wrap_reads()
         _wrap_threads()
+        _wrap_exec()
         _profilers.append((_new_profiler(), _thread_ident()))
         os.register_at_fork(before=flush, after_in_child=_after_fork_in_child)
         atexit.register(finish)
