@@ -240,7 +240,11 @@ absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
     Fingerprinter fingerprinter = Fingerprinter::ForIntegrations(
         integrations.ok() ? *integrations : std::string("/nonexistent"));
     absl::StatusOr<std::vector<InventoryEntry>> now =
-        DefinitionViewsNow(config_.root, definitions, stat_cache, *inventory, fingerprinter);
+        DefinitionViewsNow(config_.root, definitions,
+                           stat_cache != nullptr     ? stat_cache
+                           : definition_base_ ? &*definition_base_
+                                              : nullptr,
+                           *inventory, fingerprinter);
     if (!now.ok()) return now.status();
     STE_RETURN_IF_ERROR(inventory->AddEntries(*std::move(now)));
   }

@@ -144,10 +144,16 @@ class LocalCheckout final : public Checkout {
   absl::StatusOr<TreeNow> ReadTree(const Inventory* stat_cache,
                                    const std::vector<std::string>& external) override;
   std::string ForceReason(const std::string& base_commit) override;
+  // Without a stat cache (`select --scheduler`): the baseline's entries of
+  // the source files its definition views name, and of those views
+  // (definitions.h), so that ReadTree fingerprints only the files that
+  // changed. Not set: every such file is fingerprinted.
+  void SetDefinitionBase(Inventory base) { definition_base_ = std::move(base); }
 
  private:
   Config config_;
   bool force_all_;
+  std::optional<Inventory> definition_base_;
   std::optional<CommitFacts> facts_;
 };
 

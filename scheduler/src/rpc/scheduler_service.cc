@@ -383,7 +383,24 @@ Status SchedulerService::GetBaseline(grpc::ServerContext* ctx, const v1::GetBase
   }
   resp->set_found(true);
   ToProto((*base)->info, resp->mutable_baseline());
-  for (const std::string& p : RequestedPaths(*(*base)->index)) resp->add_external_paths(p);
+  std::vector<InventoryEntry> definitions;
+  for (const std::string& p : RequestedPaths(*(*base)->index)) {
+    resp->add_external_paths(p);
+    std::optional<View> v = ParseView(p);
+    if (!v || v->kind != ViewKind::kDefinition) continue;
+    for (const std::string* path : {&p, static_cast<const std::string*>(&v->dir)}) {
+      if (const InventoryEntry* e = (*base)->inventory.Find(*path)) definitions.push_back(*e);
+    }
+  }
+  if (!definitions.empty()) {
+    std::sort(definitions.begin(), definitions.end(),
+              [](const InventoryEntry& a, const InventoryEntry& b) { return a.path < b.path; });
+    definitions.erase(std::unique(definitions.begin(), definitions.end(),
+                                  [](const InventoryEntry& a, const InventoryEntry& b) { return a.path == b.path; }),
+                      definitions.end());
+    absl::StatusOr<Inventory> inv = Inventory::FromEntries(std::move(definitions), 0);
+    if (inv.ok()) resp->set_definition_inventory(inv->Serialize());
+  }
   return Status::OK;
 }
 

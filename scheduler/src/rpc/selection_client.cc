@@ -20,6 +20,11 @@ SelectionOutcome SelectThroughScheduler(const std::shared_ptr<grpc::Channel>& ch
   std::vector<std::string> external;
   if (asked.ok() && found.found()) {
     for (const std::string& p : found.external_paths()) external.push_back(p);
+    if (!found.definition_inventory().empty()) {
+      // Damaged: every changed file with definition views is fingerprinted.
+      absl::StatusOr<Inventory> base = Inventory::Parse(found.definition_inventory());
+      if (base.ok()) checkout.SetDefinitionBase(*std::move(base));
+    }
   }
   absl::StatusOr<TreeNow> tree = checkout.ReadTree(nullptr, external);
   if (!tree.ok()) {
