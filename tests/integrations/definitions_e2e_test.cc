@@ -296,6 +296,29 @@ TEST_P(Definitions, AtFileLevelEveryChangeToTheEagerPackageSelectsEveryTest) {
   }
 }
 
+// `select --scheduler` (the scheduler loads the baseline, this side hashes
+// and fingerprints the changed files) answers as the local select does.
+TEST_P(Definitions, TheSchedulerSelectsAsTheLocalSelectDoes) {
+  Configure("definition");
+  ::ste::testing::SchedulerProcess scheduler(kSte, "sqlite:" + root_ + "/.ste/ste.db", MakeTempDir());
+  ASSERT_FALSE(scheduler.address().empty()) << scheduler.process().err();
+  for (const Change& c : Changes()) {
+    if (c.name != "add body" && c.name != "class attribute" && c.name != "comment in a body") continue;
+    SCOPED_TRACE(c.name);
+    const std::string path = root_ + "/shapes/" + c.file;
+    const std::string before = ReadFile(path);
+    std::string after = before;
+    after.replace(after.find(c.from), c.from.size(), c.to);
+    WriteFile(path, after);
+    std::set<std::string> local = Select();
+    Spawned remote = Ste({"select", "--scheduler", scheduler.address()});
+    EXPECT_EQ(remote.exit_code, 0) << remote.err;
+    EXPECT_EQ(SelectedTests(remote.out), local) << remote.err;
+    EXPECT_EQ(SelectedMode(remote.err), SelectedMode(last_err_));
+    WriteFile(path, before);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Python, Definitions, ::testing::Values(kGeneric, kPytest, kUnittest),
                          [](const auto& info) { return info.param.name; });
 
