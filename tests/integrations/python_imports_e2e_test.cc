@@ -49,6 +49,7 @@ struct Setup {
   bool batch;             // kind = "pytest": pytest's setup is shared
   bool root_on_sys_path;  // python3 -m: importlib.metadata scans the root (a view)
   bool names;             // runner.python_imports
+  std::string selection = "";  // the [selection] table's lines
 };
 
 void PrintTo(const Setup& s, std::ostream* os) { *os << s.name; }
@@ -73,6 +74,12 @@ const Setup kGenericListing = {"GenericListing",
                                    " -m pytest -q -p no:cacheprovider {test}\"\n"
                                    "python_imports = \"listing\"\n",
                                false, true, false};
+// The same at definition granularity (issue 12): what an added file can
+// change does not depend on it.
+const Setup kGenericDefinitions = {"GenericDefinitions", kGeneric.runner, false, true, true,
+                                   "granularity = \"definition\"\n"};
+const Setup kPytestDefinitions = {"PytestDefinitions", kPytest.runner, true, true, true,
+                                  "granularity = \"definition\"\n"};
 
 constexpr int kTests = 22;
 const char* const kAppModules[] = {"core", "util", "fmt", "calc", "store"};
@@ -150,7 +157,7 @@ class PythonImports : public ::testing::TestWithParam<Setup> {
     WriteFile(user_site_ + "/already/__init__.py", "");
     WriteFile(user_site_ + "/already-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: already\nVersion: 1.0\n");
     W("ste.toml", "[tests]\ninclude = [\"tests/**/test_*.py\"]\n[runner]\n" + GetParam().runner +
-                      "[inventory]\nignore = [\"**/__pycache__/**\"]\n");
+                      "[inventory]\nignore = [\"**/__pycache__/**\"]\n[selection]\n" + GetParam().selection);
     ::ste::testing::InitGitRepo(root_);
     Git({"add", "-A"});
     Git({"commit", "-q", "-m", "suite"});
@@ -323,9 +330,12 @@ TEST_P(PythonImports, AddedFilesSelectTheTestsWhoseImportsTheyCouldChange) {
       EXPECT_NE(deps.out.find("ste-entry-points:pytest11"), std::string::npos) << deps.out;
     }
     const std::string m = kAppModules[n % 5];
+    // At definition granularity a module the test ran is its module-level
+    // code (definitions.h), the rest as at file level.
+    const std::string code = GetParam().selection.empty() ? "" : "/\\x01ste-def";
     for (const std::string& dep : std::vector<std::string>{"absent\tapp\n", "absent\tapp.py\n", "content\tsrc/app\n",
-                                   "content\tsrc/app/__init__.py\n", "absent\tsrc/app/" + m + "\n",
-                                   "content\tsrc/app/" + m + ".py\n"}) {
+                                   "content\tsrc/app/__init__.py" + code + "\n", "absent\tsrc/app/" + m + "\n",
+                                   "content\tsrc/app/" + m + ".py" + code + "\n"}) {
       EXPECT_NE(deps.out.find(dep), std::string::npos) << dep << " not in\n" << deps.out;
     }
   }
@@ -376,7 +386,7 @@ TEST_P(PythonImports, InstalledPackagesSelectOnlyTheTestsTheyCouldChange) {
 
 INSTANTIATE_TEST_SUITE_P(Python, PythonImports,
                          ::testing::Values(kGeneric, kPytest, kGenericSafePath, kPytestSafePath,
-                                           kGenericListing),
+                                           kGenericListing, kGenericDefinitions, kPytestDefinitions),
                          [](const ::testing::TestParamInfo<Setup>& info) { return info.param.name; });
 
 }  // namespace
