@@ -106,11 +106,26 @@ void AddPythonHookEnv(const Config& config, const RunOneTestOptions& options,
   // This ste turns the hook's views into dependencies (ReduceLogs, the
   // inventory's views): the hook may pause the listings it replaces.
   env->push_back("STE_PYTHON_VIEWS=1");
-  // selection.granularity = "definition": the hook tracks what code of the
-  // repository ran (ste_defs.py), recorded when a DefinitionCache resolves it.
-  if (config.selection_definitions && options.definitions != nullptr) {
-    env->push_back("STE_DEFINITIONS=" + config.root);
-  }
+}
+
+// selection.granularity = "definition": the trackers record what code of
+// the repository ran, resolved by a DefinitionCache (definitions.h). The
+// Python one is started by the hook above (ste_defs.py); the Ruby one is
+// loaded before any script by RUBYOPT=-r<integrations>/ruby/ste_defs.rb,
+// before the RUBYOPT inherited (RUBYOPT is split at white space: an
+// integrations folder with some in its path gets none, and Ruby processes
+// stay at file level).
+void AddDefinitionsEnv(const Config& config, const RunOneTestOptions& options,
+                       std::vector<std::string>* env) {
+  if (!config.selection_definitions || options.definitions == nullptr) return;
+  env->push_back("STE_DEFINITIONS=" + config.root);
+  if (options.integrations_dir.empty()) return;
+  const std::string tracker = options.integrations_dir + "/ruby/ste_defs.rb";
+  if (tracker.find_first_of(" \t\n\v\f\r") != std::string::npos) return;
+  std::string value = "-r" + tracker;
+  const char* old = std::getenv("RUBYOPT");
+  if (old != nullptr && *old) absl::StrAppend(&value, " ", old);
+  env->push_back("RUBYOPT=" + value);
 }
 
 }  // namespace
@@ -453,6 +468,7 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
     run.extra_env.push_back(Prepended("PYTHONPATH", {hook}));
   }
   AddPythonHookEnv(config, options, &run.extra_env);
+  AddDefinitionsEnv(config, options, &run.extra_env);
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
   run.output_file = options.output_file;
@@ -558,6 +574,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
       Prepended("RUBYLIB", {options.integrations_dir + "/ruby"}),
   };
   AddPythonHookEnv(config, options, &run.extra_env);
+  AddDefinitionsEnv(config, options, &run.extra_env);
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
   run.output_file = options.output_file;

@@ -1,0 +1,273 @@
+// Fingerprinter: the language chosen by extension, one process per
+// language, a failing language confined to its files, the scripts' own
+// environment; and what the Ruby fingerprinter (integrations/ruby/
+// ste_fingerprint.rb) puts in a unit and in the module-level code. Real
+// python3 and ruby processes.
+#include "ste/definitions.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace ste {
+namespace {
+
+const std::string kIntegrations = std::string(STE_SOURCE_DIR) + "/integrations";
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/ste-defs-test-XXXXXX";
+  EXPECT_NE(mkdtemp(tmpl), nullptr);
+  return tmpl;
+}
+
+void Write(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Hex(XXH128_hash_t h) {
+  char buf[33];
+  snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+           static_cast<unsigned long long>(h.low64));
+  return buf;
+}
+
+// name -> hash of each unit; "" -> the module's.
+std::map<std::string, std::string> Prints(const FileDefinitions& d) {
+  std::map<std::string, std::string> out;
+  out[""] = Hex(d.module);
+  for (const DefinitionUnit& u : d.units) out[u.name] = Hex(u.hash);
+  return out;
+}
+
+const char kPython[] =
+    "LIMIT = 1\n"
+    "\n"
+    "def add(a, b):\n"
+    "    return a + b\n";
+
+const char kRuby[] =
+    "# frozen_string_literal: true\n"
+    "module Geo\n"
+    "  LIMIT = 1\n"
+    "  class Polygon\n"
+    "    include Comparable\n"
+    "    attr_accessor :pts\n"
+    "\n"
+    "    # The area.\n"
+    "    def area(scale = 1)\n"
+    "      pts.size * scale\n"
+    "    end\n"
+    "\n"
+    "    def self.create(n)\n"
+    "      new\n"
+    "    end\n"
+    "\n"
+    "    class << self\n"
+    "      def origin\n"
+    "        0\n"
+    "      end\n"
+    "    end\n"
+    "\n"
+    "    def /(other)\n"
+    "      other\n"
+    "    end\n"
+    "\n"
+    "    def area(scale = 1)\n"
+    "      2\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "def helper\n"
+    "  /#{1}/i\n"
+    "end\n"
+    "__END__\n"
+    "data\n";
+
+TEST(Fingerprinter, ChoosesTheScriptByExtensionAndKeepsTheOrder) {
+  Fingerprinter f = Fingerprinter::ForIntegrations(kIntegrations);
+  absl::StatusOr<std::vector<FileDefinitions>> run =
+      f.Run({"lib/geo.rb", "src/calc.py", "README.md", "lib/other.rb"}, {kRuby, kPython, "# hi\n", "X = 1\n"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->size(), 4u);
+  const FileDefinitions& rb = (*run)[0];
+  ASSERT_TRUE(rb.parsed) << rb.error;
+  std::vector<std::string> names;
+  for (const DefinitionUnit& u : rb.units) names.push_back(u.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"Geo::Polygon#area", "Geo::Polygon.create", "Geo::Polygon.origin",
+                                             "Geo::Polygon#%2F", "Geo::Polygon#area#2", "helper"}));
+  EXPECT_EQ(rb.units[0].first_line, 9u);
+  EXPECT_EQ(rb.units[0].last_line, 11u);
+  const FileDefinitions& py = (*run)[1];
+  ASSERT_TRUE(py.parsed) << py.error;
+  ASSERT_EQ(py.units.size(), 1u);
+  EXPECT_EQ(py.units[0].name, "add");
+  EXPECT_FALSE((*run)[2].parsed);
+  EXPECT_NE((*run)[2].error.find("no fingerprinter for README.md"), std::string::npos) << (*run)[2].error;
+  EXPECT_TRUE((*run)[3].parsed) << (*run)[3].error;
+  EXPECT_TRUE((*run)[3].units.empty());
+}
+
+TEST(Fingerprinter, RunsOneProcessPerLanguage) {
+  const std::string dir = TempDir();
+  const std::string log = dir + "/runs";
+  auto counted = [&](const std::string& tag, const std::string& command) {
+    return std::vector<std::string>{"/bin/sh", "-c", "echo " + tag + " >> " + log + "; exec " + command};
+  };
+  Fingerprinter f({
+      {".py", counted("py", "python3 -I -S -B " + kIntegrations + "/python/ste_fingerprint.py")},
+      {".rb", counted("rb", "ruby --disable=all " + kIntegrations + "/ruby/ste_fingerprint.rb")},
+  });
+  absl::StatusOr<std::vector<FileDefinitions>> run =
+      f.Run({"a.rb", "b.py", "c.rb", "d.py", "e.rb"}, {kRuby, kPython, "def x; end\n", kPython, "Y = 2\n"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (const FileDefinitions& d : *run) EXPECT_TRUE(d.parsed) << d.error;
+  EXPECT_EQ((*run)[2].units.at(0).name, "x");
+  std::string runs = Read(log);
+  EXPECT_TRUE(runs == "py\nrb\n" || runs == "rb\npy\n") << runs;
+  Write(log, "");
+  ASSERT_TRUE(f.Run({"only.py"}, {kPython}).ok());
+  EXPECT_EQ(Read(log), "py\n") << "a language with no files runs nothing";
+}
+
+TEST(Fingerprinter, AFailingLanguageLeavesOnlyItsFilesUnparsed) {
+  Fingerprinter f({
+      {".py", {"python3", "-I", "-S", "-B", kIntegrations + "/python/ste_fingerprint.py"}},
+      {".rb", {"/bin/sh", "-c", "cat > /dev/null; echo 'file 0'; echo 'bogus'"}},
+  });
+  absl::StatusOr<std::vector<FileDefinitions>> run = f.Run({"a.rb", "b.py", "c.rb"}, {kRuby, kPython, kRuby});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE((*run)[0].parsed);
+  EXPECT_NE((*run)[0].error.find("out of protocol"), std::string::npos) << (*run)[0].error;
+  EXPECT_FALSE((*run)[2].parsed);
+  EXPECT_TRUE((*run)[1].parsed) << (*run)[1].error;
+  Fingerprinter missing({{".rb", {"/nonexistent/ruby", "script"}}});
+  run = missing.Run({"a.rb"}, {kRuby});
+  ASSERT_TRUE(run.ok());
+  EXPECT_FALSE((*run)[0].parsed);
+  EXPECT_FALSE((*run)[0].error.empty());
+  EXPECT_FALSE(f.Run({"a.rb"}, {}).ok()) << "paths and contents must pair up";
+}
+
+TEST(Fingerprinter, TheScriptsDoNotSeeATestsRubyEnvironment) {
+  // A RUBYLIB whose ripper.rb breaks the fingerprinter, a RUBYOPT that
+  // would load a missing file: neither reaches the script.
+  const std::string dir = TempDir();
+  Write(dir + "/ripper.rb", "raise 'not the real ripper'\n");
+  const char* old_lib = getenv("RUBYLIB");
+  const char* old_opt = getenv("RUBYOPT");
+  std::string saved_lib = old_lib ? old_lib : "", saved_opt = old_opt ? old_opt : "";
+  setenv("RUBYLIB", dir.c_str(), 1);
+  setenv("RUBYOPT", "-r/nonexistent/tracker.rb", 1);
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run({"a.rb"}, {kRuby});
+  if (old_lib) setenv("RUBYLIB", saved_lib.c_str(), 1); else unsetenv("RUBYLIB");
+  if (old_opt) setenv("RUBYOPT", saved_opt.c_str(), 1); else unsetenv("RUBYOPT");
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE((*run)[0].parsed) << (*run)[0].error;
+}
+
+// One edit of kRuby and the fingerprints it changes.
+struct RubyEdit {
+  std::string name, from, to;
+  std::vector<std::string> changed;  // "" = module-level code
+};
+
+TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
+  const std::vector<RubyEdit> edits = {
+      {"body", "pts.size * scale", "pts.size * scale * 2", {"Geo::Polygon#area"}},
+      {"singleton body", "      new\n", "      allocate\n", {"Geo::Polygon.create"}},
+      {"class << self body", "        0\n", "        1\n", {"Geo::Polygon.origin"}},
+      {"regexp flag in a body", "/#{1}/i", "/#{1}/m", {"helper"}},
+      {"comment in a body", "pts.size * scale\n", "pts.size * scale # sum\n", {"Geo::Polygon#area"}},
+      {"comment outside", "# The area.", "# The surface.", {}},
+      {"parameter default", "def area(scale = 1)\n      pts", "def area(scale = 2)\n      pts", {"", "Geo::Polygon#area"}},
+      {"parameter name", "def self.create(n)", "def self.create(count)", {"", "Geo::Polygon.create"}},
+      {"constant", "LIMIT = 1", "LIMIT = 2", {""}},
+      {"include", "include Comparable", "include Enumerable", {""}},
+      {"attr_accessor", "attr_accessor :pts", "attr_accessor :pts, :name", {""}},
+      {"visibility", "    attr_accessor :pts\n", "    attr_accessor :pts\n    private\n", {""}},
+      {"magic comment", "frozen_string_literal: true", "frozen_string_literal: false", {""}},
+      {"data after __END__", "data\n", "date\n", {""}},
+  };
+  std::vector<std::string> paths = {"geo.rb"}, contents = {kRuby};
+  for (const RubyEdit& e : edits) {
+    std::string after = kRuby;
+    size_t at = after.find(e.from);
+    ASSERT_NE(at, std::string::npos) << e.name;
+    after.replace(at, e.from.size(), e.to);
+    paths.push_back("geo.rb");
+    contents.push_back(after);
+  }
+  // Units whose lines move change too: edits here keep the line count
+  // except "visibility", whose later units all move.
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
+  const std::map<std::string, std::string> base = Prints((*run)[0]);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    ASSERT_TRUE((*run)[i + 1].parsed) << (*run)[i + 1].error;
+    std::map<std::string, std::string> now = Prints((*run)[i + 1]);
+    ASSERT_EQ(now.size(), base.size());
+    std::vector<std::string> changed;
+    for (const auto& [name, hash] : base) {
+      if (now.at(name) != hash) changed.push_back(name);
+    }
+    if (edits[i].name == "visibility") {
+      ASSERT_FALSE(changed.empty());
+      EXPECT_EQ(changed[0], "");
+      continue;
+    }
+    EXPECT_EQ(changed, edits[i].changed);
+  }
+}
+
+TEST(RubyFingerprint, ADefinitionAddedRemovedOrRenamedIsModuleLevel) {
+  const std::string base = "class A\n  def x\n    1\n  end\nend\n";
+  const std::vector<std::string> others = {
+      "class A\n  def x\n    1\n  end\n  def method_missing(n)\n    2\n  end\nend\n",
+      "class A\n  def y\n    1\n  end\nend\n",
+      "class A\nend\n",
+      "class B\n  def x\n    1\n  end\nend\n",
+  };
+  std::vector<std::string> paths(others.size() + 1, "a.rb"), contents = {base};
+  contents.insert(contents.end(), others.begin(), others.end());
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (size_t i = 1; i < run->size(); i++) {
+    ASSERT_TRUE((*run)[i].parsed);
+    EXPECT_NE(Hex((*run)[i].module), Hex((*run)[0].module)) << others[i - 1];
+  }
+}
+
+TEST(RubyFingerprint, AParseErrorOrUnitsSharingALineAreNotDefinitions) {
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(
+      {"bad.rb", "line.rb", "dyn.rb"},
+      {"def x(\n", "class A; def x; 1; end; def y; 2; end; end\ndef z\n  3\nend\n",
+       "class self::A\n  def x\n    1\n  end\nend\n"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE((*run)[0].parsed);
+  EXPECT_NE((*run)[0].error.find("SyntaxError"), std::string::npos) << (*run)[0].error;
+  ASSERT_TRUE((*run)[1].parsed) << (*run)[1].error;
+  ASSERT_EQ((*run)[1].units.size(), 1u);
+  EXPECT_EQ((*run)[1].units[0].name, "z");
+  ASSERT_TRUE((*run)[2].parsed) << (*run)[2].error;
+  EXPECT_TRUE((*run)[2].units.empty()) << "a class not named by a constant path has no units";
+}
+
+}  // namespace
+}  // namespace ste
