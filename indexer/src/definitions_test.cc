@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ste/log_format.h"
+#include "ste/test_recorder.h"
 
 namespace ste {
 namespace {
@@ -267,6 +269,51 @@ TEST(RubyFingerprint, AParseErrorOrUnitsSharingALineAreNotDefinitions) {
   EXPECT_EQ((*run)[1].units[0].name, "z");
   ASSERT_TRUE((*run)[2].parsed) << (*run)[2].error;
   EXPECT_TRUE((*run)[2].units.empty()) << "a class not named by a constant path has no units";
+}
+
+// A forking runner: the parent loads lib/a.rb in the root scope and ends
+// its account; a child reads lib/a.rb as data in its file's scope (the
+// interceptor does not record that read again: the parent did) and runs
+// A.x. The child's test keeps the file's content (file level); the
+// other child's test depends on its definitions only.
+TEST(ResolveDefinitions, AFileReadAsDataInAForkedChildIsAContentDependencyThere) {
+  const std::string root = TempDir();
+  ASSERT_EQ(system(("mkdir -p " + root + "/lib").c_str()), 0);
+  Write(root + "/lib/a.rb", "module A\n  def self.x\n    1\n  end\nend\n");
+  const std::string file = root + "/lib/a.rb";
+  auto log = [](std::vector<std::pair<std::string, std::string>> records) {
+    ProcessLog l;
+    for (auto& [scope, path] : records) {
+      l.records.push_back(LogRecord{scope, path == "CONTENT" ? RecordKind::kContent : RecordKind::kAbsent,
+                                    STE_OP_OPEN, path, 0});
+    }
+    return l;
+  };
+  std::vector<ProcessLog> logs = {
+      log({{"//r", "/\x01ste-defs-begin:1"}, {"//r", "/\x01ste-defs-end:1"}}),
+      log({{"//r", "/\x01ste-defs-begin:2"}, {"//r/t/reads.rb", file + "/\x01ste-code:2"},
+           {"//r/t/reads.rb", file + "/\x01ste-data"}, {"//r/t/reads.rb", "/\x01ste-defs-end:2"}}),
+      log({{"//r", "/\x01ste-defs-begin:3"}, {"//r/t/runs.rb", file + "/\x01ste-code:2"},
+           {"//r/t/runs.rb", "/\x01ste-defs-end:3"}}),
+  };
+  logs[0].records.insert(logs[0].records.begin() + 1,
+                         LogRecord{"//r", RecordKind::kContent, STE_OP_OPEN, file, 0});
+  logs[0].records.insert(logs[0].records.begin() + 2,
+                         LogRecord{"//r", RecordKind::kAbsent, STE_OP_OPEN, file + "/\x01ste-code:0", 0});
+  DefinitionCache cache(Fingerprinter::ForIntegrations(kIntegrations));
+  PathPolicy policy;
+  policy.root = root;
+  policy.log_dir = "/nonexistent-ste/logs";
+  policy.definitions = &cache;
+  TestDependencies deps = ReduceLogs(logs, absl::OkStatus(), policy);
+  std::map<std::string, std::set<std::string>> by_scope;
+  for (const ScopeDependencies& s : deps.scopes) {
+    for (const DepKey& k : s.deps) by_scope[s.scope].insert(k.path);
+  }
+  const std::string module = DefinitionViewPath("lib/a.rb", ""), x = DefinitionViewPath("lib/a.rb", "A.x");
+  EXPECT_EQ(by_scope["//r"], (std::set<std::string>{module})) << "the parent's content became the module's";
+  EXPECT_EQ(by_scope["//r/t/reads.rb"], (std::set<std::string>{"lib/a.rb", module, x}));
+  EXPECT_EQ(by_scope["//r/t/runs.rb"], (std::set<std::string>{module, x}));
 }
 
 }  // namespace

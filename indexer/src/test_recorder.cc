@@ -180,6 +180,7 @@ struct ProcessCode {
   // scope -> abs file -> first lines of the code objects that ran
   std::map<std::string, std::map<std::string, std::set<uint32_t>>> lines;
   std::set<std::string> data;  // abs files read as data
+  std::map<std::string, std::set<std::string>> data_in;  // scope -> those read there
   void Touch(const std::string& scope) {
     if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) scopes.push_back(scope);
   }
@@ -213,7 +214,8 @@ bool IsDataRecord(const std::string& path, std::string* file) {
 // on F's module-level code), in the scope it ran in. A tracked process
 // that did not end its account taints the scopes it recorded in (a forked
 // child: those past the one it was forked in): their tests fall back to
-// file level (ApplyDefinitionFallback).
+// file level (ApplyDefinitionFallback). A file read as data is a content
+// dependency of the scope it was read in.
 void ResolveDefinitions(const std::vector<ProcessCode>& code,
                         const std::map<std::string, std::map<std::string, std::set<size_t>>>& content_by,
                         const PathPolicy& policy, std::map<std::string, std::set<DepKey>>* by_scope,
@@ -256,6 +258,17 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code,
       deps.erase(DepKey{rel, DepKind::kContent});
       deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
       out->definition_files[scope].push_back(rel);
+    }
+  }
+  // A file read as data is a content dependency where it was read, whether
+  // or not the interceptor recorded that read there (a forked child's read
+  // of a file its parent loaded is not: the parent's record is in its scope).
+  for (const ProcessCode& c : code) {
+    for (const auto& [scope, files] : c.data_in) {
+      for (const std::string& abs : files) {
+        std::string rel;
+        if (repo_file(abs, &rel)) (*by_scope)[scope].insert(DepKey{rel, DepKind::kContent});
+      }
     }
   }
   for (const ProcessCode& c : code) {
@@ -322,6 +335,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
         }
         if (IsDataRecord(r.path, &file)) {
           code[li].data.insert(file);
+          code[li].data_in[r.scope].insert(file);
           code[li].Touch(r.scope);
           continue;
         }
