@@ -37,7 +37,8 @@
 # thread), started here. Counts are read and cleared
 # (Coverage.result(stop: false, clear: true)) and emitted:
 #   - before a fork (Process._fork, Ruby 3.1+: Kernel#fork, Process.fork,
-#     IO.popen("-")), in the parent's scope, so the child starts at zero;
+#     IO.popen("-"); and Process.daemon), in the parent's scope, so the
+#     child starts at zero;
 #   - when the forking runner pushes or pops a scope (flush), so that what
 #     ran in a test file's scope is recorded there;
 #   - at exit (at_exit, registered first: it runs after every other
@@ -224,6 +225,15 @@ module SteDefs
       pid = super
       SteDefs.after_fork_in_child if pid.zero?
       pid
+    end
+
+    # daemon(3) forks without _fork; it returns in the child (the parent
+    # ended inside it without its `end`: its scopes fall back to file level).
+    def daemon(*args)
+      SteDefs.flush
+      result = super
+      SteDefs.after_fork_in_child
+      result
     end
   end
 
