@@ -15,6 +15,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 extern char** environ;
@@ -141,11 +142,54 @@ XXH128_hash_t UnparsedModuleHash(std::string_view content) {
 }
 
 Fingerprinter Fingerprinter::ForIntegrations(const std::string& integrations_dir) {
-  return Fingerprinter(integrations_dir + "/python/ste_fingerprint.py");
+  return Fingerprinter({
+      {".py", {"python3", "-I", "-S", "-B", integrations_dir + "/python/ste_fingerprint.py"}},
+      {".rb", {"ruby", "--disable=all", integrations_dir + "/ruby/ste_fingerprint.rb"}},
+  });
+}
+
+const Fingerprinter::Language* Fingerprinter::LanguageOf(std::string_view path) const {
+  for (const Language& l : languages_) {
+    if (path.size() > l.extension.size() &&
+        path.substr(path.size() - l.extension.size()) == l.extension) {
+      return &l;
+    }
+  }
+  return nullptr;
 }
 
 absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::Run(
-    const std::vector<std::string>& contents) const {
+    const std::vector<std::string>& paths, const std::vector<std::string>& contents) const {
+  if (paths.size() != contents.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(paths.size(), " paths for ", contents.size(), " contents"));
+  }
+  std::vector<FileDefinitions> out(paths.size());
+  // Each language's files, in order, in one process.
+  std::map<const Language*, std::vector<size_t>> by_language;
+  for (size_t i = 0; i < paths.size(); i++) {
+    if (const Language* l = LanguageOf(paths[i])) {
+      by_language[l].push_back(i);
+    } else {
+      out[i].error = absl::StrCat("no fingerprinter for ", AV(paths[i]));
+    }
+  }
+  for (const auto& [language, files] : by_language) {
+    std::vector<std::string> batch;
+    for (size_t i : files) batch.push_back(contents[i]);
+    absl::StatusOr<std::vector<FileDefinitions>> run = RunLanguage(*language, batch);
+    for (size_t k = 0; k < files.size(); k++) {
+      if (run.ok()) {
+        out[files[k]] = std::move((*run)[k]);
+      } else {
+        out[files[k]].error = std::string(run.status().message());
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::RunLanguage(
+    const Language& language, const std::vector<std::string>& contents) const {
   if (contents.empty()) return std::vector<FileDefinitions>();
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
@@ -154,23 +198,29 @@ absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::Run(
     close(in[1]);
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
-  std::vector<std::string> args = {python_, "-I", "-S", "-B", script_};
+  std::vector<std::string> args = language.argv;
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // A test's Ruby tracker (RUBYOPT=-r...) and load path are not the script's.
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; e++) {
+    if (std::strncmp(*e, "RUBYOPT=", 8) != 0 && std::strncmp(*e, "RUBYLIB=", 8) != 0) envp.push_back(*e);
+  }
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   close(in[0]);
   close(out[1]);
   if (rc != 0) {
     close(in[1]);
     close(out[0]);
-    return absl::NotFoundError(absl::StrCat("cannot run ", python_, ": ", std::strerror(rc)));
+    return absl::NotFoundError(absl::StrCat("cannot run ", args[0], ": ", std::strerror(rc)));
   }
   std::string request;
   for (const std::string& c : contents) absl::StrAppend(&request, c.size(), "\n", c);
@@ -203,7 +253,7 @@ absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::Run(
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return absl::FailedPreconditionError(
-        absl::StrCat(script_, " failed (", WIFEXITED(status) ? "exit " : "signal ",
+        absl::StrCat(absl::StrJoin(language.argv, " "), " failed (", WIFEXITED(status) ? "exit " : "signal ",
                      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), ")"));
   }
   return ParseAnswer(answer, contents.size());
@@ -234,7 +284,7 @@ void DefinitionCache::Prefetch(const std::vector<std::string>& abs_paths) {
     readable.push_back(p);
     contents.push_back(*std::move(bytes));
   }
-  absl::StatusOr<std::vector<FileDefinitions>> run = fingerprinter_.Run(contents);
+  absl::StatusOr<std::vector<FileDefinitions>> run = fingerprinter_.Run(readable, contents);
   for (size_t i = 0; i < readable.size(); i++) {
     auto d = std::make_shared<FileDefinitions>();
     if (run.ok()) {
@@ -317,7 +367,7 @@ absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
   }
   std::vector<FileDefinitions> defs(changed.size());
   if (!changed.empty()) {
-    absl::StatusOr<std::vector<FileDefinitions>> run = fingerprinter.Run(contents);
+    absl::StatusOr<std::vector<FileDefinitions>> run = fingerprinter.Run(changed, contents);
     if (run.ok()) {
       defs = *std::move(run);
     } else {

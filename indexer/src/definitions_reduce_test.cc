@@ -75,7 +75,7 @@ class ReduceDefinitions : public ::testing::Test {
   }
 
   std::string root_;
-  DefinitionCache cache_{Fingerprinter(kScript, "/usr/bin/python3")};
+  DefinitionCache cache_{Fingerprinter({{".py", {"/usr/bin/python3", "-I", "-S", "-B", kScript}}})};
 };
 
 constexpr RecordKind kC = RecordKind::kContent;

@@ -1,227 +1,319 @@
-// The definition views (definitions.h): the fingerprinter's protocol with
-// the real script, which unit holds a line, the entries of the views, and
-// select time's "only changed files are fingerprinted".
+// Fingerprinter: the language chosen by extension, one process per
+// language, a failing language confined to its files, the scripts' own
+// environment; and what the Ruby fingerprinter (integrations/ruby/
+// ste_fingerprint.rb) puts in a unit and in the module-level code. Real
+// python3 and ruby processes.
 #include "ste/definitions.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ste/inventory.h"
+#include "ste/log_format.h"
+#include "ste/test_recorder.h"
 
 namespace ste {
 namespace {
 
-const std::string kScript = std::string(STE_SOURCE_DIR) + "/integrations/python/ste_fingerprint.py";
+const std::string kIntegrations = std::string(STE_SOURCE_DIR) + "/integrations";
 
-Fingerprinter Real() { return Fingerprinter(kScript, "/usr/bin/python3"); }
-
-const char kGeo[] =
-    "import math\n"                 // 1
-    "\n"                            // 2
-    "def area(w, h):\n"             // 3
-    "    return w * h\n"            // 4
-    "\n"                            // 5
-    "class Shape:\n"                // 6
-    "    sides = 4\n"               // 7
-    "\n"                            // 8
-    "    @property\n"               // 9
-    "    def name(self):\n"         // 10
-    "        return 'square'\n"     // 11
-    "\n"                            // 12
-    "    @name.setter\n"            // 13
-    "    def name(self, v):\n"      // 14
-    "        pass\n"                // 15
-    "\n"                            // 16
-    "    class Inner:\n"            // 17
-    "        def deep(self):\n"     // 18
-    "            return 1\n";       // 19
-
-FileDefinitions One(const std::string& content) {
-  absl::StatusOr<std::vector<FileDefinitions>> r = Real().Run({content});
-  EXPECT_TRUE(r.ok()) << r.status();
-  if (!r.ok() || r->size() != 1) return {};
-  return (*r)[0];
+std::string TempDir() {
+  char tmpl[] = "/tmp/ste-defs-test-XXXXXX";
+  EXPECT_NE(mkdtemp(tmpl), nullptr);
+  return tmpl;
 }
 
-bool Same(XXH128_hash_t a, XXH128_hash_t b) { return a.low64 == b.low64 && a.high64 == b.high64; }
+void Write(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
 
-TEST(Definitions, TheFingerprinterNamesEveryUnitWithItsLines) {
-  FileDefinitions d = One(kGeo);
-  ASSERT_TRUE(d.parsed) << d.error;
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Hex(XXH128_hash_t h) {
+  char buf[33];
+  snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+           static_cast<unsigned long long>(h.low64));
+  return buf;
+}
+
+// name -> hash of each unit; "" -> the module's.
+std::map<std::string, std::string> Prints(const FileDefinitions& d) {
+  std::map<std::string, std::string> out;
+  out[""] = Hex(d.module);
+  for (const DefinitionUnit& u : d.units) out[u.name] = Hex(u.hash);
+  return out;
+}
+
+const char kPython[] =
+    "LIMIT = 1\n"
+    "\n"
+    "def add(a, b):\n"
+    "    return a + b\n";
+
+const char kRuby[] =
+    "# frozen_string_literal: true\n"
+    "module Geo\n"
+    "  LIMIT = 1\n"
+    "  class Polygon\n"
+    "    include Comparable\n"
+    "    attr_accessor :pts\n"
+    "\n"
+    "    # The area.\n"
+    "    def area(scale = 1)\n"
+    "      pts.size * scale\n"
+    "    end\n"
+    "\n"
+    "    def self.create(n)\n"
+    "      new\n"
+    "    end\n"
+    "\n"
+    "    class << self\n"
+    "      def origin\n"
+    "        0\n"
+    "      end\n"
+    "    end\n"
+    "\n"
+    "    def /(other)\n"
+    "      other\n"
+    "    end\n"
+    "\n"
+    "    def area(scale = 1)\n"
+    "      2\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "def helper\n"
+    "  /#{1}/i\n"
+    "end\n"
+    "__END__\n"
+    "data\n";
+
+TEST(Fingerprinter, ChoosesTheScriptByExtensionAndKeepsTheOrder) {
+  Fingerprinter f = Fingerprinter::ForIntegrations(kIntegrations);
+  absl::StatusOr<std::vector<FileDefinitions>> run =
+      f.Run({"lib/geo.rb", "src/calc.py", "README.md", "lib/other.rb"}, {kRuby, kPython, "# hi\n", "X = 1\n"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->size(), 4u);
+  const FileDefinitions& rb = (*run)[0];
+  ASSERT_TRUE(rb.parsed) << rb.error;
   std::vector<std::string> names;
-  for (const DefinitionUnit& u : d.units) names.push_back(u.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"area", "Shape.name", "Shape.name#2", "Shape.Inner.deep"}));
-  EXPECT_EQ(d.units[0].first_line, 3u);
-  EXPECT_EQ(d.units[0].last_line, 4u);
-  EXPECT_EQ(d.units[1].first_line, 9u) << "a decorated definition starts at its first decorator";
-  EXPECT_EQ(d.units[1].last_line, 11u);
-  ASSERT_NE(d.UnitAt(4), nullptr);
-  EXPECT_EQ(d.UnitAt(4)->name, "area");
-  EXPECT_EQ(d.UnitAt(13)->name, "Shape.name#2");
-  EXPECT_EQ(d.UnitAt(7), nullptr) << "a class attribute is module-level code";
-  EXPECT_EQ(d.UnitAt(0), nullptr);
-  EXPECT_EQ(d.UnitAt(1), nullptr);
-  EXPECT_EQ(d.UnitAt(100), nullptr);
+  for (const DefinitionUnit& u : rb.units) names.push_back(u.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"Geo::Polygon#area", "Geo::Polygon.create", "Geo::Polygon.origin",
+                                             "Geo::Polygon#%2F", "Geo::Polygon#area#2", "helper"}));
+  EXPECT_EQ(rb.units[0].first_line, 9u);
+  EXPECT_EQ(rb.units[0].last_line, 11u);
+  const FileDefinitions& py = (*run)[1];
+  ASSERT_TRUE(py.parsed) << py.error;
+  ASSERT_EQ(py.units.size(), 1u);
+  EXPECT_EQ(py.units[0].name, "add");
+  EXPECT_FALSE((*run)[2].parsed);
+  EXPECT_NE((*run)[2].error.find("no fingerprinter for README.md"), std::string::npos) << (*run)[2].error;
+  EXPECT_TRUE((*run)[3].parsed) << (*run)[3].error;
+  EXPECT_TRUE((*run)[3].units.empty());
 }
 
-TEST(Definitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheModule) {
-  FileDefinitions base = One(kGeo);
-  auto variant = [&](const std::string& from, const std::string& to) {
-    std::string s = kGeo;
-    size_t at = s.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    s.replace(at, from.size(), to);
-    return One(s);
+TEST(Fingerprinter, RunsOneProcessPerLanguage) {
+  const std::string dir = TempDir();
+  const std::string log = dir + "/runs";
+  auto counted = [&](const std::string& tag, const std::string& command) {
+    return std::vector<std::string>{"/bin/sh", "-c", "echo " + tag + " >> " + log + "; exec " + command};
   };
-  FileDefinitions body = variant("return w * h", "return h * w");
-  EXPECT_TRUE(Same(body.module, base.module));
-  EXPECT_FALSE(Same(body.units[0].hash, base.units[0].hash));
-  EXPECT_TRUE(Same(body.units[1].hash, base.units[1].hash));
+  Fingerprinter f({
+      {".py", counted("py", "python3 -I -S -B " + kIntegrations + "/python/ste_fingerprint.py")},
+      {".rb", counted("rb", "ruby --disable=all " + kIntegrations + "/ruby/ste_fingerprint.rb")},
+  });
+  absl::StatusOr<std::vector<FileDefinitions>> run =
+      f.Run({"a.rb", "b.py", "c.rb", "d.py", "e.rb"}, {kRuby, kPython, "def x; end\n", kPython, "Y = 2\n"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (const FileDefinitions& d : *run) EXPECT_TRUE(d.parsed) << d.error;
+  EXPECT_EQ((*run)[2].units.at(0).name, "x");
+  std::string runs = Read(log);
+  EXPECT_TRUE(runs == "py\nrb\n" || runs == "rb\npy\n") << runs;
+  Write(log, "");
+  ASSERT_TRUE(f.Run({"only.py"}, {kPython}).ok());
+  EXPECT_EQ(Read(log), "py\n") << "a language with no files runs nothing";
+}
 
-  FileDefinitions comment = variant("return w * h", "return w * h  # why");
-  EXPECT_TRUE(Same(comment.module, base.module));
-  EXPECT_TRUE(Same(comment.units[0].hash, base.units[0].hash)) << "a comment is no code";
+TEST(Fingerprinter, AFailingLanguageLeavesOnlyItsFilesUnparsed) {
+  Fingerprinter f({
+      {".py", {"python3", "-I", "-S", "-B", kIntegrations + "/python/ste_fingerprint.py"}},
+      {".rb", {"/bin/sh", "-c", "cat > /dev/null; echo 'file 0'; echo 'bogus'"}},
+  });
+  absl::StatusOr<std::vector<FileDefinitions>> run = f.Run({"a.rb", "b.py", "c.rb"}, {kRuby, kPython, kRuby});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE((*run)[0].parsed);
+  EXPECT_NE((*run)[0].error.find("out of protocol"), std::string::npos) << (*run)[0].error;
+  EXPECT_FALSE((*run)[2].parsed);
+  EXPECT_TRUE((*run)[1].parsed) << (*run)[1].error;
+  Fingerprinter missing({{".rb", {"/nonexistent/ruby", "script"}}});
+  run = missing.Run({"a.rb"}, {kRuby});
+  ASSERT_TRUE(run.ok());
+  EXPECT_FALSE((*run)[0].parsed);
+  EXPECT_FALSE((*run)[0].error.empty());
+  EXPECT_FALSE(f.Run({"a.rb"}, {}).ok()) << "paths and contents must pair up";
+}
 
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"sides = 4", "sides = 5"},
-           {"import math", "import os"},
-           {"def area(w, h):", "def area(w, h=1):"},
-           {"    return w * h\n", "    \"\"\"Doc.\"\"\"\n    return w * h\n"},  // a docstring
-           {"    return w * h\n", "    yield w * h\n"},                        // now a generator
-           {"@property", "@staticmethod"},
-           {"class Inner:", "class Inner(object):"},
-       }) {
-    FileDefinitions v = variant(from, to);
-    EXPECT_FALSE(Same(v.module, base.module)) << from << " -> " << to;
+TEST(Fingerprinter, TheScriptsDoNotSeeATestsRubyEnvironment) {
+  // A RUBYLIB whose ripper.rb breaks the fingerprinter, a RUBYOPT that
+  // would load a missing file: neither reaches the script.
+  const std::string dir = TempDir();
+  Write(dir + "/ripper.rb", "raise 'not the real ripper'\n");
+  const char* old_lib = getenv("RUBYLIB");
+  const char* old_opt = getenv("RUBYOPT");
+  std::string saved_lib = old_lib ? old_lib : "", saved_opt = old_opt ? old_opt : "";
+  setenv("RUBYLIB", dir.c_str(), 1);
+  setenv("RUBYOPT", "-r/nonexistent/tracker.rb", 1);
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run({"a.rb"}, {kRuby});
+  if (old_lib) setenv("RUBYLIB", saved_lib.c_str(), 1); else unsetenv("RUBYLIB");
+  if (old_opt) setenv("RUBYOPT", saved_opt.c_str(), 1); else unsetenv("RUBYOPT");
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE((*run)[0].parsed) << (*run)[0].error;
+}
+
+// One edit of kRuby and the fingerprints it changes.
+struct RubyEdit {
+  std::string name, from, to;
+  std::vector<std::string> changed;  // "" = module-level code
+};
+
+TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
+  const std::vector<RubyEdit> edits = {
+      {"body", "pts.size * scale", "pts.size * scale * 2", {"Geo::Polygon#area"}},
+      {"singleton body", "      new\n", "      allocate\n", {"Geo::Polygon.create"}},
+      {"class << self body", "        0\n", "        1\n", {"Geo::Polygon.origin"}},
+      {"regexp flag in a body", "/#{1}/i", "/#{1}/m", {"helper"}},
+      {"comment in a body", "pts.size * scale\n", "pts.size * scale # sum\n", {"Geo::Polygon#area"}},
+      {"comment outside", "# The area.", "# The surface.", {}},
+      {"parameter default", "def area(scale = 1)\n      pts", "def area(scale = 2)\n      pts", {"", "Geo::Polygon#area"}},
+      {"parameter name", "def self.create(n)", "def self.create(count)", {"", "Geo::Polygon.create"}},
+      {"constant", "LIMIT = 1", "LIMIT = 2", {""}},
+      {"include", "include Comparable", "include Enumerable", {""}},
+      {"attr_accessor", "attr_accessor :pts", "attr_accessor :pts, :name", {""}},
+      {"visibility", "    attr_accessor :pts\n", "    attr_accessor :pts\n    private\n", {""}},
+      {"magic comment", "frozen_string_literal: true", "frozen_string_literal: false", {""}},
+      {"data after __END__", "data\n", "date\n", {""}},
+  };
+  std::vector<std::string> paths = {"geo.rb"}, contents = {kRuby};
+  for (const RubyEdit& e : edits) {
+    std::string after = kRuby;
+    size_t at = after.find(e.from);
+    ASSERT_NE(at, std::string::npos) << e.name;
+    after.replace(at, e.from.size(), e.to);
+    paths.push_back("geo.rb");
+    contents.push_back(after);
   }
-  // A unit moved down a line: it changed (tracebacks name lines), the
-  // module did not.
-  FileDefinitions moved = variant("import math\n", "import math\n\n");
-  EXPECT_TRUE(Same(moved.module, base.module));
-  EXPECT_FALSE(Same(moved.units[0].hash, base.units[0].hash));
-}
-
-TEST(Definitions, AFileThatDoesNotParseHasNoUnitsAndAnUnparsedModule) {
-  absl::StatusOr<std::vector<FileDefinitions>> r = Real().Run({"def (\n", kGeo, ""});
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->size(), 3u);
-  EXPECT_FALSE((*r)[0].parsed);
-  EXPECT_NE((*r)[0].error.find("SyntaxError"), std::string::npos) << (*r)[0].error;
-  EXPECT_TRUE((*r)[1].parsed) << "one bad file does not spoil the others";
-  EXPECT_TRUE((*r)[2].parsed) << "an empty file parses";
-  View module = *ParseView(DefinitionViewPath("a.py", ""));
-  std::optional<InventoryEntry> e = DefinitionViewEntry("a.py/\x01ste-def", module, (*r)[0], "def (\n");
-  ASSERT_TRUE(e.has_value());
-  EXPECT_TRUE(Same(e->hash, UnparsedModuleHash("def (\n")));
-  View unit = *ParseView(DefinitionViewPath("a.py", "f"));
-  EXPECT_FALSE(DefinitionViewEntry("a.py/\x01ste-def:f", unit, (*r)[0], "def (\n").has_value());
-}
-
-TEST(Definitions, AFingerprinterThatCannotRunOrAnswersBadlyIsAnError) {
-  EXPECT_FALSE(Fingerprinter(kScript, "/nonexistent/python3").Run({"x = 1\n"}).ok());
-  EXPECT_FALSE(Fingerprinter("/nonexistent/script.py", "/usr/bin/python3").Run({"x = 1\n"}).ok());
-  // A program that answers out of protocol.
-  EXPECT_FALSE(Fingerprinter("-c", "/bin/sh").Run({"x"}).ok());
-  EXPECT_TRUE(Real().Run({}).ok());
-}
-
-TEST(Definitions, ViewPathsParseAndRead) {
-  EXPECT_EQ(DefinitionViewPath("src/geo.py", ""), "src/geo.py/\x01ste-def");
-  EXPECT_EQ(DefinitionViewPath("src/geo.py", "Shape.name"), "src/geo.py/\x01ste-def:Shape.name");
-  std::optional<View> v = ParseView("src/geo.py/\x01ste-def:Shape.name");
-  ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->kind, ViewKind::kDefinition);
-  EXPECT_EQ(v->dir, "src/geo.py");
-  EXPECT_EQ(v->arg, "Shape.name");
-  EXPECT_EQ(DescribeDefinition("src/geo.py/\x01ste-def:Shape.name"), "src/geo.py::Shape.name");
-  EXPECT_EQ(DescribeDefinition("src/geo.py/\x01ste-def"), "src/geo.py (module-level code)");
-  EXPECT_EQ(DescribeDefinition("src/\x01ste-dists"), "");
-  EXPECT_FALSE(ParseView("src/geo.py/\x01ste-defx").has_value());
-  EXPECT_FALSE(ParseView("src/geo.py/\x01ste-def:").has_value());
-  // ComputeViews never computes them.
-  EXPECT_FALSE(ComputeViews("/tmp", {"a.py/\x01ste-def"}, GlobSet(), nullptr).ok());
-}
-
-// Select time: an unchanged file keeps the baseline's entries without
-// being read; a changed one is fingerprinted; a gone one has none.
-TEST(Definitions, OnlyChangedFilesAreFingerprintedNow) {
-  char dir[] = "/tmp/ste-defs-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string root = dir;
-  auto write = [&](const std::string& rel, const std::string& s) { std::ofstream(root + "/" + rel) << s; };
-  write("a.py", kGeo);
-  write("b.py", "def f():\n    return 1\n");
-  write("c.py", "def g():\n    return 1\n");
-  ScanOptions scan;
-  scan.root = root;
-  absl::StatusOr<Inventory> base_tree = Inventory::Scan(scan, nullptr);
-  ASSERT_TRUE(base_tree.ok());
-  const std::vector<std::string> views = {"a.py/\x01ste-def", "a.py/\x01ste-def:area", "b.py/\x01ste-def",
-                                          "b.py/\x01ste-def:f", "c.py/\x01ste-def:g"};
-  absl::StatusOr<std::vector<InventoryEntry>> first = DefinitionViewsNow(root, views, nullptr, *base_tree, Real());
-  ASSERT_TRUE(first.ok()) << first.status();
-  ASSERT_EQ(first->size(), 5u);
-  Inventory base = *base_tree;
-  ASSERT_TRUE(base.AddEntries(*first).ok());
-  // a.py: unchanged, but its stored fingerprint is made up: copied, not
-  // recomputed. b.py: a body changed. c.py: gone.
-  std::vector<InventoryEntry> entries = base.entries();
-  for (InventoryEntry& e : entries) {
-    if (e.path == "a.py/\x01ste-def:area") e.hash = {1, 2};
-  }
-  absl::StatusOr<Inventory> doctored = Inventory::FromEntries(entries, base.taken_at_ns());
-  ASSERT_TRUE(doctored.ok());
-  write("b.py", "def f():\n    return 2\n");
-  ASSERT_EQ(unlink((root + "/c.py").c_str()), 0);
-  absl::StatusOr<Inventory> head = Inventory::Scan(scan, nullptr);
-  ASSERT_TRUE(head.ok());
-  absl::StatusOr<std::vector<InventoryEntry>> now = DefinitionViewsNow(root, views, &*doctored, *head, Real());
-  ASSERT_TRUE(now.ok()) << now.status();
-  std::map<std::string, XXH128_hash_t> got;
-  for (const InventoryEntry& e : *now) got[e.path] = e.hash;
-  std::map<std::string, XXH128_hash_t> was;
-  for (const InventoryEntry& e : *first) was[e.path] = e.hash;
-  ASSERT_EQ(got.size(), 4u) << "c.py's view is gone";
-  EXPECT_TRUE(Same(got["a.py/\x01ste-def:area"], XXH128_hash_t{1, 2})) << "copied from the baseline";
-  EXPECT_TRUE(Same(got["b.py/\x01ste-def"], was["b.py/\x01ste-def"]));
-  EXPECT_FALSE(Same(got["b.py/\x01ste-def:f"], was["b.py/\x01ste-def:f"]));
-  // A file that changes after the scan is an error (select all).
-  write("b.py", "def f():\n    return 3\n");
-  EXPECT_FALSE(DefinitionViewsNow(root, views, &*doctored, *head, Real()).ok());
-  // No fingerprinter: a changed file's module-level code counts as changed.
-  absl::StatusOr<Inventory> head2 = Inventory::Scan(scan, nullptr);
-  ASSERT_TRUE(head2.ok());
-  absl::StatusOr<std::vector<InventoryEntry>> none =
-      DefinitionViewsNow(root, views, &*doctored, *head2, Fingerprinter(kScript, "/nonexistent/python3"));
-  ASSERT_TRUE(none.ok());
-  for (const InventoryEntry& e : *none) {
-    EXPECT_NE(e.path, "b.py/\x01ste-def:f");
-    if (e.path == "b.py/\x01ste-def") {
-      EXPECT_FALSE(Same(e.hash, was["b.py/\x01ste-def"]));
+  // Units whose lines move change too: edits here keep the line count
+  // except "visibility", whose later units all move.
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
+  const std::map<std::string, std::string> base = Prints((*run)[0]);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    ASSERT_TRUE((*run)[i + 1].parsed) << (*run)[i + 1].error;
+    std::map<std::string, std::string> now = Prints((*run)[i + 1]);
+    ASSERT_EQ(now.size(), base.size());
+    std::vector<std::string> changed;
+    for (const auto& [name, hash] : base) {
+      if (now.at(name) != hash) changed.push_back(name);
     }
+    if (edits[i].name == "visibility") {
+      ASSERT_FALSE(changed.empty());
+      EXPECT_EQ(changed[0], "");
+      continue;
+    }
+    EXPECT_EQ(changed, edits[i].changed);
   }
-  for (const char* f : {"a.py", "b.py"}) unlink((root + "/" + f).c_str());
-  rmdir(root.c_str());
 }
 
-TEST(Definitions, TheCacheFingerprintsAFileOnce) {
-  char dir[] = "/tmp/ste-defs-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/a.py";
-  std::ofstream(path) << kGeo;
-  DefinitionCache cache(Real());
-  cache.Prefetch({path, path});
-  std::shared_ptr<const FileDefinitions> a = cache.Get(path);
-  EXPECT_TRUE(a->parsed);
-  std::ofstream(path) << "def (\n";  // the tree must not change; the cache keeps what it read
-  EXPECT_EQ(cache.Get(path).get(), a.get());
-  EXPECT_FALSE(cache.Get(std::string(dir) + "/missing.py")->parsed);
-  unlink(path.c_str());
-  rmdir(dir);
+TEST(RubyFingerprint, ADefinitionAddedRemovedOrRenamedIsModuleLevel) {
+  const std::string base = "class A\n  def x\n    1\n  end\nend\n";
+  const std::vector<std::string> others = {
+      "class A\n  def x\n    1\n  end\n  def method_missing(n)\n    2\n  end\nend\n",
+      "class A\n  def y\n    1\n  end\nend\n",
+      "class A\nend\n",
+      "class B\n  def x\n    1\n  end\nend\n",
+  };
+  std::vector<std::string> paths(others.size() + 1, "a.rb"), contents = {base};
+  contents.insert(contents.end(), others.begin(), others.end());
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (size_t i = 1; i < run->size(); i++) {
+    ASSERT_TRUE((*run)[i].parsed);
+    EXPECT_NE(Hex((*run)[i].module), Hex((*run)[0].module)) << others[i - 1];
+  }
+}
+
+TEST(RubyFingerprint, AParseErrorOrUnitsSharingALineAreNotDefinitions) {
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(
+      {"bad.rb", "line.rb", "dyn.rb"},
+      {"def x(\n", "class A; def x; 1; end; def y; 2; end; end\ndef z\n  3\nend\n",
+       "class self::A\n  def x\n    1\n  end\nend\n"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE((*run)[0].parsed);
+  EXPECT_NE((*run)[0].error.find("SyntaxError"), std::string::npos) << (*run)[0].error;
+  ASSERT_TRUE((*run)[1].parsed) << (*run)[1].error;
+  ASSERT_EQ((*run)[1].units.size(), 1u);
+  EXPECT_EQ((*run)[1].units[0].name, "z");
+  ASSERT_TRUE((*run)[2].parsed) << (*run)[2].error;
+  EXPECT_TRUE((*run)[2].units.empty()) << "a class not named by a constant path has no units";
+}
+
+// A forking runner: the parent loads lib/a.rb in the root scope and ends
+// its account; a child reads lib/a.rb as data in its file's scope (the
+// interceptor does not record that read again: the parent did) and runs
+// A.x. The child's test keeps the file's content (file level); the
+// other child's test depends on its definitions only.
+TEST(ResolveDefinitions, AFileReadAsDataInAForkedChildIsAContentDependencyThere) {
+  const std::string root = TempDir();
+  ASSERT_EQ(system(("mkdir -p " + root + "/lib").c_str()), 0);
+  Write(root + "/lib/a.rb", "module A\n  def self.x\n    1\n  end\nend\n");
+  const std::string file = root + "/lib/a.rb";
+  auto log = [](std::vector<std::pair<std::string, std::string>> records) {
+    ProcessLog l;
+    for (auto& [scope, path] : records) {
+      l.records.push_back(LogRecord{scope, path == "CONTENT" ? RecordKind::kContent : RecordKind::kAbsent,
+                                    STE_OP_OPEN, path, 0});
+    }
+    return l;
+  };
+  std::vector<ProcessLog> logs = {
+      log({{"//r", "/\x01ste-defs-begin:1"}, {"//r", "/\x01ste-defs-end:1"}}),
+      log({{"//r", "/\x01ste-defs-begin:2"}, {"//r/t/reads.rb", file + "/\x01ste-code:2"},
+           {"//r/t/reads.rb", file + "/\x01ste-data"}, {"//r/t/reads.rb", "/\x01ste-defs-end:2"}}),
+      log({{"//r", "/\x01ste-defs-begin:3"}, {"//r/t/runs.rb", file + "/\x01ste-code:2"},
+           {"//r/t/runs.rb", "/\x01ste-defs-end:3"}}),
+  };
+  logs[0].records.insert(logs[0].records.begin() + 1,
+                         LogRecord{"//r", RecordKind::kContent, STE_OP_OPEN, file, 0});
+  logs[0].records.insert(logs[0].records.begin() + 2,
+                         LogRecord{"//r", RecordKind::kAbsent, STE_OP_OPEN, file + "/\x01ste-code:0", 0});
+  DefinitionCache cache(Fingerprinter::ForIntegrations(kIntegrations));
+  PathPolicy policy;
+  policy.root = root;
+  policy.log_dir = "/nonexistent-ste/logs";
+  policy.definitions = &cache;
+  TestDependencies deps = ReduceLogs(logs, absl::OkStatus(), policy);
+  std::map<std::string, std::set<std::string>> by_scope;
+  for (const ScopeDependencies& s : deps.scopes) {
+    for (const DepKey& k : s.deps) by_scope[s.scope].insert(k.path);
+  }
+  const std::string module = DefinitionViewPath("lib/a.rb", ""), x = DefinitionViewPath("lib/a.rb", "A.x");
+  EXPECT_EQ(by_scope["//r"], (std::set<std::string>{module})) << "the parent's content became the module's";
+  EXPECT_EQ(by_scope["//r/t/reads.rb"], (std::set<std::string>{"lib/a.rb", module, x}));
+  EXPECT_EQ(by_scope["//r/t/runs.rb"], (std::set<std::string>{module, x}));
 }
 
 }  // namespace

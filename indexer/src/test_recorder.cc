@@ -106,11 +106,26 @@ void AddPythonHookEnv(const Config& config, const RunOneTestOptions& options,
   // This ste turns the hook's views into dependencies (ReduceLogs, the
   // inventory's views): the hook may pause the listings it replaces.
   env->push_back("STE_PYTHON_VIEWS=1");
-  // selection.granularity = "definition": the hook tracks what code of the
-  // repository ran (ste_defs.py), recorded when a DefinitionCache resolves it.
-  if (config.selection_definitions && options.definitions != nullptr) {
-    env->push_back("STE_DEFINITIONS=" + config.root);
-  }
+}
+
+// selection.granularity = "definition": the trackers record what code of
+// the repository ran, resolved by a DefinitionCache (definitions.h). The
+// Python one is started by the hook above (ste_defs.py); the Ruby one is
+// loaded before any script by RUBYOPT=-r<integrations>/ruby/ste_defs.rb,
+// before the RUBYOPT inherited (RUBYOPT is split at white space: an
+// integrations folder with some in its path gets none, and Ruby processes
+// stay at file level).
+void AddDefinitionsEnv(const Config& config, const RunOneTestOptions& options,
+                       std::vector<std::string>* env) {
+  if (!config.selection_definitions || options.definitions == nullptr) return;
+  env->push_back("STE_DEFINITIONS=" + config.root);
+  if (options.integrations_dir.empty()) return;
+  const std::string tracker = options.integrations_dir + "/ruby/ste_defs.rb";
+  if (tracker.find_first_of(" \t\n\v\f\r") != std::string::npos) return;
+  std::string value = "-r" + tracker;
+  const char* old = std::getenv("RUBYOPT");
+  if (old != nullptr && *old) absl::StrAppend(&value, " ", old);
+  env->push_back("RUBYOPT=" + value);
 }
 
 }  // namespace
@@ -166,6 +181,7 @@ struct ProcessCode {
   // scope -> abs file -> first lines of the code objects that ran
   std::map<std::string, std::map<std::string, std::set<uint32_t>>> lines;
   std::set<std::string> data;  // abs files read as data
+  std::map<std::string, std::set<std::string>> data_in;  // scope -> those read there
   void Touch(const std::string& scope) {
     if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) scopes.push_back(scope);
   }
@@ -199,7 +215,8 @@ bool IsDataRecord(const std::string& path, std::string* file) {
 // on F's module-level code), in the scope it ran in. A tracked process
 // that did not end its account taints the scopes it recorded in (a forked
 // child: those past the one it was forked in): their tests fall back to
-// file level (ApplyDefinitionFallback).
+// file level (ApplyDefinitionFallback). A file read as data is a content
+// dependency of the scope it was read in.
 void ResolveDefinitions(const std::vector<ProcessCode>& code,
                         const std::map<std::string, std::map<std::string, std::set<size_t>>>& content_by,
                         const PathPolicy& policy, std::map<std::string, std::set<DepKey>>* by_scope,
@@ -242,6 +259,17 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code,
       deps.erase(DepKey{rel, DepKind::kContent});
       deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
       out->definition_files[scope].push_back(rel);
+    }
+  }
+  // A file read as data is a content dependency where it was read, whether
+  // or not the interceptor recorded that read there (a forked child's read
+  // of a file its parent loaded is not: the parent's record is in its scope).
+  for (const ProcessCode& c : code) {
+    for (const auto& [scope, files] : c.data_in) {
+      for (const std::string& abs : files) {
+        std::string rel;
+        if (repo_file(abs, &rel)) (*by_scope)[scope].insert(DepKey{rel, DepKind::kContent});
+      }
     }
   }
   for (const ProcessCode& c : code) {
@@ -309,6 +337,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
         }
         if (IsDataRecord(r.path, &file)) {
           code[li].data.insert(file);
+          code[li].data_in[r.scope].insert(file);
           code[li].Touch(r.scope);
           continue;
         }
@@ -455,6 +484,7 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
     run.extra_env.push_back(Prepended("PYTHONPATH", {hook}));
   }
   AddPythonHookEnv(config, options, &run.extra_env);
+  AddDefinitionsEnv(config, options, &run.extra_env);
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
   run.output_file = options.output_file;
@@ -560,6 +590,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
       Prepended("RUBYLIB", {options.integrations_dir + "/ruby"}),
   };
   AddPythonHookEnv(config, options, &run.extra_env);
+  AddDefinitionsEnv(config, options, &run.extra_env);
   PrivateTmp tmp(config.runner_private_tmp);
   tmp.AddEnv(&run.extra_env);
   run.output_file = options.output_file;

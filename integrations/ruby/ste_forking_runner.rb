@@ -35,7 +35,10 @@
 # RSpec::Core::Runner.run with its file.
 #
 # Children leave with exit!: at_exit handlers registered before the fork
-# run once, in the parent (as in a single-process run), not per file.
+# run once, in the parent (as in a single-process run), not per file. With
+# ste's definition tracker (ste_defs.rb) in the process, what ran is
+# emitted before each scope push and pop, and a child's account is
+# finished before its exit!.
 # Test cases that minitest runs in threads (parallelize_me!) get no case
 # scope: the scope is per process, their records stay in the file's scope.
 
@@ -90,7 +93,11 @@ module SteForkingRunner
     # scope, which over-selects but never hides a dependency).
     def push(name)
       c_string = "#{name}\0"
-      return true if @push.call(Fiddle::Pointer[c_string]).zero?
+      SteForkingRunner.definitions(:flush)
+      if @push.call(Fiddle::Pointer[c_string]).zero?
+        SteForkingRunner.definitions(:entered_scope)
+        return true
+      end
 
       errno = Fiddle.respond_to?(:last_error) ? Fiddle.last_error : 0
       reason = errno.to_i.positive? ? SystemCallError.new(nil, errno).message : "error"
@@ -99,6 +106,7 @@ module SteForkingRunner
     end
 
     def pop
+      SteForkingRunner.definitions(:flush)
       @pop.call
     end
 
@@ -439,6 +447,7 @@ module SteForkingRunner
         rescue StandardError
           nil
         end
+        SteForkingRunner.definitions(:finish)
         exit!(code)
       end
     end
@@ -522,6 +531,13 @@ module SteForkingRunner
     def append(outcome, code, seconds, path)
       @file.write(format("%<o>s\t%<c>d\t%<s>.3f\t%<p>s\n", o: outcome, c: code, s: seconds, p: path))
     end
+  end
+
+  # Calls SteDefs.<what> when the definition tracker runs in this process
+  # (ste_defs.rb, loaded through RUBYOPT): what ran is recorded in the
+  # scope it ran in, and a child's account ends before its exit!.
+  def self.definitions(what)
+    ::SteDefs.public_send(what) if defined?(::SteDefs)
   end
 
   # Prints an exception as ruby prints an uncaught one, without the

@@ -45,8 +45,8 @@
 //                force_tags = true   [test all] / [no filter] in a commit
 //                                    message of the change => all
 //                granularity = "file"   "definition": a changed Python
-//                                    function selects the tests that ran
-//                                    it, not every test that loaded its
+//                                    or Ruby method selects the tests that
+//                                    ran it, not every test that loaded its
 //                                    file (docs/concepts.md, "Definitions";
 //                                    needs runner.python_imports = "names")
 //   [store]      url = "sqlite:.ste/ste.db"          relative to the root,
@@ -159,8 +159,9 @@ struct Config {
   std::vector<std::string> inventory_tool_caches;
   bool inventory_external = true;
   SelectionRules selection;
-  // selection.granularity = "definition": the Python processes of a test
-  // record the definitions they ran (integrations/python/ste_site/ste_defs.py).
+  // selection.granularity = "definition": the Python and Ruby processes of
+  // a test record the definitions they ran (integrations/python/ste_site/
+  // ste_defs.py, integrations/ruby/ste_defs.rb).
   bool selection_definitions = false;
   std::string store_url = "sqlite:.ste/ste.db";
 

@@ -1,9 +1,10 @@
 // Definition-level dependencies (docs/concepts.md, "Definitions"): a test
-// that ran one function of a Python file depends on that function and on
-// the file's module-level code, not on every byte of the file.
+// that ran one function of a Python or Ruby file depends on that function
+// and on the file's module-level code, not on every byte of the file.
 //
 // Records (made by integrations/python/ste_site/ste_defs.py in a test's
-// Python processes, as stats of paths that never exist):
+// Python processes and integrations/ruby/ste_defs.rb in its Ruby ones, as
+// stats of paths that never exist):
 //   "<abs file>/\x01ste-code:<line>"  a code object of <file> starting at
 //                                     <line> ran
 //   "<abs file>/\x01ste-data"         <file> was read as data
@@ -23,8 +24,9 @@
 //   "F/\x01ste-def:<name>"   one definition ("Polygon.area"): its body, with
 //                            its lines.
 // Their values are the fingerprints of integrations/python/
-// ste_fingerprint.py (BLAKE2b-128, stored as the entry's hash: the first
-// 16 hex digits the high half). A file that does not parse has no unit
+// ste_fingerprint.py (BLAKE2b-128) or integrations/ruby/ste_fingerprint.rb
+// (SHA-256 cut to 128 bits), stored as the entry's hash: the first 16 hex
+// digits the high half. A file that does not parse has no unit
 // entries and a module entry whose hash is XXH3-128 of "ste-unparsed\0"
 // and its bytes: every definition of it is gone, its module-level code
 // changed (every test that loaded it is selected).
@@ -81,21 +83,39 @@ struct FileDefinitions {
 // The module entry's hash of a file that did not parse (see top).
 XXH128_hash_t UnparsedModuleHash(std::string_view content);
 
-// Runs integrations/python/ste_fingerprint.py (`python -I -S -B script`,
-// one process for many files) on file contents. Thread-safe (const).
+// Runs the fingerprinter of each file's language on file contents, one
+// process per language for many files: integrations/python/
+// ste_fingerprint.py (`python3 -I -S -B script`) for ".py",
+// integrations/ruby/ste_fingerprint.rb (`ruby --disable=all script`) for
+// ".rb"; both speak the protocol at the top of ste_fingerprint.py. The
+// language is chosen by the path's extension only; a file of no known
+// language is !parsed ("no fingerprinter for ..."). The scripts run
+// without RUBYOPT/RUBYLIB in their environment (a test's tracker is not
+// theirs). Thread-safe (const).
 class Fingerprinter {
  public:
-  Fingerprinter(std::string script, std::string python = "python3")
-      : script_(std::move(script)), python_(std::move(python)) {}
-  // One FileDefinitions per content, in order. An error when the process
-  // cannot be run or answers out of protocol (callers then treat every
-  // file as not parsed: file level).
-  absl::StatusOr<std::vector<FileDefinitions>> Run(const std::vector<std::string>& contents) const;
-  // The script beside `integrations_dir`: <dir>/python/ste_fingerprint.py.
+  struct Language {
+    std::string extension;          // ".py": the end of the file's path
+    std::vector<std::string> argv;  // the command; files on its stdin
+  };
+  explicit Fingerprinter(std::vector<Language> languages) : languages_(std::move(languages)) {}
+  // One FileDefinitions per (path, content), in order. A language whose
+  // process cannot be run, fails or answers out of protocol leaves each of
+  // its files !parsed with that reason (callers: file level); the others
+  // are unaffected. InvalidArgument when the two vectors differ in size.
+  absl::StatusOr<std::vector<FileDefinitions>> Run(const std::vector<std::string>& paths,
+                                                   const std::vector<std::string>& contents) const;
+  // The scripts beside `integrations_dir` (<dir>/python/..., <dir>/ruby/...),
+  // run with python3 and ruby from PATH.
   static Fingerprinter ForIntegrations(const std::string& integrations_dir);
 
+  // The language of `path` (its entry in the list), or null.
+  const Language* LanguageOf(std::string_view path) const;
+
  private:
-  std::string script_, python_;
+  absl::StatusOr<std::vector<FileDefinitions>> RunLanguage(const Language& language,
+                                                           const std::vector<std::string>& contents) const;
+  std::vector<Language> languages_;
 };
 
 // The definitions of the files of one tree that does not change while it

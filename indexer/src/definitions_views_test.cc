@@ -1,0 +1,237 @@
+// The definition views (definitions.h) of Python files: what the real
+// ste_fingerprint.py puts in a unit and in the module, which unit holds a
+// line, the entries of the views, and select time's "only changed files
+// are fingerprinted". (definitions_test.cc: the Fingerprinter's languages,
+// and Ruby's fingerprints.)
+#include "ste/definitions.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ste/inventory.h"
+
+namespace ste {
+namespace {
+
+const std::string kScript = std::string(STE_SOURCE_DIR) + "/integrations/python/ste_fingerprint.py";
+
+Fingerprinter WithPython(const std::string& python, const std::string& script = kScript) {
+  return Fingerprinter({{".py", {python, "-I", "-S", "-B", script}}});
+}
+Fingerprinter Real() { return WithPython("/usr/bin/python3"); }
+
+const char kGeo[] =
+    "import math\n"                 // 1
+    "\n"                            // 2
+    "def area(w, h):\n"             // 3
+    "    return w * h\n"            // 4
+    "\n"                            // 5
+    "class Shape:\n"                // 6
+    "    sides = 4\n"               // 7
+    "\n"                            // 8
+    "    @property\n"               // 9
+    "    def name(self):\n"         // 10
+    "        return 'square'\n"     // 11
+    "\n"                            // 12
+    "    @name.setter\n"            // 13
+    "    def name(self, v):\n"      // 14
+    "        pass\n"                // 15
+    "\n"                            // 16
+    "    class Inner:\n"            // 17
+    "        def deep(self):\n"     // 18
+    "            return 1\n";       // 19
+
+FileDefinitions One(const std::string& content) {
+  absl::StatusOr<std::vector<FileDefinitions>> r = Real().Run({"a.py"}, {content});
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok() || r->size() != 1) return {};
+  return (*r)[0];
+}
+
+bool Same(XXH128_hash_t a, XXH128_hash_t b) { return a.low64 == b.low64 && a.high64 == b.high64; }
+
+TEST(PythonDefinitions, TheFingerprinterNamesEveryUnitWithItsLines) {
+  FileDefinitions d = One(kGeo);
+  ASSERT_TRUE(d.parsed) << d.error;
+  std::vector<std::string> names;
+  for (const DefinitionUnit& u : d.units) names.push_back(u.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"area", "Shape.name", "Shape.name#2", "Shape.Inner.deep"}));
+  EXPECT_EQ(d.units[0].first_line, 3u);
+  EXPECT_EQ(d.units[0].last_line, 4u);
+  EXPECT_EQ(d.units[1].first_line, 9u) << "a decorated definition starts at its first decorator";
+  EXPECT_EQ(d.units[1].last_line, 11u);
+  ASSERT_NE(d.UnitAt(4), nullptr);
+  EXPECT_EQ(d.UnitAt(4)->name, "area");
+  EXPECT_EQ(d.UnitAt(13)->name, "Shape.name#2");
+  EXPECT_EQ(d.UnitAt(7), nullptr) << "a class attribute is module-level code";
+  EXPECT_EQ(d.UnitAt(0), nullptr);
+  EXPECT_EQ(d.UnitAt(1), nullptr);
+  EXPECT_EQ(d.UnitAt(100), nullptr);
+}
+
+TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheModule) {
+  FileDefinitions base = One(kGeo);
+  auto variant = [&](const std::string& from, const std::string& to) {
+    std::string s = kGeo;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    s.replace(at, from.size(), to);
+    return One(s);
+  };
+  FileDefinitions body = variant("return w * h", "return h * w");
+  EXPECT_TRUE(Same(body.module, base.module));
+  EXPECT_FALSE(Same(body.units[0].hash, base.units[0].hash));
+  EXPECT_TRUE(Same(body.units[1].hash, base.units[1].hash));
+
+  FileDefinitions comment = variant("return w * h", "return w * h  # why");
+  EXPECT_TRUE(Same(comment.module, base.module));
+  EXPECT_TRUE(Same(comment.units[0].hash, base.units[0].hash)) << "a comment is no code";
+
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"sides = 4", "sides = 5"},
+           {"import math", "import os"},
+           {"def area(w, h):", "def area(w, h=1):"},
+           {"    return w * h\n", "    \"\"\"Doc.\"\"\"\n    return w * h\n"},  // a docstring
+           {"    return w * h\n", "    yield w * h\n"},                        // now a generator
+           {"@property", "@staticmethod"},
+           {"class Inner:", "class Inner(object):"},
+       }) {
+    FileDefinitions v = variant(from, to);
+    EXPECT_FALSE(Same(v.module, base.module)) << from << " -> " << to;
+  }
+  // A unit moved down a line: it changed (tracebacks name lines), the
+  // module did not.
+  FileDefinitions moved = variant("import math\n", "import math\n\n");
+  EXPECT_TRUE(Same(moved.module, base.module));
+  EXPECT_FALSE(Same(moved.units[0].hash, base.units[0].hash));
+}
+
+TEST(PythonDefinitions, AFileThatDoesNotParseHasNoUnitsAndAnUnparsedModule) {
+  absl::StatusOr<std::vector<FileDefinitions>> r = Real().Run({"a.py", "b.py", "c.py"}, {"def (\n", kGeo, ""});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_FALSE((*r)[0].parsed);
+  EXPECT_NE((*r)[0].error.find("SyntaxError"), std::string::npos) << (*r)[0].error;
+  EXPECT_TRUE((*r)[1].parsed) << "one bad file does not spoil the others";
+  EXPECT_TRUE((*r)[2].parsed) << "an empty file parses";
+  View module = *ParseView(DefinitionViewPath("a.py", ""));
+  std::optional<InventoryEntry> e = DefinitionViewEntry("a.py/\x01ste-def", module, (*r)[0], "def (\n");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(Same(e->hash, UnparsedModuleHash("def (\n")));
+  View unit = *ParseView(DefinitionViewPath("a.py", "f"));
+  EXPECT_FALSE(DefinitionViewEntry("a.py/\x01ste-def:f", unit, (*r)[0], "def (\n").has_value());
+}
+
+TEST(PythonDefinitions, AFingerprinterThatCannotRunOrAnswersBadlyLeavesItsFilesUnparsed) {
+  for (const Fingerprinter& f : {WithPython("/nonexistent/python3"), WithPython("/usr/bin/python3", "/nonexistent/x.py"),
+                                 Fingerprinter({{".py", {"/bin/echo", "file 0", "module zz"}}})}) {
+    absl::StatusOr<std::vector<FileDefinitions>> r = f.Run({"a.py"}, {"x = 1\n"});
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->size(), 1u);
+    EXPECT_FALSE((*r)[0].parsed);
+    EXPECT_FALSE((*r)[0].error.empty());
+  }
+  EXPECT_TRUE(Real().Run({}, {}).ok());
+}
+
+TEST(PythonDefinitions, ViewPathsParseAndRead) {
+  EXPECT_EQ(DefinitionViewPath("src/geo.py", ""), "src/geo.py/\x01ste-def");
+  EXPECT_EQ(DefinitionViewPath("src/geo.py", "Shape.name"), "src/geo.py/\x01ste-def:Shape.name");
+  std::optional<View> v = ParseView("src/geo.py/\x01ste-def:Shape.name");
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->kind, ViewKind::kDefinition);
+  EXPECT_EQ(v->dir, "src/geo.py");
+  EXPECT_EQ(v->arg, "Shape.name");
+  EXPECT_EQ(DescribeDefinition("src/geo.py/\x01ste-def:Shape.name"), "src/geo.py::Shape.name");
+  EXPECT_EQ(DescribeDefinition("src/geo.py/\x01ste-def"), "src/geo.py (module-level code)");
+  EXPECT_EQ(DescribeDefinition("src/\x01ste-dists"), "");
+  EXPECT_FALSE(ParseView("src/geo.py/\x01ste-defx").has_value());
+  EXPECT_FALSE(ParseView("src/geo.py/\x01ste-def:").has_value());
+  // ComputeViews never computes them.
+  EXPECT_FALSE(ComputeViews("/tmp", {"a.py/\x01ste-def"}, GlobSet(), nullptr).ok());
+}
+
+// Select time: an unchanged file keeps the baseline's entries without
+// being read; a changed one is fingerprinted; a gone one has none.
+TEST(PythonDefinitions, OnlyChangedFilesAreFingerprintedNow) {
+  char dir[] = "/tmp/ste-defs-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string root = dir;
+  auto write = [&](const std::string& rel, const std::string& s) { std::ofstream(root + "/" + rel) << s; };
+  write("a.py", kGeo);
+  write("b.py", "def f():\n    return 1\n");
+  write("c.py", "def g():\n    return 1\n");
+  ScanOptions scan;
+  scan.root = root;
+  absl::StatusOr<Inventory> base_tree = Inventory::Scan(scan, nullptr);
+  ASSERT_TRUE(base_tree.ok());
+  const std::vector<std::string> views = {"a.py/\x01ste-def", "a.py/\x01ste-def:area", "b.py/\x01ste-def",
+                                          "b.py/\x01ste-def:f", "c.py/\x01ste-def:g"};
+  absl::StatusOr<std::vector<InventoryEntry>> first = DefinitionViewsNow(root, views, nullptr, *base_tree, Real());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->size(), 5u);
+  Inventory base = *base_tree;
+  ASSERT_TRUE(base.AddEntries(*first).ok());
+  // a.py: unchanged, but its stored fingerprint is made up: copied, not
+  // recomputed. b.py: a body changed. c.py: gone.
+  std::vector<InventoryEntry> entries = base.entries();
+  for (InventoryEntry& e : entries) {
+    if (e.path == "a.py/\x01ste-def:area") e.hash = {1, 2};
+  }
+  absl::StatusOr<Inventory> doctored = Inventory::FromEntries(entries, base.taken_at_ns());
+  ASSERT_TRUE(doctored.ok());
+  write("b.py", "def f():\n    return 2\n");
+  ASSERT_EQ(unlink((root + "/c.py").c_str()), 0);
+  absl::StatusOr<Inventory> head = Inventory::Scan(scan, nullptr);
+  ASSERT_TRUE(head.ok());
+  absl::StatusOr<std::vector<InventoryEntry>> now = DefinitionViewsNow(root, views, &*doctored, *head, Real());
+  ASSERT_TRUE(now.ok()) << now.status();
+  std::map<std::string, XXH128_hash_t> got;
+  for (const InventoryEntry& e : *now) got[e.path] = e.hash;
+  std::map<std::string, XXH128_hash_t> was;
+  for (const InventoryEntry& e : *first) was[e.path] = e.hash;
+  ASSERT_EQ(got.size(), 4u) << "c.py's view is gone";
+  EXPECT_TRUE(Same(got["a.py/\x01ste-def:area"], XXH128_hash_t{1, 2})) << "copied from the baseline";
+  EXPECT_TRUE(Same(got["b.py/\x01ste-def"], was["b.py/\x01ste-def"]));
+  EXPECT_FALSE(Same(got["b.py/\x01ste-def:f"], was["b.py/\x01ste-def:f"]));
+  // A file that changes after the scan is an error (select all).
+  write("b.py", "def f():\n    return 3\n");
+  EXPECT_FALSE(DefinitionViewsNow(root, views, &*doctored, *head, Real()).ok());
+  // No fingerprinter: a changed file's module-level code counts as changed.
+  absl::StatusOr<Inventory> head2 = Inventory::Scan(scan, nullptr);
+  ASSERT_TRUE(head2.ok());
+  absl::StatusOr<std::vector<InventoryEntry>> none =
+      DefinitionViewsNow(root, views, &*doctored, *head2, WithPython("/nonexistent/python3"));
+  ASSERT_TRUE(none.ok());
+  for (const InventoryEntry& e : *none) {
+    EXPECT_NE(e.path, "b.py/\x01ste-def:f");
+    if (e.path == "b.py/\x01ste-def") {
+      EXPECT_FALSE(Same(e.hash, was["b.py/\x01ste-def"]));
+    }
+  }
+  for (const char* f : {"a.py", "b.py"}) unlink((root + "/" + f).c_str());
+  rmdir(root.c_str());
+}
+
+TEST(PythonDefinitions, TheCacheFingerprintsAFileOnce) {
+  char dir[] = "/tmp/ste-defs-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/a.py";
+  std::ofstream(path) << kGeo;
+  DefinitionCache cache(Real());
+  cache.Prefetch({path, path});
+  std::shared_ptr<const FileDefinitions> a = cache.Get(path);
+  EXPECT_TRUE(a->parsed);
+  std::ofstream(path) << "def (\n";  // the tree must not change; the cache keeps what it read
+  EXPECT_EQ(cache.Get(path).get(), a.get());
+  EXPECT_FALSE(cache.Get(std::string(dir) + "/missing.py")->parsed);
+  unlink(path.c_str());
+  rmdir(dir);
+}
+
+}  // namespace
+}  // namespace ste

@@ -1,0 +1,310 @@
+# frozen_string_literal: true
+
+# ste_defs.rb: ste's definition tracker for Ruby processes (the Ruby twin of
+# integrations/python/ste_site/ste_defs.py; docs/concepts.md, "Definitions").
+#
+# With `[selection] granularity = "definition"`, ste sets STE_DEFINITIONS to
+# the repository's absolute root and RUBYOPT=-r<this file> for every test
+# (generic and batch runners), so every Ruby process of a test loads this
+# before its script, before any file of the repository. It tells ste,
+# through the interceptor, which code of the repository's files the process
+# ran, each as a stat of a path that never exists (recorded as `absent` in
+# the scope the process is in; outside ste a failing stat):
+#
+#   <abs file>/\x01ste-code:<line>  a method whose `def` starts at <line>
+#                                   ran (Coverage's method start line);
+#   <abs file>/\x01ste-code:0       <file> was loaded (its top-level code
+#                                   ran): every repo file Coverage saw;
+#   <abs file>/\x01ste-data         <file> (a .rb under the root) was read
+#                                   through File/IO/Kernel#open, read,
+#                                   binread, readlines, foreach, new or
+#                                   IO.copy_stream: its bytes matter, not
+#                                   only its code (require/load never go
+#                                   through those);
+#   /\x01ste-defs-begin:<pid>[.<n>] this process (forked child, scope it
+#                                   entered) is tracked from here on;
+#   /\x01ste-defs-end:<pid>         everything it ran is accounted for.
+#
+# ste trusts a process's code records only when it made both markers. A
+# process gives no `end` when: it leaves by exit! or a signal (the forking
+# runner calls finish first for its own children), another thread is still
+# alive at the end (it may run code after the last emission), or the
+# program used Coverage itself (setup, start, resume, suspend, result or
+# clear: its counts and ours cannot both be right; peek_result and
+# running? are harmless). Its tests then fall back to file level.
+#
+# How: the built-in Coverage with methods: true (process-wide: every
+# thread), started here. Counts are read and cleared
+# (Coverage.result(stop: false, clear: true)) and emitted:
+#   - before a fork (Process._fork, Ruby 3.1+: Kernel#fork, Process.fork,
+#     IO.popen("-"); and Process.daemon), in the parent's scope, so the
+#     child starts at zero;
+#   - when the forking runner pushes or pops a scope (flush), so that what
+#     ran in a test file's scope is recorded there;
+#   - at exit (at_exit, registered first: it runs after every other
+#     handler, minitest/autorun's included) and in the forking runner's
+#     child before exit! (finish).
+# Ruby 3.1's Coverage does not see eval'd code: a method made by
+# class_eval of a string runs unrecorded; the string is in the module-level
+# code or in the body of the method that evaluates it, which ran when it
+# made it (ste_fingerprint.rb), so a change to it is still seen.
+#
+# Nothing here raises into the program: a failure stops the tracking
+# (no `end`: file level, honest).
+
+module SteDefs
+  CODE = "\x01ste-code:"
+  DATA = "\x01ste-data"
+  BEGIN_MARK = "/\x01ste-defs-begin:"
+  END_MARK = "/\x01ste-defs-end:"
+
+  @root = nil # "<abs root>/" while tracking
+  @emitted = {} # [file, line] => true, already recorded by this process
+  @data_files = {} # abs paths read as data, not yet recorded
+  @broken = false
+  @finished = false
+  @scopes_entered = 0
+  @inside = false # our own Coverage calls (not the program's)
+
+  class << self
+    attr_reader :root
+
+    def stat(path)
+      File.exist?(path)
+    rescue StandardError
+      nil
+    end
+
+    def broken!
+      @broken = true
+    end
+
+    def broken?
+      @broken
+    end
+
+    def inside?
+      @inside
+    end
+
+    # Records what ran since the last emission (and the data reads).
+    def emit
+      return if @root.nil?
+
+      unless @broken
+        @inside = true
+        begin
+          result = Coverage.result(stop: false, clear: true)
+        ensure
+          @inside = false
+        end
+        result.each do |file, data|
+          next unless file.is_a?(String) && file.start_with?(@root)
+
+          record(file, 0)
+          methods = data.is_a?(Hash) ? data[:methods] : nil
+          if methods.nil?
+            broken! # no method counts: not what we started
+            next
+          end
+          methods.each { |key, count| record(file, key[2]) if count.to_i.positive? }
+        end
+      end
+      until @data_files.empty?
+        file, = @data_files.shift
+        stat("#{file}/#{DATA}")
+      end
+    end
+
+    def record(file, line)
+      key = [file, line]
+      return if @emitted.key?(key)
+
+      @emitted[key] = true
+      stat("#{file}/#{CODE}#{line}")
+    end
+
+    # Emits what ran so far in the current scope (before a scope push or
+    # pop, before a fork).
+    def flush
+      emit
+    rescue Exception # rubocop:disable Lint/RescueException -- never into the program
+      broken!
+    end
+
+    # After a scope push: this scope is tracked (its own `begin` marker: the
+    # interceptor records a path once per process).
+    def entered_scope
+      return if @root.nil?
+
+      @scopes_entered += 1
+      stat("#{BEGIN_MARK}#{Process.pid}.#{@scopes_entered}")
+    end
+
+    # Emits the rest and, when nothing escaped Coverage, `end`.
+    def finish
+      return if @root.nil? || @finished
+
+      @finished = true
+      begin
+        broken! unless Coverage.running?
+        broken! if Thread.list.count { |t| t != Thread.current && t.alive? }.positive?
+        emit
+        stat("#{END_MARK}#{Process.pid}") unless @broken
+      rescue Exception # rubocop:disable Lint/RescueException
+        nil
+      end
+    end
+
+    # A forked child: a new process, its log starts here. The parent
+    # emitted what it ran before the fork; Coverage's counts were cleared.
+    def after_fork_in_child
+      @finished = false
+      @scopes_entered = 0
+      stat("#{BEGIN_MARK}#{Process.pid}")
+    end
+
+    def note_read(path, mode = "r")
+      return if @root.nil?
+      return if path.is_a?(Integer) || path.is_a?(IO)
+
+      if mode.is_a?(String)
+        return unless mode.include?("r") || mode.include?("+")
+      elsif mode.is_a?(Integer)
+        return if (mode & (File::WRONLY | File::RDWR)) == File::WRONLY
+      end
+      path = path.to_path if path.respond_to?(:to_path)
+      return unless path.is_a?(String)
+
+      full = File.expand_path(path)
+      @data_files[full] = true if full.end_with?(".rb") && full.start_with?(@root)
+    rescue StandardError
+      nil
+    end
+
+    def start
+      root = ENV.fetch("STE_DEFINITIONS", "")
+      return if !@root.nil? || !root.start_with?("/")
+      return unless defined?(RUBY_ENGINE) && RUBY_ENGINE == "ruby"
+      return unless Process.respond_to?(:_fork, true) # Ruby 3.1+
+
+      begin
+        require "coverage"
+        return if Coverage.running? # someone started it before us: not ours
+
+        @root = root.chomp("/") + "/"
+        stat("#{BEGIN_MARK}#{Process.pid}")
+        install_hooks
+        @inside = true
+        begin
+          Coverage.start(methods: true)
+        ensure
+          @inside = false
+        end
+        at_exit { SteDefs.finish }
+      rescue Exception # rubocop:disable Lint/RescueException
+        broken!
+      end
+    end
+
+    private
+
+    def install_hooks
+      Process.singleton_class.prepend(ForkHook)
+      Coverage.singleton_class.prepend(CoverageGuard)
+      File.singleton_class.prepend(ReadHooks)
+      IO.singleton_class.prepend(ReadHooks)
+      File.prepend(FileNew)
+      Kernel.prepend(KernelOpen)
+    end
+  end
+
+  module ForkHook
+    def _fork
+      SteDefs.flush
+      pid = super
+      SteDefs.after_fork_in_child if pid.zero?
+      pid
+    end
+
+    # daemon(3) forks without _fork; it returns in the child (the parent
+    # ended inside it without its `end`: its scopes fall back to file level).
+    def daemon(*args)
+      SteDefs.flush
+      result = super
+      SteDefs.after_fork_in_child
+      result
+    end
+  end
+
+  # The program's own use of Coverage: our counts are no longer the whole
+  # story. What we have is emitted, the program gets Coverage as if we were
+  # not there (ours is stopped before its setup/start).
+  module CoverageGuard
+    %i[setup start resume suspend result clear].each do |name|
+      define_method(name) do |*args, **kw|
+        unless SteDefs.inside?
+          unless SteDefs.broken?
+            SteDefs.flush
+            SteDefs.broken!
+            if %i[setup start].include?(name) && running?
+              super_result = method(:result).super_method
+              super_result&.call
+            end
+          end
+        end
+        super(*args, **kw)
+      end
+    end
+  end
+
+  module ReadHooks
+    def read(path, *args, **kw)
+      SteDefs.note_read(path)
+      super
+    end
+
+    def binread(path, *args, **kw)
+      SteDefs.note_read(path)
+      super
+    end
+
+    def readlines(path, *args, **kw)
+      SteDefs.note_read(path)
+      super
+    end
+
+    def foreach(path, *args, **kw, &block)
+      SteDefs.note_read(path)
+      super
+    end
+
+    def open(path, *args, **kw, &block)
+      SteDefs.note_read(path, args.first.nil? ? kw.fetch(:mode, "r") : args.first)
+      super
+    end
+
+    def copy_stream(src, *args, **kw)
+      SteDefs.note_read(src)
+      super
+    end
+  end
+
+  module FileNew
+    def initialize(path, *args, **kw, &block)
+      SteDefs.note_read(path, args.first.nil? ? kw.fetch(:mode, "r") : args.first)
+      super
+    end
+  end
+
+  module KernelOpen
+    private
+
+    def open(path, *args, **kw, &block)
+      SteDefs.note_read(path, args.first.nil? ? kw.fetch(:mode, "r") : args.first) unless path.is_a?(String) && path.start_with?("|")
+      super
+    end
+  end
+end
+
+SteDefs.start

@@ -1,0 +1,251 @@
+# frozen_string_literal: true
+
+# ste_fingerprint.rb: ste's fingerprints of Ruby definitions (docs/
+# concepts.md, "Definitions"; the Ruby twin of integrations/python/
+# ste_fingerprint.py, same protocol).
+#
+# Run by ste itself, never by a test: `ruby --disable=all
+# ste_fingerprint.rb` (RUBYOPT and RUBYLIB removed from its environment) at
+# record time and at select time (the changed files only). It loads nothing
+# but ripper and digest from the standard library and executes nothing of
+# the files it reads: it parses them (RubyVM::AbstractSyntaxTree, Ripper).
+#
+# Protocol. stdin: per file, one line with the byte count, then that many
+# bytes. stdout, per file in order:
+#
+#     file <n>                              (n = 0, 1, ...)
+#     error <one line>                      it does not parse
+#   or
+#     module <32 hex>                       the module-level fingerprint
+#     unit <32 hex> <first> <last> <name>   one per definition
+#     end
+#
+# A *definition* (unit) is a `def m` or `def self.m` statement directly in
+# the file's body, directly in the body of a `class`/`module` that is
+# itself directly in such a body (nesting qualifies), or directly in a
+# `class << self` there. Names: "Geo::Polygon#area" (instance method),
+# "Geo::Polygon.create" (singleton method, `def self.` or `class << self`),
+# "helper" and "self.helper" in the file's body; "#<k>" is added to the
+# k-th (k >= 2) repetition of a name; '%', '/' and control bytes of a name
+# are %XX-escaped ("Vec#%2F" for `def /`). A class or module whose name is
+# not a constant path (`class self::X`, `class expr::X`) makes no units.
+# Definitions that share a line with another definition are not units
+# (their code stays module-level). <first>..<last> are the lines of the
+# `def` statement.
+#
+# The unit fingerprint: its first line and column and the exact bytes of
+# its lines (a comment or a blank inside it counts; moving it changes it:
+# backtraces and source_location name lines).
+#
+# The module fingerprint covers everything else:
+#   - the AST of the file (node types and every child RubyVM::
+#     AbstractSyntaxTree exposes: names, literals, constants, calls such as
+#     include, attr_accessor, private, alias, define_method, their blocks)
+#     without positions, each unit's `def` kept as its kind, receiver,
+#     name and parameter node (arity, defaults, keywords, rest, block) with
+#     its body (and local table) replaced by a marker;
+#   - the token stream (Ripper.lex: type and text, no positions) of the
+#     file outside the units' bodies: the `def` line with its parameter
+#     names and default values, and what the AST leaves out (regexp flags
+#     of interpolated regexps, literal spelling); white space, newlines
+#     (the AST has the statements) and comments are left out, except magic
+#     comments (coding, frozen_string_literal, warn_indent,
+#     warn_past_scope, shareable_constant_value, -*- lines) and a #! first
+#     line;
+#   - the bytes after __END__ (DATA).
+# So a change confined to a unit's body changes that unit only; adding,
+# removing or renaming a method, its parameters, a constant, an include, a
+# visibility call, method_missing/respond_to_missing? (methods like the
+# rest) all change the module's. Known limit, as for Python: the module
+# fingerprint has no positions, so module-level code moved by a change in
+# a body keeps its fingerprint (a test that depends on the line of
+# module-level code, not of a method, is not selected for that).
+#
+# Each hash is SHA-256 truncated to 128 bits over a tag, the engine, Ruby's
+# version and this format's version: another Ruby gives other fingerprints
+# (every definition changes: file level, honest).
+
+require "digest"
+require "ripper"
+
+module SteFingerprint
+  FORMAT = 1
+  SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
+  Node = RubyVM::AbstractSyntaxTree::Node
+  MAGIC = /coding|frozen[-_]string[-_]literal|warn[-_]indent|warn[-_]past[-_]scope|
+           shareable[-_]constant[-_]value|-\*-/ix.freeze
+  SKIPPED_TOKENS = %i[on_sp on_nl on_ignored_nl on_comment on_embdoc_beg on_embdoc on_embdoc_end
+                      on_ignored_sp].freeze
+
+  Unit = Struct.new(:node, :name, :first, :last, :body)
+
+  module_function
+
+  def digest(tag, text)
+    d = Digest::SHA256.new
+    d << SALT << "\0" << tag << "\0" << text
+    d.hexdigest[0, 32]
+  end
+
+  def escape(name)
+    name.b.gsub(%r{[\x00-\x1F%/\x7F]}n) { |c| format("%%%02X", c.ord) }
+  end
+
+  # "A::B" for a constant path node, nil otherwise.
+  def const_path(node)
+    return nil unless node.is_a?(Node)
+
+    case node.type
+    when :CONST then node.children[0].to_s
+    when :COLON3 then node.children[0].to_s
+    when :COLON2
+      scope, name = node.children
+      return name.to_s if scope.nil?
+
+      prefix = const_path(scope)
+      prefix && "#{prefix}::#{name}"
+    end
+  end
+
+  def statements(body)
+    return [] if body.nil?
+    return body.children.compact if body.type == :BLOCK
+
+    [body]
+  end
+
+  def collect(body, prefix, singleton, units)
+    statements(body).each do |node|
+      case node.type
+      when :DEFN
+        name = if prefix.nil? then (singleton ? "self.#{node.children[0]}" : node.children[0].to_s)
+               else "#{prefix}#{singleton ? '.' : '#'}#{node.children[0]}"
+               end
+        units << Unit.new(node, name, node.first_lineno, node.last_lineno, node.children[1].children[2])
+      when :DEFS
+        next unless node.children[0].type == :SELF
+
+        name = prefix.nil? ? "self.#{node.children[1]}" : "#{prefix}.#{node.children[1]}"
+        units << Unit.new(node, name, node.first_lineno, node.last_lineno, node.children[2].children[2])
+      when :CLASS, :MODULE
+        next if singleton
+
+        path = const_path(node.children[0])
+        next if path.nil?
+
+        scope = node.children.last
+        collect(scope.children[2], prefix.nil? ? path : "#{prefix}::#{path}", false, units)
+      when :SCLASS
+        next if singleton || prefix.nil? || node.children[0].type != :SELF
+
+        collect(node.children[1].children[2], prefix, true, units)
+      end
+    end
+  end
+
+  # Node objects are made anew by each #children: a unit's node is known by
+  # its type and span.
+  def key(node)
+    [node.type, node.first_lineno, node.first_column, node.last_lineno, node.last_column]
+  end
+
+  def dump(node, stubs, out)
+    unless node.is_a?(Node)
+      out << node.inspect << "\0"
+      return
+    end
+    if (unit = stubs[key(node)])
+      scope = node.children.last
+      out << "(" << node.type.to_s << " "
+      dump(node.children[0], stubs, out) if node.type == :DEFS
+      dump(node.type == :DEFS ? node.children[1] : node.children[0], stubs, out)
+      dump(scope.children[1], stubs, out) # the parameters
+      out << "ste:body" << (unit.body.nil? ? " empty" : "") << ")"
+      return
+    end
+    out << "(" << node.type.to_s << " "
+    node.children.each { |c| dump(c, stubs, out) }
+    out << ")"
+  end
+
+  def fingerprint(source)
+    tree = RubyVM::AbstractSyntaxTree.parse(source)
+    lines = source.lines
+    units = []
+    collect(tree.children[2], nil, false, units)
+    # Units sharing a line with another unit stay module-level code.
+    shared = {}
+    units.each_cons(2) do |a, b|
+      next if a.last < b.first
+
+      shared[a] = shared[b] = true
+    end
+    units.reject! { |u| shared[u] }
+    seen = Hash.new(0)
+    out_units = units.map do |u|
+      seen[u.name] += 1
+      name = seen[u.name] > 1 ? "#{u.name}##{seen[u.name]}" : u.name
+      text = "#{u.first}:#{u.node.first_column}\n#{lines[(u.first - 1)..(u.last - 1)].join}"
+      [digest("unit", text), u.first, u.last, escape(name)]
+    end
+    stubs = units.to_h { |u| [key(u.node), u] }
+    ast = +""
+    dump(tree, stubs, ast)
+    # Tokens outside the bodies: [line, column] in [first, last).
+    holes = units.filter_map do |u|
+      b = u.body
+      b && [[b.first_lineno, b.first_column], [b.last_lineno, b.last_column]]
+    end
+    tokens = +""
+    end_line = nil
+    Ripper.lex(source).each do |(pos, type, text, _state)|
+      if type == :on___end__
+        end_line = pos[0]
+        break
+      end
+      if type == :on_comment
+        next unless text.match?(MAGIC) || (pos == [1, 0] && text.start_with?("#!"))
+      elsif SKIPPED_TOKENS.include?(type)
+        next
+      end
+      next if holes.any? { |from, to| (pos <=> from) >= 0 && (pos <=> to).negative? }
+
+      tokens << type.to_s << " " << text << "\0"
+    end
+    data = end_line ? lines[end_line..]&.join.to_s : ""
+    module_text = +"ast\0" << ast << "\0tokens\0" << tokens << "\0data\0" << (end_line ? "1" : "0") << data
+    [digest("module", module_text), out_units]
+  end
+
+  def main
+    input = $stdin.binmode
+    out = $stdout
+    n = 0
+    while (line = input.gets)
+      size = Integer(line, 10)
+      source = input.read(size) || +""
+      out.write("file #{n}\n")
+      n += 1
+      if source.bytesize != size
+        out.write("error truncated input\n")
+        break
+      end
+      source.force_encoding(Encoding::UTF_8)
+      begin
+        raise SyntaxError, "invalid UTF-8" unless source.valid_encoding?
+
+        module_digest, units = fingerprint(source)
+      rescue SyntaxError, ArgumentError, EncodingError, SystemStackError, NoMemoryError => e
+        message = "#{e.class}: #{e.message}".split.join(" ")
+        out.write("error #{message.empty? ? 'unparseable' : message.b}\n")
+        next
+      end
+      out.write("module #{module_digest}\n")
+      units.each { |d, first, last, name| out.write("unit #{d} #{first} #{last} #{name}\n") }
+      out.write("end\n")
+    end
+    out.flush
+  end
+end
+
+SteFingerprint.main if $PROGRAM_NAME == __FILE__

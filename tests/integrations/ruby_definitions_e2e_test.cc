@@ -1,0 +1,307 @@
+// End to end: definition-level selection for Ruby (`[selection]
+// granularity = "definition"`, issue 12) on a generated suite whose
+// library loads all of itself (lib/shapes.rb requires every file),
+// recorded with the generic per-file runner (`ruby -Ilib test/x_test.rb`,
+// minitest/autorun), kind = "minitest" and kind = "rspec" (the forking
+// runner, the library preloaded in the root scope).
+//
+// Each change below is made, selected, and undone. The selection must be
+// exactly the expected set: the tests that ran a changed method, every
+// test when module-level code changed, and the tests whose account is not
+// trusted at definition level (a forked child that ends by exit!, a test
+// that stops Coverage) whenever anything they loaded changed. Then the
+// ground truth: every test run alone, without ste, after the change; a
+// test whose outcome changed must be selected. The same suite at file
+// level selects every test for any change to the library.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "test_support.h"
+
+namespace ste {
+namespace {
+
+using ::ste::testing::MakeTempDir;
+using ::ste::testing::ReadFile;
+using ::ste::testing::SelectedTests;
+using ::ste::testing::Spawn;
+using ::ste::testing::Spawned;
+using ::ste::testing::WriteFile;
+
+const std::string kSte = STE_BINARY;
+const std::string kIntegrations = STE_INTEGRATIONS_DIR;
+
+struct Setup {
+  std::string name;
+  std::string dir, suffix;  // where the tests are: test/*_test.rb, spec/*_spec.rb
+  std::string runner;       // the [runner] table's lines
+  std::vector<std::string> alone;  // runs one test without ste (+ its path)
+};
+void PrintTo(const Setup& s, std::ostream* os) { *os << s.name; }
+
+const Setup kGeneric = {"Generic", "test", "_test.rb", "command = \"ruby -Ilib {test}\"\n",
+                        {"ruby", "-Ilib"}};
+const Setup kMinitest = {"Minitest", "test", "_test.rb",
+                         "kind = \"minitest\"\npreload = [\"lib/shapes.rb\"]\njobs = 2\n", {"ruby", "-Ilib"}};
+const Setup kRspec = {"Rspec", "spec", "_spec.rb", "kind = \"rspec\"\npreload = [\"lib/shapes.rb\"]\njobs = 2\n",
+                      {"rspec"}};
+
+const char kShapes[] =
+    "require \"shapes/calc\"\n"
+    "require \"shapes/text\"\n"
+    "require \"shapes/table\"\n";
+
+const char kCalc[] =
+    "# Arithmetic.\n"
+    "module Shapes\n"
+    "  LIMIT = 100\n"
+    "\n"
+    "  def self.add(a, b)\n"
+    "    a + b\n"
+    "  end\n"
+    "\n"
+    "  def self.mul(a, b)\n"
+    "    a * b\n"
+    "  end\n"
+    "\n"
+    "  def self.sub(a, b)\n"
+    "    a - b\n"
+    "  end\n"
+    "\n"
+    "  def self.unused\n"
+    "    \"unused\"\n"
+    "  end\n"
+    "\n"
+    "  class Vec\n"
+    "    DIMS = 2\n"
+    "    attr_reader :x, :y\n"
+    "\n"
+    "    def initialize(x, y)\n"
+    "      @x = x\n"
+    "      @y = y\n"
+    "    end\n"
+    "\n"
+    "    def norm1\n"
+    "      x.abs + y.abs\n"
+    "    end\n"
+    "\n"
+    "    def scale(k)\n"
+    "      Vec.new(x * k, y * k)\n"
+    "    end\n"
+    "  end\n"
+    "end\n";
+
+const char kText[] =
+    "module Shapes\n"
+    "  def self.shout(s)\n"
+    "    \"#{s.upcase}!\"\n"
+    "  end\n"
+    "\n"
+    "  def self.whisper(s)\n"
+    "    \"#{s.downcase}...\"\n"
+    "  end\n"
+    "end\n";
+
+const char kTable[] =
+    "module Shapes\n"
+    "  def self.build_table\n"
+    "    { \"a\" => 1, \"b\" => 2 }\n"
+    "  end\n"
+    "\n"
+    "  TABLE = build_table\n"
+    "end\n";
+
+// Each test: statements, then the expression that must be true.
+struct Body {
+  std::string pre, check;
+};
+const std::map<std::string, Body> kTestBodies = {
+    {"add", {"", "Shapes.add(2, 3) == 5"}},
+    {"mul", {"", "Shapes.mul(2, 3) == 6"}},
+    {"sub", {"", "Shapes.sub(5, 3) == 2"}},
+    {"norm", {"", "Shapes::Vec.new(1, -2).norm1 == 3"}},
+    {"scale", {"", "Shapes::Vec.new(1, 2).scale(3).x == 3"}},
+    {"shout", {"", "Shapes.shout(\"a\") == \"A!\""}},
+    {"whisper", {"", "Shapes.whisper(\"A\") == \"a...\""}},
+    {"table", {"", "Shapes::TABLE[\"b\"] == 2"}},
+    // Reads a method's source without running it: file level for calc.rb.
+    {"source", {"", "File.read(File.join(ROOT, \"lib/shapes/calc.rb\")).include?('\"unused\"')"}},
+    // Runs mul on a thread of its own (Coverage is process-wide).
+    {"thread", {"out = []\n    Thread.new { out << Shapes.mul(4, 5) }.join", "out == [20]"}},
+    // A forked child runs sub and ends by exit!: its account never ends,
+    // so the test falls back to file level.
+    {"fork", {"pid = fork { exit!(Shapes.sub(7, 3) == 4 ? 0 : 1) }\n    Process.wait(pid)", "$?.success?"}},
+    // A Ruby subprocess, tracked on its own, runs add.
+    {"subprocess",
+     {"out = IO.popen([RbConfig.ruby, \"-I\", File.join(ROOT, \"lib\"), \"-e\", "
+      "\"require 'shapes'; print Shapes.add(1, 1)\"], &:read)",
+      "out == \"2\""}},
+    // Stops the Coverage it finds running, then runs whisper: file level.
+    {"nocoverage",
+     {"require \"coverage\"\n    Coverage.result if Coverage.running?", "Shapes.whisper(\"B\") == \"b...\""}},
+};
+
+std::string TestFile(const Setup& s, const std::string& name) {
+  const Body& b = kTestBodies.at(name);
+  std::string head = "ROOT = File.expand_path(\"..\", __dir__)\nrequire \"shapes\"\n";
+  if (s.dir == "spec") {
+    return head + "\nRSpec.describe \"" + name + "\" do\n  it \"works\" do\n    " + b.pre + "\n    expect(" +
+           b.check + ").to be(true)\n  end\nend\n";
+  }
+  std::string klass = name;
+  klass[0] = static_cast<char>(klass[0] - 'a' + 'A');
+  return "require \"minitest/autorun\"\n" + head + "\nclass " + klass + "Test < Minitest::Test\n  def test_it\n    " +
+         b.pre + "\n    assert(" + b.check + ")\n  end\nend\n";
+}
+
+struct Change {
+  std::string name;
+  std::string file;  // under lib/shapes/
+  std::string from, to;
+  std::vector<std::string> expected;  // test names beyond kFileLevel (all: every test)
+  bool all = false;
+  bool outcome_changes = true;  // some test fails after it (the ground truth has teeth)
+};
+
+// The tests a change to the library always selects at definition level:
+// those whose account is file level.
+const std::vector<std::string> kFileLevel = {"fork", "nocoverage"};
+
+std::vector<Change> Changes() {
+  return {
+      {"add body", "calc.rb", "a + b", "a - b", {"add", "subprocess", "source"}},
+      {"mul body", "calc.rb", "a * b", "a * b + 1", {"mul", "thread", "source"}},
+      {"sub body", "calc.rb", "a - b", "b - a", {"sub", "source"}},
+      {"method body", "calc.rb", "x.abs + y.abs", "x + y", {"norm", "source"}},
+      {"unused body", "calc.rb", "\"unused\"", "\"changed\"", {"source"}},
+      // A comment in a body is part of that method's text (its unit).
+      {"comment in a body", "text.rb", "\"#{s.upcase}!\"", "\"#{s.upcase}!\" # loud", {"shout"}, false, false},
+      {"comment outside", "calc.rb", "# Arithmetic.", "# Sums.", {"source"}, false, false},
+      {"shout body", "text.rb", "\"#{s.upcase}!\"", "\"#{s.upcase}?\"", {"shout"}},
+      {"whisper body", "text.rb", "\"#{s.downcase}...\"", "\"#{s.downcase}.\"", {"whisper"}},
+      {"load-time method", "table.rb", "\"b\" => 2", "\"b\" => 3", {}, true},
+      {"module constant", "calc.rb", "LIMIT = 100", "LIMIT = 101", {}, true, false},
+      {"class constant", "calc.rb", "DIMS = 2", "DIMS = 3", {}, true, false},
+      {"visibility", "calc.rb", "    def norm1", "    private\n\n    def norm1", {}, true},
+      {"parameters", "calc.rb", "def self.sub(a, b)", "def self.sub(a, b = 0)", {}, true, false},
+      {"method added", "text.rb", "  def self.whisper(s)", "  def self.extra\n    1\n  end\n\n  def self.whisper(s)",
+       {}, true, false},
+      {"syntax error", "text.rb", "def self.shout(s)", "def self.shout(s", {}, true},
+  };
+}
+
+class RubyDefinitions : public ::testing::TestWithParam<Setup> {
+ protected:
+  void SetUp() override {
+    root_ = MakeTempDir();
+    W("lib/shapes.rb", kShapes);
+    W("lib/shapes/calc.rb", kCalc);
+    W("lib/shapes/text.rb", kText);
+    W("lib/shapes/table.rb", kTable);
+    for (const auto& [name, body] : kTestBodies) {
+      W(Path(name), TestFile(GetParam(), name));
+      all_.insert(Path(name));
+    }
+    ::ste::testing::InitGitRepo(root_);
+  }
+
+  std::string Path(const std::string& name) const { return GetParam().dir + "/" + name + GetParam().suffix; }
+
+  void Configure(const std::string& granularity) {
+    W("ste.toml", "[tests]\ninclude = [\"" + GetParam().dir + "/*" + GetParam().suffix + "\"]\n[runner]\n" +
+                      GetParam().runner + "[selection]\ngranularity = \"" + granularity + "\"\n");
+    Git({"add", "-A"});
+    Git({"commit", "-q", "-m", "suite"});
+    Spawned r = Ste({"record", "--progress", "none"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    ASSERT_NE(r.out.find(std::to_string(all_.size()) + " tests, " + std::to_string(all_.size()) +
+                         " passed, 0 failed, 0 errors, 0 opaque"),
+              std::string::npos)
+        << r.out << r.err;
+    ASSERT_EQ(Select(), std::set<std::string>{}) << "an unchanged tree selects nothing";
+  }
+
+  void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
+  void Git(const std::vector<std::string>& args) {
+    Spawned s = ::ste::testing::Git(root_, args);
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+  }
+  Spawned Ste(std::vector<std::string> args) {
+    args.insert(args.begin(), kSte);
+    return Spawn(args, {"STE_INTEGRATIONS=" + kIntegrations}, root_);
+  }
+  std::set<std::string> Select() {
+    Spawned s = Ste({"select", "--explain"});
+    EXPECT_EQ(s.exit_code, 0) << s.err;
+    last_err_ = s.err;
+    return SelectedTests(s.out);
+  }
+  // Applies `c`, returns the selection and (if asked) the tests whose
+  // outcome, each run alone without ste, is no longer a pass.
+  std::set<std::string> Apply(const Change& c, std::set<std::string>* failing) {
+    const std::string path = root_ + "/lib/shapes/" + c.file;
+    const std::string before = ReadFile(path);
+    std::string after = before;
+    size_t at = after.find(c.from);
+    EXPECT_NE(at, std::string::npos) << c.name;
+    if (at != std::string::npos) after.replace(at, c.from.size(), c.to);
+    WriteFile(path, after);
+    std::set<std::string> selected = Select();
+    if (failing != nullptr) {
+      for (const std::string& t : all_) {
+        std::vector<std::string> argv = GetParam().alone;
+        argv.push_back(t);
+        Spawned run = Spawn(argv, {}, root_);
+        if (run.exit_code != 0) failing->insert(t);
+      }
+    }
+    WriteFile(path, before);
+    return selected;
+  }
+
+  std::string root_, last_err_;
+  std::set<std::string> all_;
+};
+
+TEST_P(RubyDefinitions, AChangedMethodSelectsTheTestsThatRanIt) {
+  Configure("definition");
+  // The minitest files run alone are the same for Generic and Minitest.
+  const bool ground_truth = GetParam().name != "Minitest";
+  for (const Change& c : Changes()) {
+    SCOPED_TRACE(c.name);
+    std::set<std::string> failing;
+    std::set<std::string> selected = Apply(c, ground_truth ? &failing : nullptr);
+    std::set<std::string> expected;
+    if (c.all) expected = all_;
+    for (const std::string& n : c.expected) expected.insert(Path(n));
+    for (const std::string& n : kFileLevel) expected.insert(Path(n));
+    EXPECT_EQ(selected, expected) << last_err_;
+    if (ground_truth) {
+      for (const std::string& t : failing) {
+        EXPECT_EQ(selected.count(t), 1u) << t << " fails after the change but was not selected";
+      }
+      if (c.outcome_changes) {
+        EXPECT_FALSE(failing.empty()) << "the change was meant to fail a test";
+      } else {
+        EXPECT_TRUE(failing.empty()) << "no test was meant to fail: " << *failing.begin();
+      }
+    }
+  }
+}
+
+TEST_P(RubyDefinitions, AtFileLevelEveryChangeToTheEagerLibrarySelectsEveryTest) {
+  Configure("file");
+  for (const Change& c : Changes()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(Apply(c, nullptr), all_);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ruby, RubyDefinitions, ::testing::Values(kGeneric, kMinitest, kRspec),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace ste
