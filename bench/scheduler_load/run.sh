@@ -26,7 +26,8 @@
 # directory under $TMPDIR (default /tmp), removed on exit.
 #
 # Knobs (environment): TESTS (10000), WORKERS (32), KILL_EVERY (3),
-# SKIP_FAULTS=1.
+# LEASE_TIMEOUT (5: the scheduler's --lease-timeout, --heartbeat 1),
+# SKIP_FAULTS=1, KEEP=1 (keep the directory, with every process's log).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -37,6 +38,9 @@ BUILD=$(cd "$1" && pwd)
 TESTS=${TESTS:-10000}
 WORKERS=${WORKERS:-32}
 KILL_EVERY=${KILL_EVERY:-3}
+# A killed worker's leases go back after this (the build's end waits for
+# the last of them); the scheduler's default is 30 s.
+LEASE_TIMEOUT=${LEASE_TIMEOUT:-5}
 STE=$BUILD/ste
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ste-bench-load-XXXXXX")
@@ -46,7 +50,7 @@ cleanup() {
   # Only what this script started, by pid.
   if [ -n "$sched_pid" ]; then kill -KILL "$sched_pid" 2>/dev/null || true; fi
   for p in "${worker_pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  rm -rf "$work"
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -110,7 +114,7 @@ echo
 start_scheduler() {  # LISTEN LOG: sets sched_pid and addr
   rm -f "$work/port"
   "$STE" scheduler --listen "$1" --store "sqlite:$store" --instance-id bench-scheduler \
-    --port-file "$work/port" 2>>"$2" &
+    --lease-timeout "$LEASE_TIMEOUT" --heartbeat 1 --port-file "$work/port" 2>>"$2" &
   sched_pid=$!
   local i
   for i in $(seq 1 1000); do
@@ -143,7 +147,7 @@ run_build() {  # NAME FAULTS(0/1): prints figures, leaves the dump in $work/NAME
      >"$work/$name.out" 2>"$work/$name.err") &
   local record_pid=$!
   local kills=0 restarts=0 next_kill
-  next_kill=$(awk -v t="$(now)" -v k="$KILL_EVERY" 'BEGIN { print t + k }')
+  next_kill=$(awk -v t="$(now)" -v k="$KILL_EVERY" 'BEGIN { printf "%.3f", t + k }')
   while kill -0 "$record_pid" 2>/dev/null; do
     if [ "$faults" = 1 ]; then
       local stored
@@ -156,7 +160,7 @@ run_build() {  # NAME FAULTS(0/1): prints figures, leaves the dump in $work/NAME
         start_scheduler "$listen" "$log"
         s0=$(proc_cpu "$sched_pid")
         restarts=$((restarts + 1))
-        echo "  $name: scheduler SIGKILLed at $stored results stored, restarted (pid $sched_pid)" >&2
+        echo "  $name: scheduler SIGKILLed at $stored results stored, $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s in; restarted (pid $sched_pid)" >&2
       fi
       if awk -v t="$(now)" -v n="$next_kill" 'BEGIN { exit !(t >= n) }'; then
         i=$(( (RANDOM % WORKERS) + 1 ))
@@ -164,7 +168,7 @@ run_build() {  # NAME FAULTS(0/1): prints figures, leaves the dump in $work/NAME
         wait "${worker_pids[$i]}" 2>/dev/null || true
         start_worker "$i"
         kills=$((kills + 1))
-        next_kill=$(awk -v t="$(now)" -v k="$KILL_EVERY" 'BEGIN { print t + k }')
+        next_kill=$(awk -v t="$(now)" -v k="$KILL_EVERY" 'BEGIN { printf "%.3f", t + k }')
       fi
     fi
     sleep 0.2
