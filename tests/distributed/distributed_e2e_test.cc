@@ -426,9 +426,11 @@ TEST_F(Distributed, ABuildNoSchedulerCameBackToIsFailedAfterTheTimeout) {
   ASSERT_NE(created.out.find("b2"), std::string::npos) << created.out;
   scheduler_->Signal(SIGKILL);
   EXPECT_EQ(scheduler_->Wait(10), 128 + SIGKILL);
-  // Its lease ran out at most 1 s after the kill; abandoned 1 s later.
-  // Waiting for that point of the store's (this machine's) clock is the
-  // condition itself, not a guess at how long something takes.
+  // The dead scheduler renewed the lease (1 s) at the latest when it died,
+  // so on the store's clock (SQLite: this machine's) the build is
+  // abandoned from 1 s + 1 s after the kill on: waiting for that point is
+  // the condition itself (an upper bound from the stored lease's rule),
+  // not a guess at how long something takes.
   const auto abandoned = std::chrono::system_clock::now() + std::chrono::milliseconds(2100);
   while (std::chrono::system_clock::now() < abandoned) std::this_thread::sleep_until(abandoned);
   unlink((dir_ + "/sched.sock").c_str());

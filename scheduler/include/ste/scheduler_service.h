@@ -103,7 +103,8 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
 
   // One pass of the ownership thread: renews this instance's builds,
   // drops the lost ones, resumes or fails what the store's build rows say
-  // (see "Resumable builds"). Called by the thread; public for tests.
+  // (see "Resumable builds"). Called by the thread; public for tests, and
+  // never to be called while the thread runs (one store object of its own).
   void RenewAndSweep();
 
   grpc::Status CreateBuild(grpc::ServerContext* ctx, const v1::CreateBuildRequest* req,
@@ -158,6 +159,7 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   bool shutting_down_ = false;
   std::mutex resume_mu_;  // one claim and resumption at a time
   std::thread ownership_;  // RenewAndSweep, with an instance id
+  std::unique_ptr<BaselineStore> sweep_store_;  // RenewAndSweep's only
 };
 
 // A gRPC server running a SchedulerService.

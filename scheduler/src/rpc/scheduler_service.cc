@@ -119,13 +119,19 @@ void SchedulerService::RenewAndSweep() {
       builds_.erase(id);  // lost: another scheduler runs it now
     }
   }
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
-  if (!store.ok()) {
-    Log(absl::StrCat("cannot look for builds to resume: ", store.status().message()));
-    return;
+  // One store object for the sweeps (a PostgreSQL connection is not made
+  // anew every pass); opened again after an error.
+  if (!sweep_store_) {
+    absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+    if (!store.ok()) {
+      Log(absl::StrCat("cannot look for builds to resume: ", store.status().message()));
+      return;
+    }
+    sweep_store_ = *std::move(store);
   }
-  absl::StatusOr<std::vector<BuildOwnership>> rows = (*store)->ListBuilds();
+  absl::StatusOr<std::vector<BuildOwnership>> rows = sweep_store_->ListBuilds();
   if (!rows.ok()) {
+    sweep_store_.reset();
     Log(absl::StrCat("cannot look for builds to resume: ", rows.status().message()));
     return;
   }
