@@ -4,8 +4,8 @@
 #include <set>
 
 #include "absl/strings/escaping.h"
-#include "build_journal.h"
 #include "absl/strings/str_cat.h"
+#include "build_journal.h"
 #include "ste/status_macros.h"
 #include "ste/test_recorder.h"
 
@@ -128,16 +128,30 @@ absl::Status BuildSession::Start(int64_t baseline) {
 
 absl::StatusOr<std::unique_ptr<BuildSession>> BuildSession::Resume(
     int64_t baseline, ClaimedBuild claimed, std::unique_ptr<BaselineStore> store, Options options) {
-  STE_ASSIGN_OR_RETURN(BuildSpec spec, DecodeBuildSpec(claimed.spec));
-  if (spec.tests.empty()) return absl::InvalidArgumentError("the stored build spec has no test");
-  for (const BuildTest& t : spec.tests) STE_RETURN_IF_ERROR(ValidateTestPath(t.test));
+  // What the store holds cannot be resumed: the build is failed (this
+  // object holds the claim), never left for the next sweep to claim again.
+  auto unresumable = [baseline](BaselineStore& claimer, const absl::Status& why) {
+    (void)claimer.MarkFailed(baseline, absl::StrCat("cannot resume the build: ", why.message()));
+    return why;
+  };
+  absl::StatusOr<BuildSpec> spec = DecodeBuildSpec(claimed.spec);
+  if (spec.ok() && spec->tests.empty()) spec = absl::InvalidArgumentError("the stored build spec has no test");
+  for (size_t i = 0; spec.ok() && i < spec->tests.size(); i++) {
+    absl::Status valid = ValidateTestPath(spec->tests[i].test);
+    if (!valid.ok()) spec = valid;
+  }
+  if (!spec.ok()) return unresumable(*store, spec.status());
+  // A store error here is the store's, not the build's: returned, and the
+  // claim (renewed by a claim again) is tried once more by the next sweep.
   STE_ASSIGN_OR_RETURN(std::vector<std::string> journal, store->Journal(baseline));
   options.coordinator.generation = static_cast<uint32_t>(std::max<int64_t>(claimed.generation, 2));
-  std::unique_ptr<BuildSession> s(new BuildSession(std::move(spec), std::move(store), std::move(options)));
-  // Start() marks the build failed if the builder refuses the tests; the
-  // journal below is checked before anything else is written.
+  std::unique_ptr<BuildSession> s(new BuildSession(*std::move(spec), std::move(store), std::move(options)));
+  // Start() marks the build failed if the builder refuses the tests.
   STE_RETURN_IF_ERROR(s->Start(baseline));
-  for (const std::string& record : journal) STE_RETURN_IF_ERROR(s->Restore(record));
+  for (const std::string& record : journal) {
+    absl::Status restored = s->Restore(record);
+    if (!restored.ok()) return unresumable(*s->store_, restored);
+  }
   s->resumed_ = s->fed_;
   s->Log(absl::StrCat("build ", s->id_, " resumed (generation ", s->generation(), ", from ",
                       claimed.previous_owner, "): ", s->fed_, " of ", s->spec_.tests.size(),

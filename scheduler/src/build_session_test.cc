@@ -4,6 +4,8 @@
 // TSan too (make test-sanitize): the threaded test feeds from 4 threads.
 #include "ste/build_session.h"
 
+#include "build_journal.h"
+
 #include <atomic>
 #include <thread>
 
@@ -447,6 +449,28 @@ TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
   }
   // The journal went with the completion.
   EXPECT_TRUE(absl::IsNotFound(b->Journal(baseline).status()));
+}
+
+TEST_F(ResumeTest, AJournalThatCannotBeReadFailsTheBuildInsteadOfResumingIt) {
+  std::unique_ptr<BaselineStore> first = Store("s");
+  absl::StatusOr<int64_t> baseline = first->BeginBuild("c", 1, "first", EncodeBuildSpec(Spec()), 0);
+  ASSERT_TRUE(baseline.ok()) << baseline.status();
+  AcceptedEntry damaged;
+  damaged.result.test = "tests/t0.py";
+  damaged.record = "STEJRNL but not a record";
+  ASSERT_TRUE(first->PutAccepted(*baseline, {damaged}).ok());
+  first.reset();
+  std::unique_ptr<BaselineStore> store = Store("s");
+  auto claimed = store->ClaimBuild(*baseline, "second", 60000);
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  BuildSession::Options o;
+  o.owner = "second";
+  auto resumed = BuildSession::Resume(*baseline, **std::move(claimed), std::move(store), o);
+  EXPECT_TRUE(absl::IsDataLoss(resumed.status())) << resumed.status();
+  auto info = Store("s")->Get(*baseline);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->state, BaselineState::kFailed);
+  EXPECT_NE(info->failure.find("cannot resume the build: build journal"), std::string::npos) << info->failure;
 }
 
 TEST_F(ResumeTest, TheOldOwnerOfATakenBuildIsLostAndNeverFailsIt) {

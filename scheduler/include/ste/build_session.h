@@ -165,8 +165,10 @@ class BuildSession {
   // coordinator of generation claimed.generation. When every test was
   // accepted already, the baseline is stored before this returns. DataLoss
   // for a spec or journal record that cannot be read, InvalidArgument for
-  // one that does not fit the build (then nothing is resumed: the caller
-  // marks the build failed through the same store).
+  // one that does not fit the build: then nothing is resumed and the build
+  // is marked failed through `store` (the previous baseline stays in use).
+  // A store error (reading the journal) is returned as it is, the build
+  // left building for a later claim.
   static absl::StatusOr<std::unique_ptr<BuildSession>> Resume(
       int64_t baseline, ClaimedBuild claimed, std::unique_ptr<BaselineStore> store,
       Options options);

@@ -1,3 +1,9 @@
+// Copyright: the ste authors. The scheduler service (scheduler_service.h).
+//
+// About 730 lines, over the ~600 of STYLE.md: the RPCs and the ownership
+// loop of resumable builds (renew, sweep, claim and resume) share the map
+// of builds and its lock, and each RPC's lookup of a build may resume it;
+// kept in one file so that who may touch a build is read in one place.
 #include "ste/scheduler_service.h"
 
 #include <sys/socket.h>
@@ -199,8 +205,9 @@ absl::Status SchedulerService::ClaimAndResume(int64_t baseline, bool abandoned,
   absl::StatusOr<std::unique_ptr<BuildSession>> resumed =
       BuildSession::Resume(baseline, *std::move(claimed), std::move(store), SessionOptions());
   if (!resumed.ok()) {
-    *why = absl::StrCat("it cannot be resumed: ", resumed.status().message());
-    Log(absl::StrCat("build ", id, " failed: ", *why));
+    const bool failed = absl::IsDataLoss(resumed.status()) || absl::IsInvalidArgument(resumed.status());
+    *why = absl::StrCat("it cannot be resumed", failed ? "" : " yet", ": ", resumed.status().message());
+    Log(absl::StrCat("build ", id, failed ? " failed: " : ": ", *why));
     return absl::OkStatus();
   }
   std::shared_ptr<BuildSession> b = *std::move(resumed);
