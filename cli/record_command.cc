@@ -43,7 +43,7 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
         {"wait", 0, false, "", "with --scheduler: wait for the build, printing progress"},
         {"config", 0, true, "FILE", "ste.toml to use (default: found from the current directory up)"},
     },
-    "start the build on this scheduler (HOST:PORT or unix:PATH) for workers to run, "
+    "start the build on this scheduler (HOST:PORT or unix:PATH; ipv4:H:P,H:P for several on one store, first reachable first) for workers to run, "
     "instead of running it here");
 
 constexpr char kRecordHelp[] =

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "commands.h"
@@ -30,6 +31,16 @@ const std::vector<FlagSpec> kSchedulerFlags = {
     {"heartbeat", 0, true, "SECONDS", "how often workers call in (default 5)"},
     {"max-message-bytes", 0, true, "N", "largest message accepted (default 64 MiB)"},
     {"port-file", 0, true, "FILE", "write the address listened on to FILE once ready"},
+    {"instance-id", 0, true, "ID",
+     "this scheduler's name in the store's build rows: unique among the schedulers "
+     "running on one store, the same across restarts (default HOST/ADDR; with port 0 "
+     "HOST/ADDR/pidN, new each run)"},
+    {"build-lease", 0, true, "SECONDS",
+     "a build this scheduler stops renewing for this long is taken over by another "
+     "scheduler on the store (default 10)"},
+    {"abandon-after", 0, true, "SECONDS",
+     "a build no scheduler renewed for this long past its lease is marked failed instead of "
+     "resumed; the previous baseline stays in use (default 600)"},
 };
 
 constexpr char kSchedulerHelp[] =
@@ -42,8 +53,15 @@ constexpr char kSchedulerHelp[] =
     "selection queries ('ste select --scheduler'). Logs a line per build\n"
     "event on stderr. SIGTERM or SIGINT stop it gracefully: a baseline being\n"
     "stored is finished, running builds are marked failed (the previous\n"
-    "baseline stays in use). A build interrupted by a kill is marked failed\n"
-    "when next mentioned.\n"
+    "baseline stays in use).\n"
+    "\n"
+    "Builds survive a kill: accepted results are kept in the store as they\n"
+    "come, and a scheduler restarted with the same --instance-id resumes its\n"
+    "builds at once; any scheduler on the store takes over a build whose\n"
+    "scheduler stopped renewing it for --build-lease seconds. Workers and\n"
+    "clients go on (give them several schedulers, --scheduler ipv4:A,B, to\n"
+    "fail over); only tests without an accepted result run again. A build no\n"
+    "scheduler came back to within --abandon-after seconds is failed.\n"
     "\n"
     "Exit status: 0 stopped by a signal; 1 could not start; 2 bad usage.\n"
     "\n";
@@ -83,11 +101,26 @@ int SchedulerCommand(const std::vector<std::string>& args) {
   if (getcwd(cwd, sizeof cwd) == nullptr) return UsageError("scheduler", "no current directory");
   options.store_root = cwd;
   if (!Seconds(*flags, "lease-timeout", &options.lease_timeout) ||
-      !Seconds(*flags, "heartbeat", &options.heartbeat_interval)) {
-    return UsageError("scheduler", "--lease-timeout and --heartbeat take a positive number of seconds");
+      !Seconds(*flags, "heartbeat", &options.heartbeat_interval) ||
+      !Seconds(*flags, "build-lease", &options.build_lease) ||
+      !Seconds(*flags, "abandon-after", &options.abandon_after)) {
+    return UsageError("scheduler",
+                      "--lease-timeout, --heartbeat, --build-lease and --abandon-after take a "
+                      "positive number of seconds");
   }
   SchedulerServer::Listen listen;
   listen.address = flags->Get("listen");
+  if (flags->Has("instance-id")) {
+    options.instance_id = flags->Get("instance-id");
+    if (options.instance_id.empty()) return UsageError("scheduler", "--instance-id must not be empty");
+  } else {
+    // Unique while it runs: no two processes listen on one address of a
+    // host. With port 0 the address differs on each run, so the pid too.
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
+    options.instance_id = absl::StrCat(host, "/", listen.address);
+    if (absl::EndsWith(listen.address, ":0")) absl::StrAppend(&options.instance_id, "/pid", getpid());
+  }
   if (flags->Has("max-message-bytes") &&
       (!absl::SimpleAtoi(flags->Get("max-message-bytes"), &listen.max_message_bytes) ||
        listen.max_message_bytes < 1024)) {
@@ -129,10 +162,10 @@ int SchedulerCommand(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<SchedulerServer>> server =
       SchedulerServer::Start(options, listen);
   if (!server.ok()) return fail(std::string(server.status().message()));
-  std::fprintf(stderr, "ste scheduler: listening on %s (store %s, %s%s)\n",
+  std::fprintf(stderr, "ste scheduler: listening on %s (store %s, %s%s, instance %s)\n",
                (*server)->address().c_str(), options.store_url.c_str(),
                has_token ? "token required" : "no token: loopback/unix socket only",
-               listen.tls_cert.empty() ? "" : ", TLS");
+               listen.tls_cert.empty() ? "" : ", TLS", options.instance_id.c_str());
   std::fflush(stderr);
   if (flags->Has("port-file")) {
     std::string tmp = flags->Get("port-file") + ".tmp";

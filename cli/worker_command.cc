@@ -35,7 +35,7 @@ const std::vector<FlagSpec> kWorkerFlags = WithClientFlags(
          ".ste/output/<build id>/)"},
         {"config", 0, true, "FILE", "ste.toml to use"},
     },
-    "the scheduler (HOST:PORT or unix:PATH); required");
+    "the scheduler (HOST:PORT or unix:PATH; ipv4:H:P,H:P for several on one store, first reachable first); required");
 
 constexpr char kWorkerHelp[] =
     "Usage: ste worker --scheduler ADDR [-j N] [--build ID] [--token-file F]\n"

@@ -8,6 +8,8 @@
 --
 --   psql -v ON_ERROR_STOP=1 --single-transaction -f schema.sql 'postgresql://...'
 --
+-- and then each migration, in order (migrate-2.sql: resumable builds).
+--
 -- Everything lives in the PostgreSQL schema "ste", so the store can share a
 -- database with other applications. A new version adds a migration in
 -- OpenPostgresStore and bumps meta.schema_version; this text is never

@@ -311,6 +311,20 @@ class RemovedWhileResolving final : public BaselineStore {
   absl::StatusOr<std::vector<std::string>> RemoveStaleFiles() override {
     return real_->RemoveStaleFiles();
   }
+  absl::StatusOr<int64_t> BeginBuild(const std::string& c, int64_t m, const std::string& o,
+                                     const std::string& s, int64_t l) override {
+    return real_->BeginBuild(c, m, o, s, l);
+  }
+  absl::StatusOr<std::optional<ClaimedBuild>> ClaimBuild(int64_t b, const std::string& o,
+                                                         int64_t l) override {
+    return real_->ClaimBuild(b, o, l);
+  }
+  absl::StatusOr<bool> RenewBuild(int64_t b, int64_t l) override { return real_->RenewBuild(b, l); }
+  absl::Status PutAccepted(int64_t b, const std::vector<AcceptedEntry>& e) override {
+    return real_->PutAccepted(b, e);
+  }
+  absl::StatusOr<std::vector<std::string>> Journal(int64_t b) override { return real_->Journal(b); }
+  absl::StatusOr<std::vector<BuildOwnership>> ListBuilds() override { return real_->ListBuilds(); }
 
  private:
   std::unique_ptr<BaselineStore> real_;

@@ -212,7 +212,8 @@ absl::Status SchemaVersionVerdict(absl::string_view where,
         "another ",
         expected.elsewhere));
   }
-  if (version < expected.version) {
+  if (version < expected.version &&
+      !(expected.oldest_version > 0 && version >= expected.oldest_version)) {
     return absl::FailedPreconditionError(
         absl::StrCat(where, " has store schema version ", version,
                      ", which this ste (schema version ", expected.version,

@@ -307,5 +307,24 @@ TEST(StoreRulesTest, SchemaVersionVerdicts) {
   }
 }
 
+TEST(StoreRulesTest, AnOlderVersionDownToTheOldestMigratedIsRead) {
+  StoreSchemaExpectation expected;
+  expected.magic = "ste baseline store";
+  expected.version = 3;
+  expected.meta_table = "meta";
+  expected.elsewhere = "file";
+  expected.oldest_version = 2;
+  StoreMetaRows found;
+  found.magic = "ste baseline store";
+  for (const char* version : {"2", "3"}) {
+    found.schema_version = version;
+    EXPECT_TRUE(SchemaVersionVerdict("f", expected, found).ok()) << version;
+  }
+  for (const char* version : {"1", "0", "4"}) {
+    found.schema_version = version;
+    EXPECT_TRUE(absl::IsFailedPrecondition(SchemaVersionVerdict("f", expected, found))) << version;
+  }
+}
+
 }  // namespace
 }  // namespace ste

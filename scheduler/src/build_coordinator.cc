@@ -24,6 +24,8 @@ BuildCoordinator::BuildCoordinator(std::vector<BuildTest> tests, Options options
     if (seen.insert(t.test).second) unique.push_back(std::move(t));
   }
   tests_ = std::move(unique);
+  for (size_t i = 0; i < tests_.size(); i++) index_[tests_[i].test] = i;
+  next_lease_ = (uint64_t{options_.generation > 0 ? options_.generation - 1 : 0} << 40) + 1;
   std::lock_guard<std::mutex> lock(mu_);
   state_.assign(tests_.size(), State::kQueued);
   for (size_t i = 0; i < tests_.size(); i++) queue_.insert(queue_.end(), i);
@@ -57,6 +59,11 @@ absl::Status BuildCoordinator::AliveLocked(const std::string& worker_id, absl::T
   ExpireLocked(now);
   auto it = workers_.find(worker_id);
   if (it == workers_.end()) {
+    if (options_.generation > 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "worker ", worker_id, " joined the build before the scheduler resumed it (generation ",
+          options_.generation, "): register again"));
+    }
     return absl::NotFoundError(absl::StrCat("unknown worker ", worker_id));
   }
   if (it->second.expired) {
@@ -71,7 +78,9 @@ absl::Status BuildCoordinator::AliveLocked(const std::string& worker_id, absl::T
 
 std::string BuildCoordinator::RegisterWorker(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string id = absl::StrCat("w", next_worker_++);
+  std::string id = options_.generation > 1
+                       ? absl::StrCat("g", options_.generation, "w", next_worker_++)
+                       : absl::StrCat("w", next_worker_++);
   Worker& w = workers_[id];
   w.name = name;
   w.last_seen = options_.now();
@@ -136,6 +145,39 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildCoordinator::Accept(uint64_t l
   // re-leased copy's result will be a duplicate.
   queue_.erase(lease.test);
   state_[lease.test] = State::kDone;
+  done_++;
+  return Acceptance::kAccepted;
+}
+
+bool BuildCoordinator::HasTest(const std::string& test) const { return index_.count(test) > 0; }
+
+absl::StatusOr<BuildCoordinator::Acceptance> BuildCoordinator::MarkAccepted(const std::string& test) {
+  auto it = index_.find(test);
+  if (it == index_.end()) return absl::NotFoundError(absl::StrCat("no test ", test, " in this build"));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_[it->second] == State::kDone) return Acceptance::kDuplicate;
+  queue_.erase(it->second);
+  state_[it->second] = State::kDone;
+  done_++;
+  return Acceptance::kAccepted;
+}
+
+absl::StatusOr<BuildCoordinator::Acceptance> BuildCoordinator::AcceptEarlier(uint64_t lease_id,
+                                                                            const std::string& test) {
+  if (LeaseGeneration(lease_id) >= options_.generation) {
+    return absl::InvalidArgumentError(absl::StrCat("no lease ", lease_id, " in this build"));
+  }
+  auto it = index_.find(test);
+  if (it == index_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("no test ", test, " in this build"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(options_.now());
+  if (state_[it->second] == State::kDone) return Acceptance::kDuplicate;
+  // Leased again in this generation: that lease's result will be a
+  // duplicate (Accept), and its worker's outstanding set lets go of it then.
+  queue_.erase(it->second);
+  state_[it->second] = State::kDone;
   done_++;
   return Acceptance::kAccepted;
 }

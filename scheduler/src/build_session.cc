@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "build_journal.h"
 #include "ste/status_macros.h"
 #include "ste/test_recorder.h"
 
@@ -87,31 +88,111 @@ absl::StatusOr<std::unique_ptr<BuildSession>> BuildSession::Create(
       }
     }
   }
-  STE_ASSIGN_OR_RETURN(int64_t baseline, store->Begin(spec.commit, spec.mri));
+  // With an owner, the spec as it will be leased (durations filled in) is
+  // stored with the baseline, so a resumption leases in the same order.
+  STE_ASSIGN_OR_RETURN(int64_t baseline,
+                       options.owner.empty()
+                           ? store->Begin(spec.commit, spec.mri)
+                           : store->BeginBuild(spec.commit, spec.mri, options.owner,
+                                               EncodeBuildSpec(spec), options.lease_ms));
+  options.coordinator.generation = 1;
   std::unique_ptr<BuildSession> s(new BuildSession(std::move(spec), std::move(store), std::move(options)));
-  s->baseline_id_ = baseline;
-  s->id_ = absl::StrCat("b", baseline);
-  std::vector<std::string> scopes;
-  for (const BuildTest& t : s->spec_.tests) scopes.push_back(TestScope(t.test));
-  absl::Status added = s->builder_.AddTests(scopes);
-  if (!added.ok()) {
-    (void)s->store_->MarkFailed(baseline, std::string(added.message()));
-    return added;
-  }
-  BuildCoordinator::Options co = s->options_.coordinator;
-  if (!co.on_expired) {
-    BuildSession* self = s.get();
-    co.on_expired = [self](const std::string& worker, const std::string& name, size_t requeued) {
-      self->Log(absl::StrCat("build ", self->id_, ": worker ", worker, " (", name,
-                             ") silent past the lease timeout: ", requeued,
-                             " of its tests go back to the queue"));
-    };
-  }
-  s->coordinator_ = std::make_unique<BuildCoordinator>(s->spec_.tests, co);
+  STE_RETURN_IF_ERROR(s->Start(baseline));
   s->Log(absl::StrCat("build ", s->id_, " created: ", s->spec_.tests.size(), " tests, mri ",
                       s->spec_.mri, s->spec_.commit.empty() ? "" : ", commit ",
                       s->spec_.commit.substr(0, 12)));
   return s;
+}
+
+absl::Status BuildSession::Start(int64_t baseline) {
+  baseline_id_ = baseline;
+  id_ = absl::StrCat("b", baseline);
+  std::vector<std::string> scopes;
+  for (const BuildTest& t : spec_.tests) scopes.push_back(TestScope(t.test));
+  absl::Status added = builder_.AddTests(scopes);
+  if (!added.ok()) {
+    (void)store_->MarkFailed(baseline, std::string(added.message()));
+    return added;
+  }
+  BuildCoordinator::Options co = options_.coordinator;
+  if (!co.on_expired) {
+    co.on_expired = [this](const std::string& worker, const std::string& name, size_t requeued) {
+      Log(absl::StrCat("build ", id_, ": worker ", worker, " (", name,
+                       ") silent past the lease timeout: ", requeued,
+                       " of its tests go back to the queue"));
+    };
+  }
+  coordinator_ = std::make_unique<BuildCoordinator>(spec_.tests, co);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<BuildSession>> BuildSession::Resume(
+    int64_t baseline, ClaimedBuild claimed, std::unique_ptr<BaselineStore> store, Options options) {
+  // What the store holds cannot be resumed: the build is failed (this
+  // object holds the claim), never left for the next sweep to claim again.
+  auto unresumable = [baseline](BaselineStore& claimer, const absl::Status& why) {
+    (void)claimer.MarkFailed(baseline, absl::StrCat("cannot resume the build: ", why.message()));
+    return why;
+  };
+  absl::StatusOr<BuildSpec> spec = DecodeBuildSpec(claimed.spec);
+  if (spec.ok() && spec->tests.empty()) spec = absl::InvalidArgumentError("the stored build spec has no test");
+  for (size_t i = 0; spec.ok() && i < spec->tests.size(); i++) {
+    absl::Status valid = ValidateTestPath(spec->tests[i].test);
+    if (!valid.ok()) spec = valid;
+  }
+  if (!spec.ok()) return unresumable(*store, spec.status());
+  // A store error here is the store's, not the build's: returned, and the
+  // claim (renewed by a claim again) is tried once more by the next sweep.
+  STE_ASSIGN_OR_RETURN(std::vector<std::string> journal, store->Journal(baseline));
+  options.coordinator.generation = static_cast<uint32_t>(std::max<int64_t>(claimed.generation, 2));
+  std::unique_ptr<BuildSession> s(new BuildSession(*std::move(spec), std::move(store), std::move(options)));
+  // Start() marks the build failed if the builder refuses the tests.
+  STE_RETURN_IF_ERROR(s->Start(baseline));
+  for (const std::string& record : journal) {
+    absl::Status restored = s->Restore(record);
+    if (!restored.ok()) return unresumable(*s->store_, restored);
+  }
+  s->resumed_ = s->fed_;
+  s->Log(absl::StrCat("build ", s->id_, " resumed (generation ", s->generation(), ", from ",
+                      claimed.previous_owner, "): ", s->fed_, " of ", s->spec_.tests.size(),
+                      " results in the store, the rest leased again"));
+  std::lock_guard<std::mutex> lock(s->mu_);
+  if (s->fed_ == s->spec_.tests.size() && s->state_ == BaselineState::kBuilding) s->Finalize();
+  return s;
+}
+
+absl::Status BuildSession::Restore(const std::string& bytes) {
+  STE_ASSIGN_OR_RETURN(AcceptedRecord record, DecodeAcceptedRecord(bytes));
+  const std::string& test = record.finished.test;
+  if (!coordinator_->HasTest(test)) {
+    return absl::InvalidArgumentError(absl::StrCat("the journal has a result of ", Quoted(test),
+                                                   ", which is not a test of build ", id_));
+  }
+  STE_RETURN_IF_ERROR(AddExternal(Inventory::FromEntries(record.external, 0).value_or(Inventory())));
+  const std::string own = TestScope(test);
+  std::vector<ResultScope> scopes;
+  for (const JournalScope& js : record.scopes) {
+    STE_RETURN_IF_ERROR(ValidateScope(js.scope));
+    if (!ScopeContains(js.scope, own) && !ScopeContains(own, js.scope)) {
+      return absl::InvalidArgumentError(absl::StrCat("the journal's result of ", Quoted(test),
+                                                     " has an unrelated scope ", Quoted(js.scope)));
+    }
+    ResultScope rs;
+    rs.scope = js.scope;
+    for (int kind = 1; kind <= kDepKindCount; kind++) {
+      for (const std::string& path : js.paths[kind - 1]) {
+        STE_ASSIGN_OR_RETURN(uint32_t id, InternPath(path));
+        rs.ids[kind].push_back(id);
+      }
+    }
+    scopes.push_back(std::move(rs));
+  }
+  STE_ASSIGN_OR_RETURN(BuildCoordinator::Acceptance taken, coordinator_->MarkAccepted(test));
+  if (taken == BuildCoordinator::Acceptance::kDuplicate) return absl::OkStatus();
+  absl::Status fed = FeedIndex(own, scopes, record.finished.opaque);
+  std::lock_guard<std::mutex> lock(mu_);
+  CountLocked(std::move(record.finished), fed, nullptr);
+  return absl::OkStatus();
 }
 
 void BuildSession::Log(const std::string& line) {
@@ -140,8 +221,13 @@ absl::Status BuildSession::AddExternal(const Inventory& external) {
 }
 
 absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseResult& r) {
-  // 1. Validate everything before anything is taken.
+  // 1. Validate everything before anything is taken. A lease of an
+  // earlier generation (given out before the build was resumed) names its
+  // test itself: one of the build's.
   std::optional<std::string> leased = coordinator_->LeaseTest(r.lease_id);
+  const bool earlier = !leased && BuildCoordinator::LeaseGeneration(r.lease_id) <
+                                      options_.coordinator.generation;
+  if (earlier && coordinator_->HasTest(r.test)) leased = r.test;
   if (!leased) return absl::InvalidArgumentError(absl::StrCat("no lease ", r.lease_id, " in build ", id_));
   if (*leased != r.test) {
     return absl::InvalidArgumentError(absl::StrCat("lease ", r.lease_id, " is for ", Quoted(*leased),
@@ -178,6 +264,9 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
     // Every test of a complete build was accepted: a late result is a
     // duplicate (a revived worker's, a replayed stream's).
     if (state_ == BaselineState::kComplete) return BuildCoordinator::Acceptance::kDuplicate;
+    if (lost_) {
+      return absl::UnavailableError(absl::StrCat("build ", id_, " is run by another scheduler now"));
+    }
     if (state_ != BaselineState::kBuilding) {
       return absl::FailedPreconditionError(absl::StrCat("build ", id_, " is over: ",
                                                         failure_.empty() ? "complete" : failure_));
@@ -192,14 +281,63 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
     }
   }
   // 2. Taken once.
-  STE_ASSIGN_OR_RETURN(BuildCoordinator::Acceptance acceptance, coordinator_->Accept(r.lease_id));
+  STE_ASSIGN_OR_RETURN(BuildCoordinator::Acceptance acceptance,
+                       earlier ? coordinator_->AcceptEarlier(r.lease_id, r.test)
+                               : coordinator_->Accept(r.lease_id));
   if (acceptance == BuildCoordinator::Acceptance::kDuplicate) return acceptance;
 
   // 3. Fed to the index (outside mu_: one test is fed by one thread).
+  absl::Status fed = FeedIndex(own, r.scopes, r.opaque);
+
+  // 4. Counted (and journaled); the last one stores the baseline.
+  FinishedTest f;
+  f.test = r.test;
+  f.outcome = r.outcome;
+  f.exit_code = r.exit_code;
+  f.seconds = r.seconds;
+  f.opaque = r.opaque;
+  f.detail = !r.error.empty() ? r.error : r.opaque_reasons.empty() ? "" : r.opaque_reasons[0];
+  if (r.output_log.size() <= kMaxOutputLogBytes) f.output_log = r.output_log;
+  f.output_shared = r.output_shared;
+  f.output_tail = r.output_tail.size() <= kMaxOutputTailBytes
+                      ? r.output_tail
+                      : r.output_tail.substr(r.output_tail.size() - kMaxOutputTailBytes);
+  f.output_bytes = r.output_bytes;
+  f.worker_name = earlier ? "" : coordinator_->LeaseWorkerName(r.lease_id);
+  std::string record;
+  if (!options_.owner.empty()) {
+    AcceptedRecord journaled;
+    journaled.finished = f;
+    {
+      std::lock_guard<std::mutex> lock(paths_mu_);
+      for (const ResultScope& rs : r.scopes) {
+        JournalScope js;
+        js.scope = rs.scope;
+        for (int kind = 1; kind <= kDepKindCount; kind++) {
+          for (uint32_t id : rs.ids[kind]) js.paths[kind - 1].push_back(paths_[id]);
+        }
+        journaled.scopes.push_back(std::move(js));
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::sort(described.begin(), described.end());
+      described.erase(std::unique(described.begin(), described.end()), described.end());
+      for (const std::string& p : described) journaled.external.push_back(external_.at(p));
+    }
+    record = EncodeAcceptedRecord(journaled);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  CountLocked(std::move(f), fed, options_.owner.empty() ? nullptr : &record);
+  return acceptance;
+}
+
+absl::Status BuildSession::FeedIndex(const std::string& own, const std::vector<ResultScope>& scopes,
+                                     bool opaque) {
   absl::Status fed = absl::OkStatus();
   std::optional<uint32_t> test_id = builder_.FindTest(own);
-  if (!test_id) fed = absl::InternalError("test vanished: " + r.test);
-  for (const ResultScope& s : r.scopes) {
+  if (!test_id) fed = absl::InternalError("test vanished: " + own);
+  for (const ResultScope& s : scopes) {
     if (!fed.ok()) break;
     if (ScopeContains(own, s.scope)) {
       for (int kind = 1; kind <= kDepKindCount && fed.ok(); kind++) {
@@ -217,41 +355,78 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
       }
     }
   }
-  if (fed.ok() && r.opaque) fed = builder_.SetOpaque(*test_id);
+  if (fed.ok() && opaque) fed = builder_.SetOpaque(*test_id);
+  return fed;
+}
 
-  // 4. Counted; the last one stores the baseline.
-  const std::string worker_name = coordinator_->LeaseWorkerName(r.lease_id);
-  std::lock_guard<std::mutex> lock(mu_);
+void BuildSession::CountLocked(FinishedTest f, const absl::Status& fed, std::string* record) {
   TestResult stored;
-  stored.test = r.test;
-  stored.outcome = r.outcome;
-  stored.exit_code = r.exit_code;
-  stored.seconds = r.seconds;
-  stored.opaque = r.opaque;
+  stored.test = f.test;
+  stored.outcome = f.outcome;
+  stored.exit_code = f.exit_code;
+  stored.seconds = f.seconds;
+  stored.opaque = f.opaque;
   results_.push_back(stored);
-  FinishedTest f;
-  f.test = r.test;
-  f.outcome = r.outcome;
-  f.exit_code = r.exit_code;
-  f.seconds = r.seconds;
-  f.opaque = r.opaque;
-  f.detail = !r.error.empty() ? r.error : r.opaque_reasons.empty() ? "" : r.opaque_reasons[0];
-  if (r.output_log.size() <= kMaxOutputLogBytes) f.output_log = r.output_log;
-  f.output_shared = r.output_shared;
-  f.output_tail = r.output_tail.size() <= kMaxOutputTailBytes
-                      ? r.output_tail
-                      : r.output_tail.substr(r.output_tail.size() - kMaxOutputTailBytes);
-  f.output_bytes = r.output_bytes;
-  f.worker_name = worker_name;
+  if (record != nullptr) pending_.push_back(AcceptedEntry{stored, std::move(*record)});
+  const std::string test = f.test;
   finished_.push_back(std::move(f));
   fed_++;
   if (!fed.ok()) {
-    FailLocked(absl::StrCat("the index builder refused the result of ", r.test, ": ", fed.message()));
-  } else if (fed_ == spec_.tests.size() && state_ == BaselineState::kBuilding) {
+    FailLocked(absl::StrCat("the index builder refused the result of ", test, ": ", fed.message()));
+  } else if (fed_ == spec_.tests.size() && state_ == BaselineState::kBuilding && !lost_) {
     Finalize();
+  } else if (pending_.size() >= std::max<size_t>(options_.journal_batch, 1)) {
+    absl::Status written = FlushLocked();
+    if (!written.ok() && !lost_) {
+      Log(absl::StrCat("build ", id_, ": cannot journal ", pending_.size(),
+                       " accepted results yet (kept, written with the next): ", written.message()));
+    }
   }
   changed_.notify_all();
-  return acceptance;
+}
+
+absl::Status BuildSession::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FlushLocked();
+}
+
+absl::Status BuildSession::FlushLocked() {
+  if (lost_) return absl::FailedPreconditionError(absl::StrCat("build ", id_, " is run by another scheduler now"));
+  if (pending_.empty() || state_ != BaselineState::kBuilding) return absl::OkStatus();
+  absl::Status written = store_->PutAccepted(baseline_id_, pending_);
+  if (written.ok()) {
+    pending_.clear();
+  } else if (absl::IsFailedPrecondition(written)) {
+    LoseLocked(std::string(written.message()));
+  }
+  return written;
+}
+
+bool BuildSession::Renew() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lost_) return false;
+  if (options_.owner.empty() || state_ != BaselineState::kBuilding) return true;
+  absl::StatusOr<bool> renewed = store_->RenewBuild(baseline_id_, options_.lease_ms);
+  if (!renewed.ok()) {
+    Log(absl::StrCat("build ", id_, ": cannot renew its lease: ", renewed.status().message()));
+    return true;
+  }
+  if (!*renewed) LoseLocked("its lease was taken by another scheduler");
+  return !lost_;
+}
+
+bool BuildSession::lost() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lost_;
+}
+
+void BuildSession::LoseLocked(const std::string& why) {
+  if (lost_ || state_ != BaselineState::kBuilding) return;
+  lost_ = true;
+  Log(absl::StrCat("build ", id_, " handed over: ", why, "; this scheduler lets go of it (",
+                   pending_.size(), " accepted results not journaled here are run again)"));
+  pending_.clear();
+  changed_.notify_all();
 }
 
 void BuildSession::Finalize() {
@@ -287,10 +462,17 @@ void BuildSession::Finalize() {
   if (status.ok()) status = store_->PutBlob(baseline_id_, "inventory", inventory);
   if (status.ok()) status = store_->PutResults(baseline_id_, results_);
   if (status.ok()) status = store_->Complete(baseline_id_);
+  if (!status.ok() && !options_.owner.empty() && absl::IsFailedPrecondition(status)) {
+    // Refused by the fencing (or finished by the one that took it over):
+    // not this scheduler's build any more, and never failed by it.
+    LoseLocked(std::string(status.message()));
+    return;
+  }
   if (!status.ok()) {
     FailLocked(absl::StrCat("cannot store the baseline: ", status.message()));
     return;
   }
+  pending_.clear();  // the journal went with the completion
   index_bytes_ = index->size();
   state_ = BaselineState::kComplete;
   size_t failed = 0;
@@ -300,7 +482,7 @@ void BuildSession::Finalize() {
 }
 
 void BuildSession::FailLocked(const std::string& why) {
-  if (state_ != BaselineState::kBuilding) return;
+  if (state_ != BaselineState::kBuilding || lost_) return;
   state_ = BaselineState::kFailed;
   failure_ = why;
   absl::Status marked = store_->MarkFailed(baseline_id_, why);
@@ -316,14 +498,14 @@ void BuildSession::Fail(const std::string& why) {
 
 bool BuildSession::running() {
   std::lock_guard<std::mutex> lock(mu_);
-  return state_ == BaselineState::kBuilding;
+  return state_ == BaselineState::kBuilding && !lost_;
 }
 
 BuildSnapshot BuildSession::Snapshot(size_t from, absl::Duration wait) {
   BuildCoordinator::Progress p = coordinator_->progress();
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait_for(lock, absl::ToChronoNanoseconds(wait), [&] {
-    return finished_.size() > from || state_ != BaselineState::kBuilding;
+    return finished_.size() > from || state_ != BaselineState::kBuilding || lost_;
   });
   BuildSnapshot s;
   s.state = state_;
@@ -334,6 +516,7 @@ BuildSnapshot BuildSession::Snapshot(size_t from, absl::Duration wait) {
   s.failure = failure_;
   s.index_bytes = index_bytes_;
   s.inventory_entries = inventory_entries_;
+  s.handed_over = lost_;
   for (size_t i = from; i < finished_.size(); i++) s.finished.push_back(finished_[i]);
   return s;
 }

@@ -4,6 +4,8 @@
 // TSan too (make test-sanitize): the threaded test feeds from 4 threads.
 #include "ste/build_session.h"
 
+#include "build_journal.h"
+
 #include <atomic>
 #include <thread>
 
@@ -295,6 +297,205 @@ TEST_F(BuildSessionTest, ResultsFromFourThreadsAreEachTakenOnce) {
   auto loaded = LoadCompletedBaseline(*Store(), 100, 0);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->index->Lookup("src/a.py", DepKind::kContent)->cardinality(), kN);
+}
+
+}  // namespace
+}  // namespace ste
+
+namespace ste {
+namespace {
+
+// Resumable builds: a build killed after some results were journaled and
+// resumed by another store object (another scheduler) stores the same
+// index and inventory, byte for byte, as a fault-free build of the same
+// results, and leases only the tests without a result.
+class ResumeTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<BaselineStore> Store(const std::string& name) {
+    auto s = BaselineStore::Open("sqlite:" + dir_.path() + "/" + name + ".db", dir_.path());
+    EXPECT_TRUE(s.ok()) << s.status();
+    return *std::move(s);
+  }
+  static BuildSpec Spec() {
+    BuildSpec spec;
+    spec.commit = "c0ffee";
+    spec.mri = 5;
+    for (int i = 0; i < 6; i++) spec.tests.push_back({absl::StrCat("tests/t", i, ".py"), 0.1 * i});
+    InventoryEntry e;
+    e.path = "src/a.py";
+    e.type = FileType::kRegular;
+    spec.inventory = *Inventory::FromEntries({e}, 1);
+    return spec;
+  }
+  static Inventory External() {
+    InventoryEntry e;
+    e.path = "/usr/share/ste-test/data";
+    e.type = FileType::kRegular;
+    e.size = 4;
+    e.hash = {7, 9};
+    return *Inventory::FromEntries({e}, 0);
+  }
+  // The result of test `test` for `lease`: its own deps, one outside the
+  // repo, and one in the root scope.
+  static LeaseResult ResultOf(BuildSession& b, uint64_t lease, const std::string& test) {
+    LeaseResult r;
+    r.lease_id = lease;
+    r.test = test;
+    r.seconds = 0.5;
+    r.outcome = test == "tests/t3.py" ? TestOutcome::kFailed : TestOutcome::kPassed;
+    r.opaque = test == "tests/t4.py";
+    ResultScope own;
+    own.scope = "//r/" + test;
+    own.ids[1] = {*b.InternPath("src/a.py"), *b.InternPath("/usr/share/ste-test/data"),
+                  *b.InternPath(absl::StrCat("src/only_", test))};
+    own.ids[2] = {*b.InternPath(absl::StrCat("config/", test, ".env"))};
+    own.ids[3] = {*b.InternPath("fixtures")};
+    ResultScope root;
+    root.scope = "//r";
+    root.ids[1] = {*b.InternPath("conftest.py")};
+    r.scopes = {own, root};
+    return r;
+  }
+  // Feeds the results of `tests` (leased by one worker) in that order.
+  static void Feed(BuildSession& b, const std::vector<std::string>& tests) {
+    const std::string w = b.coordinator().RegisterWorker("w");
+    bool done = false;
+    auto leases = b.coordinator().Lease(w, 100, &done);
+    ASSERT_TRUE(leases.ok());
+    ASSERT_TRUE(b.AddExternal(External()).ok());
+    for (const std::string& t : tests) {
+      uint64_t id = 0;
+      for (const TestLease& l : *leases) id = l.test == t ? l.lease_id : id;
+      ASSERT_NE(id, 0u) << t << " was not leased";
+      auto taken = b.Submit(ResultOf(b, id, t));
+      ASSERT_TRUE(taken.ok()) << taken.status();
+      EXPECT_EQ(*taken, BuildCoordinator::Acceptance::kAccepted);
+    }
+  }
+  static std::string Blob(BaselineStore& store, int64_t baseline, const std::string& name) {
+    auto path = store.BlobPath(baseline, name);
+    EXPECT_TRUE(path.ok()) << path.status();
+    return testing_util::ReadWholeFile(*path);
+  }
+  ScopedTempDir dir_;
+};
+
+TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
+  // Fault-free, in one order.
+  auto reference = BuildSession::Create(Spec(), Store("reference"), {});
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  Feed(**reference, {"tests/t0.py", "tests/t1.py", "tests/t2.py", "tests/t3.py", "tests/t4.py",
+                     "tests/t5.py"});
+  ASSERT_EQ((*reference)->Snapshot(0, absl::ZeroDuration()).state, BaselineState::kComplete);
+
+  // Killed after four results (journaled in batches of 3, the fourth by Flush).
+  BuildSession::Options o;
+  o.owner = "first";
+  o.lease_ms = 0;
+  o.journal_batch = 3;
+  int64_t baseline = 0;
+  {
+    auto killed = BuildSession::Create(Spec(), Store("faulty"), o);
+    ASSERT_TRUE(killed.ok()) << killed.status();
+    baseline = (*killed)->baseline_id();
+    Feed(**killed, {"tests/t5.py", "tests/t3.py", "tests/t1.py", "tests/t0.py"});
+    ASSERT_TRUE((*killed)->Flush().ok());
+  }
+  std::unique_ptr<BaselineStore> store = Store("faulty");
+  auto claimed = store->ClaimBuild(baseline, "second", 60000);
+  ASSERT_TRUE(claimed.ok() && claimed->has_value()) << claimed.status();
+  o.owner = "second";
+  o.lease_ms = 60000;
+  auto resumed = BuildSession::Resume(baseline, **std::move(claimed), std::move(store), o);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ((*resumed)->resumed(), 4u);
+  EXPECT_EQ((*resumed)->generation(), 2u);
+  // Only the two without a result are leased, in priority order (t4 is
+  // longer than t2).
+  const std::string w = (*resumed)->coordinator().RegisterWorker("w2");
+  bool done = false;
+  auto rest = (*resumed)->coordinator().Lease(w, 100, &done);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 2u);
+  EXPECT_EQ((*rest)[0].test, "tests/t4.py");
+  EXPECT_EQ((*rest)[1].test, "tests/t2.py");
+  // A late result of a lease from before the kill: taken (it was never
+  // accepted), and the new lease's result is then a duplicate.
+  ASSERT_TRUE((*resumed)->AddExternal(External()).ok());
+  // (Which test a lease of generation 1 was for died with the first
+  // scheduler: the result names its test, one of the build's.)
+  auto late = (*resumed)->Submit(ResultOf(**resumed, 3, "tests/t2.py"));
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(*late, BuildCoordinator::Acceptance::kAccepted);
+  auto dup = (*resumed)->Submit(ResultOf(**resumed, (*rest)[1].lease_id, "tests/t2.py"));
+  ASSERT_TRUE(dup.ok());
+  EXPECT_EQ(*dup, BuildCoordinator::Acceptance::kDuplicate);
+  auto last = (*resumed)->Submit(ResultOf(**resumed, (*rest)[0].lease_id, "tests/t4.py"));
+  ASSERT_TRUE(last.ok()) << last.status();
+  BuildSnapshot snap = (*resumed)->Snapshot(0, absl::ZeroDuration());
+  ASSERT_EQ(snap.state, BaselineState::kComplete) << snap.failure;
+  EXPECT_EQ(snap.finished.size(), 6u);
+
+  std::unique_ptr<BaselineStore> a = Store("reference"), b = Store("faulty");
+  EXPECT_EQ(Blob(*b, baseline, "index"), Blob(*a, 1, "index"));
+  EXPECT_EQ(Blob(*b, baseline, "inventory"), Blob(*a, 1, "inventory"));
+  auto ra = a->Results(1), rb = b->Results(baseline);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  ASSERT_EQ(ra->size(), rb->size());
+  for (size_t i = 0; i < ra->size(); i++) {
+    EXPECT_EQ((*ra)[i].test, (*rb)[i].test);
+    EXPECT_EQ((*ra)[i].outcome, (*rb)[i].outcome);
+    EXPECT_EQ((*ra)[i].opaque, (*rb)[i].opaque);
+  }
+  // The journal went with the completion.
+  EXPECT_TRUE(absl::IsNotFound(b->Journal(baseline).status()));
+}
+
+TEST_F(ResumeTest, AJournalThatCannotBeReadFailsTheBuildInsteadOfResumingIt) {
+  std::unique_ptr<BaselineStore> first = Store("s");
+  absl::StatusOr<int64_t> baseline = first->BeginBuild("c", 1, "first", EncodeBuildSpec(Spec()), 0);
+  ASSERT_TRUE(baseline.ok()) << baseline.status();
+  AcceptedEntry damaged;
+  damaged.result.test = "tests/t0.py";
+  damaged.record = "STEJRNL but not a record";
+  ASSERT_TRUE(first->PutAccepted(*baseline, {damaged}).ok());
+  first.reset();
+  std::unique_ptr<BaselineStore> store = Store("s");
+  auto claimed = store->ClaimBuild(*baseline, "second", 60000);
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  BuildSession::Options o;
+  o.owner = "second";
+  auto resumed = BuildSession::Resume(*baseline, **std::move(claimed), std::move(store), o);
+  EXPECT_TRUE(absl::IsDataLoss(resumed.status())) << resumed.status();
+  auto info = Store("s")->Get(*baseline);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->state, BaselineState::kFailed);
+  EXPECT_NE(info->failure.find("cannot resume the build: build journal"), std::string::npos) << info->failure;
+}
+
+TEST_F(ResumeTest, TheOldOwnerOfATakenBuildIsLostAndNeverFailsIt) {
+  BuildSession::Options o;
+  o.owner = "first";
+  o.lease_ms = 0;
+  auto first = BuildSession::Create(Spec(), Store("s"), o);
+  ASSERT_TRUE(first.ok());
+  const int64_t baseline = (*first)->baseline_id();
+  std::unique_ptr<BaselineStore> store = Store("s");
+  auto claimed = store->ClaimBuild(baseline, "second", 60000);
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  Feed(**first, {"tests/t0.py"});  // accepted in memory, journaled later
+  EXPECT_TRUE(absl::IsFailedPrecondition((*first)->Flush()));
+  EXPECT_TRUE((*first)->lost());
+  EXPECT_FALSE((*first)->running());
+  EXPECT_FALSE((*first)->Renew());
+  (*first)->Fail("must not reach the store");
+  EXPECT_TRUE((*first)->Snapshot(0, absl::ZeroDuration()).handed_over);
+  auto info = store->Get(baseline);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->state, BaselineState::kBuilding);
+  auto journal = store->Journal(baseline);
+  ASSERT_TRUE(journal.ok());
+  EXPECT_TRUE(journal->empty());
 }
 
 }  // namespace

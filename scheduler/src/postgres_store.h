@@ -14,12 +14,14 @@
 // object; a connection the server dropped is re-established at the start
 // of the next call (the call that found it dropped returns Unavailable).
 //
-// Schema: deploy/postgres/schema.sql, compiled in (version 1, everything
-// in the PostgreSQL schema "ste"; meta holds "magic" and
-// "schema_version"). Open applies it to a database that has no "ste"
-// schema yet, in one transaction under an advisory lock (two processes
-// opening a fresh database at once: one creates, the other waits and
-// finds it); it refuses a "ste" schema that is not a store (another
+// Schema: deploy/postgres/schema.sql (version 1) and
+// deploy/postgres/migrate-2.sql (version 2: ste.builds and ste.accepted,
+// the resumable builds of baseline_store.h), compiled in; everything in
+// the PostgreSQL schema "ste"; meta holds "magic" and "schema_version".
+// Open applies schema.sql to a database that has no "ste" schema yet, and
+// the migration to a version-1 store, each in one transaction under an
+// advisory lock (two processes opening a fresh database at once: one
+// creates, the other waits and finds it); it refuses a "ste" schema that is not a store (another
 // application's: FailedPrecondition), a damaged meta table (DataLoss) and
 // another schema version (FailedPrecondition).
 //
@@ -81,6 +83,14 @@
 //    other machines' caches are swept by their own RemoveStaleFiles (a
 //    copy whose baseline or blob row is gone), run by `ste baseline gc`
 //    there. Ids are never reused, so a stale copy is never served.
+//  * Resumable builds: the lease is on the server's clock
+//    (clock_timestamp(), ms), so schedulers on machines whose clocks
+//    disagree still agree on who owns a build. ClaimBuild locks the
+//    baseline's row FOR UPDATE, so it waits for an owner's write in
+//    progress (FOR SHARE) and every later write of that owner finds the
+//    new generation and is refused (fencing); two claims are serialised by
+//    the same lock. PutAccepted is one transaction per batch, one INSERT
+//    per result and journal row.
 //  * CompleteImported serialises imports with a transaction advisory lock
 //    (kPostgresImportLockKey): under READ COMMITTED the duplicate check of
 //    the second sees the first's commit.
@@ -101,7 +111,9 @@
 
 namespace ste {
 
-inline constexpr int kPostgresStoreSchemaVersion = 1;
+inline constexpr int kPostgresStoreSchemaVersion = 2;
+// Version 1 (schema.sql alone) is migrated to 2 (migrate-2.sql) on open.
+inline constexpr int kPostgresStoreOldestSchemaVersion = 1;
 inline constexpr char kPostgresStoreMagic[] = "ste baseline store";
 // The advisory lock key Open() takes to create the schema ('STEB').
 inline constexpr int64_t kPostgresStoreLockKey = 0x53544542;
@@ -140,6 +152,7 @@ struct PostgresStoreOptions {
   // program can kill itself at an exact place. Points:
   //   "blob-before-commit"      PutBlob's rows are written; COMMIT not sent
   //   "complete-before-commit"  Complete()'s UPDATE ran; COMMIT not sent
+  //   "accepted-before-commit"  PutAccepted()'s rows are written; COMMIT not sent
   std::function<void(const char* point)> fault_hook;
 };
 

@@ -184,12 +184,19 @@ TEST_F(PostgresStoreTest, ACacheThatCannotBeWrittenIsAClearError) {
 
 // --- The schema and the plan. ---
 
-TEST_F(PostgresStoreTest, TheSchemaIsDeployPostgresSchemaSql) {
+TEST_F(PostgresStoreTest, TheSchemaIsDeployPostgresSchemaSqlAndItsMigration) {
   RawPg raw(url_);
   EXPECT_THAT(
       raw.Column("SELECT tablename FROM pg_tables WHERE schemaname = "
                  "'ste' ORDER BY 1"),
-      ElementsAre("baselines", "blob_contents", "blobs", "meta", "results"));
+      ElementsAre("accepted", "baselines", "blob_contents", "blobs", "builds", "meta", "results"));
+  // migrate-2.sql: the spec out of line, journal records in order.
+  EXPECT_THAT(raw.Column("SELECT attstorage FROM pg_attribute WHERE attrelid "
+                         "= 'ste.builds'::regclass AND attname = 'spec'"),
+              ElementsAre("e"));
+  EXPECT_THAT(raw.Column("SELECT indexdef FROM pg_indexes WHERE schemaname = 'ste' "
+                         "AND indexname = 'accepted_in_order'"),
+              ElementsAre(HasSubstr("(baseline, seq)")));
   EXPECT_THAT(
       raw.Column("SELECT indexdef FROM pg_indexes WHERE schemaname = 'ste' "
                  "AND indexname = 'baselines_complete_by_mri'"),
@@ -407,7 +414,7 @@ TEST_F(PostgresStoreTest, OpeningAFreshDatabaseAtOnceCreatesTheSchemaOnce) {
     EXPECT_TRUE(status.ok()) << status;
   RawPg raw(*url);
   EXPECT_THAT(raw.Column("SELECT value FROM ste.meta ORDER BY key"),
-              ElementsAre(kPostgresStoreMagic, "1"));
+              ElementsAre(kPostgresStoreMagic, "2"));
 }
 
 // --- Open: what is not a (current) ste store, or not reachable. ---
@@ -496,10 +503,10 @@ TEST_F(PostgresStoreOpenTest, SharesADatabaseWithOtherApplications) {
 
 TEST_F(PostgresStoreOpenTest, RejectsANewerSchemaVersion) {
   RawPg raw(url_);
-  raw.Exec("UPDATE ste.meta SET value = '2' WHERE key = 'schema_version'");
+  raw.Exec("UPDATE ste.meta SET value = '3' WHERE key = 'schema_version'");
   absl::Status status = OpenPostgresStore(url_, cache_dir_).status();
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("schema version 2"));
+  EXPECT_THAT(status.message(), HasSubstr("schema version 3"));
   EXPECT_THAT(status.message(), HasSubstr("newer"));
 }
 

@@ -65,6 +65,8 @@ int64_t SqliteDb::LastInsertRowid() const {
   return sqlite3_last_insert_rowid(db_);
 }
 
+int64_t SqliteDb::Changes() const { return sqlite3_changes64(db_); }
+
 absl::Status SqliteDb::Error(int rc, absl::string_view what) const {
   std::string message =
       absl::StrCat("sqlite ", path_, ": ", what, ": ",
@@ -181,6 +183,23 @@ int64_t Statement::ColumnInt(int column) const {
 
 double Statement::ColumnDouble(int column) const {
   return sqlite3_column_double(stmt_, column);
+}
+
+Statement& Statement::BindBlob(int index, absl::string_view bytes) {
+  // A zero-length blob, not NULL, for empty bytes.
+  int rc = sqlite3_bind_blob64(stmt_, index, bytes.empty() ? "" : bytes.data(), bytes.size(),
+                               SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK && bind_status_.ok()) {
+    bind_status_ = db_->Error(rc, absl::StrCat("bind ?", index));
+  }
+  return *this;
+}
+
+std::string Statement::ColumnBlob(int column) const {
+  const void* bytes = sqlite3_column_blob(stmt_, column);
+  if (bytes == nullptr) return "";
+  return std::string(static_cast<const char*>(bytes),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
 std::string Statement::ColumnText(int column) const {

@@ -53,6 +53,8 @@ class SqliteDb {
 
   // The rowid of the last successful INSERT on this connection.
   int64_t LastInsertRowid() const;
+  // Rows changed by the last INSERT, UPDATE or DELETE.
+  int64_t Changes() const;
 
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
@@ -80,6 +82,7 @@ class Statement {
   Statement& BindInt(int index, int64_t value);
   Statement& BindDouble(int index, double value);
   Statement& BindText(int index, absl::string_view value);
+  Statement& BindBlob(int index, absl::string_view bytes);  // any bytes
 
   // Runs to the next row: true if there is one, false when done.
   absl::StatusOr<bool> Step();
@@ -92,6 +95,7 @@ class Statement {
   int64_t ColumnInt(int column) const;
   double ColumnDouble(int column) const;
   std::string ColumnText(int column) const;
+  std::string ColumnBlob(int column) const;
 
  private:
   Statement(SqliteDb* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}

@@ -1,7 +1,8 @@
 // Copyright: the ste authors. The SQLite baseline store; the schema and the
 // on-disk layout are described in sqlite_store.h.
 //
-// About 800 lines, over the ~600 of STYLE.md, for one reason: the schema,
+// About 1,100 lines, over the ~600 of STYLE.md, for one reason: the schema
+// (version 2 with its migration and the resumable builds' statements),
 // the statements that rely on it and the open-time check of it are kept in
 // one file on purpose, so that a schema change is reviewed next to every query it affects (the
 // retention calls, Remove and RemoveStaleFiles, are queries on it too; what
@@ -24,6 +25,7 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "blob_file.h"
@@ -76,6 +78,32 @@ CREATE TABLE blobs(
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2: resumable record builds (baseline_store.h, "Resumable record
+// builds"). Applied to a version-1 store by OpenSqliteStore, in one
+// BEGIN IMMEDIATE transaction; a new store gets version 1 then this.
+constexpr char kMigrationV2[] = R"sql(
+CREATE TABLE builds(
+  baseline INTEGER PRIMARY KEY REFERENCES baselines(id),
+  owner TEXT NOT NULL,
+  generation INTEGER NOT NULL CHECK (generation >= 1),
+  lease_expires_ms INTEGER NOT NULL,
+  spec BLOB NOT NULL
+);
+CREATE TABLE accepted(
+  baseline INTEGER NOT NULL REFERENCES baselines(id),
+  test TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  record BLOB NOT NULL,
+  PRIMARY KEY (baseline, test)
+) WITHOUT ROWID;
+CREATE INDEX accepted_in_order ON accepted(baseline, seq);
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+)sql";
+
+// The store's clock, in milliseconds since the epoch (julianday('now')
+// has millisecond precision; unixepoch('subsec') needs SQLite 3.42).
+#define STE_SQLITE_NOW_MS "CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
+
 constexpr char kBaselineColumns[] =
     "id, commit_id, mri, state, created_unix, completed_unix, failure";
 
@@ -117,8 +145,28 @@ class SqliteStore final : public BaselineStore {
   absl::StatusOr<bool> Remove(int64_t baseline,
                               BaselineState expected) override;
   absl::StatusOr<std::vector<std::string>> RemoveStaleFiles() override;
+  absl::StatusOr<int64_t> BeginBuild(const std::string& commit, int64_t mri,
+                                     const std::string& owner, const std::string& spec,
+                                     int64_t lease_ms) override;
+  absl::StatusOr<std::optional<ClaimedBuild>> ClaimBuild(int64_t baseline,
+                                                         const std::string& owner,
+                                                         int64_t lease_ms) override;
+  absl::StatusOr<bool> RenewBuild(int64_t baseline, int64_t lease_ms) override;
+  absl::Status PutAccepted(int64_t baseline, const std::vector<AcceptedEntry>& entries) override;
+  absl::StatusOr<std::vector<std::string>> Journal(int64_t baseline) override;
+  absl::StatusOr<std::vector<BuildOwnership>> ListBuilds() override;
 
  private:
+  struct Claim {
+    std::string owner;
+    int64_t generation = 0;
+  };
+  // Inside a write transaction: OK unless `baseline` has a build row that
+  // does not name this object's claim (FailedPrecondition, naming its owner).
+  absl::Status CheckClaim(int64_t baseline, absl::string_view action);
+  // Inside the transaction that finishes or removes a build: its build row
+  // and journal go; this object forgets its claim once that commits.
+  absl::Status DeleteBuildRows(int64_t baseline);
   // Inside a write transaction: FailedPrecondition unless both the "index"
   // and "inventory" rows exist and their files have the recorded size.
   absl::Status CheckCompletable(int64_t baseline);
@@ -148,6 +196,7 @@ class SqliteStore final : public BaselineStore {
   std::string blobs_dir_;  // absolute
   WriterLocks writers_;    // of the baselines this object began
   SqliteStoreOptions options_;
+  std::map<int64_t, Claim> claims_;  // resumable builds this object holds
 };
 
 absl::StatusOr<BaselineInfo> SqliteStore::ReadBaseline(
@@ -174,7 +223,39 @@ absl::Status SqliteStore::CheckBuilding(int64_t baseline,
   if (!found) {
     return absl::NotFoundError(absl::StrCat("no baseline ", baseline));
   }
-  return CheckStillBuilding(baseline, stmt.ColumnInt(0), action);
+  STE_RETURN_IF_ERROR(CheckStillBuilding(baseline, stmt.ColumnInt(0), action));
+  return CheckClaim(baseline, action);
+}
+
+absl::Status SqliteStore::CheckClaim(int64_t baseline, absl::string_view action) {
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_, "SELECT owner, generation FROM builds WHERE baseline = ?1"));
+  stmt.BindInt(1, baseline);
+  STE_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) return absl::OkStatus();  // not a resumable build
+  const std::string owner = stmt.ColumnText(0);
+  const int64_t generation = stmt.ColumnInt(1);
+  auto it = claims_.find(baseline);
+  if (it != claims_.end() && it->second.owner == owner && it->second.generation == generation) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "cannot ", action, ": baseline ", baseline, " is run by scheduler ", owner, " (generation ",
+      generation, ")",
+      it == claims_.end() ? ", and this store object holds no claim on it"
+                          : absl::StrCat(", no longer by ", it->second.owner, " (generation ",
+                                         it->second.generation, ")")));
+}
+
+absl::Status SqliteStore::DeleteBuildRows(int64_t baseline) {
+  for (const char* sql : {"DELETE FROM accepted WHERE baseline = ?1",
+                          "DELETE FROM builds WHERE baseline = ?1"}) {
+    STE_ASSIGN_OR_RETURN(Statement del, Statement::Prepare(*db_, sql));
+    del.BindInt(1, baseline);
+    STE_RETURN_IF_ERROR(del.Run());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> SqliteStore::CheckBlobFile(int64_t baseline,
@@ -350,9 +431,11 @@ absl::Status SqliteStore::CommitCompletion(Transaction txn, int64_t baseline,
                          "ELSE ?3 END WHERE id = ?1 AND state = 0"));
   update.BindInt(1, baseline).BindInt(2, completed_unix).BindInt(3, created_unix);
   STE_RETURN_IF_ERROR(update.Run());
+  STE_RETURN_IF_ERROR(DeleteBuildRows(baseline));
   Hook("complete-before-commit");
   STE_RETURN_IF_ERROR(txn.Commit());
   writers_.Release(baseline);
+  claims_.erase(baseline);
   return absl::OkStatus();
 }
 
@@ -366,8 +449,10 @@ absl::Status SqliteStore::MarkFailed(int64_t baseline, const std::string& why) {
                          "WHERE id = ?1 AND state = 0"));
   update.BindInt(1, baseline).BindText(2, why);
   STE_RETURN_IF_ERROR(update.Run());
+  STE_RETURN_IF_ERROR(DeleteBuildRows(baseline));
   STE_RETURN_IF_ERROR(txn.Commit());
   writers_.Release(baseline);
+  claims_.erase(baseline);
   return absl::OkStatus();
 }
 
@@ -583,6 +668,7 @@ absl::StatusOr<bool> SqliteStore::Remove(int64_t baseline,
       if (!more) break;
       files.push_back(blobs.ColumnText(0));
     }
+    STE_RETURN_IF_ERROR(DeleteBuildRows(baseline));
     for (const char* sql : {"DELETE FROM results WHERE baseline = ?1",
                             "DELETE FROM blobs WHERE baseline = ?1",
                             "DELETE FROM baselines WHERE id = ?1"}) {
@@ -595,6 +681,7 @@ absl::StatusOr<bool> SqliteStore::Remove(int64_t baseline,
   // The rows are gone: no reader finds these files any more (one that
   // found them before and has them mapped keeps its mapping).
   if (own) writers_.Release(baseline);
+  claims_.erase(baseline);
   RemoveFileIn(writers_.dir(), absl::StrCat(baseline, ".lock"), nullptr);
   const std::string stamps = StampDirectoryOf(blobs_dir_);
   for (const std::string& file : files) {
@@ -657,6 +744,183 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::RemoveStaleFiles() {
   return removed;
 }
 
+// --- Resumable record builds. ---
+
+absl::StatusOr<int64_t> SqliteStore::BeginBuild(const std::string& commit, int64_t mri,
+                                                const std::string& owner,
+                                                const std::string& spec, int64_t lease_ms) {
+  if (mri < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("mri must not be negative, got ", mri));
+  }
+  if (owner.empty() || lease_ms < 0) {
+    return absl::InvalidArgumentError("a resumable build needs an owner and a lease >= 0");
+  }
+  STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(*db_));
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_,
+                         "INSERT INTO baselines(commit_id, mri, state, "
+                         "created_unix) VALUES (?1, ?2, 0, ?3)"));
+  stmt.BindText(1, commit).BindInt(2, mri).BindInt(3, NowUnix());
+  STE_RETURN_IF_ERROR(stmt.Run());
+  const int64_t id = db_->LastInsertRowid();
+  STE_ASSIGN_OR_RETURN(
+      Statement build,
+      Statement::Prepare(*db_,
+                         "INSERT INTO builds(baseline, owner, generation, lease_expires_ms, spec) "
+                         "VALUES (?1, ?2, 1, " STE_SQLITE_NOW_MS " + ?3, ?4)"));
+  build.BindInt(1, id).BindText(2, owner).BindInt(3, lease_ms).BindBlob(4, spec);
+  STE_RETURN_IF_ERROR(build.Run());
+  (void)writers_.Acquire(id);  // as Begin(): before the row is visible
+  absl::Status committed = txn.Commit();
+  if (!committed.ok()) {
+    writers_.Release(id);
+    return committed;
+  }
+  claims_[id] = Claim{owner, 1};
+  return id;
+}
+
+absl::StatusOr<std::optional<ClaimedBuild>> SqliteStore::ClaimBuild(int64_t baseline,
+                                                                    const std::string& owner,
+                                                                    int64_t lease_ms) {
+  if (owner.empty() || lease_ms < 0) {
+    return absl::InvalidArgumentError("a claim needs an owner and a lease >= 0");
+  }
+  STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(*db_));
+  STE_ASSIGN_OR_RETURN(
+      Statement row,
+      Statement::Prepare(*db_,
+                         "SELECT b.owner, b.generation, b.lease_expires_ms <= " STE_SQLITE_NOW_MS
+                         ", s.state, b.spec FROM builds b JOIN baselines s ON s.id = b.baseline "
+                         "WHERE b.baseline = ?1"));
+  row.BindInt(1, baseline);
+  STE_ASSIGN_OR_RETURN(bool found, row.Step());
+  if (!found) return absl::NotFoundError(absl::StrCat("baseline ", baseline, " has no build row"));
+  ClaimedBuild claimed;
+  claimed.previous_owner = row.ColumnText(0);
+  const int64_t generation = row.ColumnInt(1);
+  const bool expired = row.ColumnInt(2) != 0;
+  const int64_t state = row.ColumnInt(3);
+  if (state != static_cast<int64_t>(BaselineState::kBuilding) ||
+      (!expired && claimed.previous_owner != owner)) {
+    return std::optional<ClaimedBuild>();
+  }
+  claimed.spec = row.ColumnBlob(4);
+  claimed.generation = generation + 1;
+  STE_ASSIGN_OR_RETURN(
+      Statement update,
+      Statement::Prepare(*db_,
+                         "UPDATE builds SET owner = ?2, generation = ?3, lease_expires_ms = "
+                         STE_SQLITE_NOW_MS " + ?4 WHERE baseline = ?1"));
+  update.BindInt(1, baseline).BindText(2, owner).BindInt(3, claimed.generation).BindInt(4, lease_ms);
+  STE_RETURN_IF_ERROR(update.Run());
+  STE_RETURN_IF_ERROR(txn.Commit());
+  claims_[baseline] = Claim{owner, claimed.generation};
+  // The previous owner's process is gone or has lost the build: the lock
+  // is free unless it still runs (then gc sees a writer either way).
+  if (!writers_.Holds(baseline)) (void)writers_.Acquire(baseline);
+  return std::optional<ClaimedBuild>(std::move(claimed));
+}
+
+absl::StatusOr<bool> SqliteStore::RenewBuild(int64_t baseline, int64_t lease_ms) {
+  auto it = claims_.find(baseline);
+  if (it == claims_.end()) return false;
+  STE_ASSIGN_OR_RETURN(
+      Statement update,
+      Statement::Prepare(*db_,
+                         "UPDATE builds SET lease_expires_ms = " STE_SQLITE_NOW_MS " + ?4"
+                         " WHERE baseline = ?1 AND owner = ?2 AND generation = ?3"
+                         " AND (SELECT state FROM baselines WHERE id = ?1) = 0"));
+  update.BindInt(1, baseline)
+      .BindText(2, it->second.owner)
+      .BindInt(3, it->second.generation)
+      .BindInt(4, std::max<int64_t>(lease_ms, 0));
+  STE_RETURN_IF_ERROR(update.Run());
+  if (db_->Changes() == 1) return true;
+  claims_.erase(it);
+  writers_.Forget(baseline);
+  return false;
+}
+
+absl::Status SqliteStore::PutAccepted(int64_t baseline,
+                                      const std::vector<AcceptedEntry>& entries) {
+  std::vector<TestResult> results;
+  results.reserve(entries.size());
+  for (const AcceptedEntry& e : entries) results.push_back(e.result);
+  STE_RETURN_IF_ERROR(ValidateResults(results));
+  STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(*db_));
+  STE_RETURN_IF_ERROR(CheckBuilding(baseline, "journal results"));
+  if (!claims_.count(baseline)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot journal results: baseline ", baseline, " is not a resumable build"));
+  }
+  STE_ASSIGN_OR_RETURN(
+      Statement put,
+      Statement::Prepare(*db_,
+                         "INSERT OR REPLACE INTO results(baseline, test, "
+                         "outcome, exit_code, seconds, opaque) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  STE_ASSIGN_OR_RETURN(
+      Statement journal,
+      Statement::Prepare(*db_,
+                         "INSERT OR IGNORE INTO accepted(baseline, test, seq, record) VALUES "
+                         "(?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM accepted "
+                         "WHERE baseline = ?1), ?3)"));
+  for (const AcceptedEntry& e : entries) {
+    const TestResult& r = e.result;
+    put.BindInt(1, baseline)
+        .BindText(2, r.test)
+        .BindInt(3, static_cast<int64_t>(r.outcome))
+        .BindInt(4, r.exit_code)
+        .BindDouble(5, r.seconds)
+        .BindInt(6, r.opaque ? 1 : 0);
+    STE_RETURN_IF_ERROR(put.Run());
+    put.Reset();
+    journal.BindInt(1, baseline).BindText(2, r.test).BindBlob(3, e.record);
+    STE_RETURN_IF_ERROR(journal.Run());
+    journal.Reset();
+  }
+  Hook("accepted-before-commit");
+  return txn.Commit();
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteStore::Journal(int64_t baseline) {
+  STE_ASSIGN_OR_RETURN(
+      Statement has, Statement::Prepare(*db_, "SELECT 1 FROM builds WHERE baseline = ?1"));
+  has.BindInt(1, baseline);
+  STE_ASSIGN_OR_RETURN(bool found, has.Step());
+  if (!found) return absl::NotFoundError(absl::StrCat("baseline ", baseline, " has no build row"));
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_,
+                         "SELECT record FROM accepted WHERE baseline = ?1 ORDER BY seq"));
+  stmt.BindInt(1, baseline);
+  std::vector<std::string> records;
+  for (;;) {
+    STE_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    records.push_back(stmt.ColumnBlob(0));
+  }
+  return records;
+}
+
+absl::StatusOr<std::vector<BuildOwnership>> SqliteStore::ListBuilds() {
+  STE_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(*db_,
+                         "SELECT b.baseline, b.owner, b.generation, b.lease_expires_ms - "
+                         STE_SQLITE_NOW_MS " FROM builds b JOIN baselines s ON s.id = b.baseline "
+                         "WHERE s.state = 0 ORDER BY b.baseline"));
+  std::vector<BuildOwnership> builds;
+  for (;;) {
+    STE_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    builds.push_back({stmt.ColumnInt(0), stmt.ColumnText(1), stmt.ColumnInt(2), stmt.ColumnInt(3)});
+  }
+  return builds;
+}
+
 }  // namespace
 
 namespace {
@@ -704,13 +968,14 @@ absl::Status CreateSchema(SqliteDb& db) {
   meta.BindText(1, "magic").BindText(2, kSqliteStoreMagic);
   STE_RETURN_IF_ERROR(meta.Run());
   meta.Reset();
-  meta.BindText(1, "schema_version")
-      .BindText(2, absl::StrCat(kSqliteStoreSchemaVersion));
+  // Version 1; OpenSqliteStore migrates it to the current one.
+  meta.BindText(1, "schema_version").BindText(2, "1");
   STE_RETURN_IF_ERROR(meta.Run());
   return txn.Commit();
 }
 
-absl::Status CheckSchema(SqliteDb& db) {
+// The schema version of the store (after the verdict: one this ste reads).
+absl::StatusOr<int> CheckSchema(SqliteDb& db) {
   STE_ASSIGN_OR_RETURN(int64_t app_id, QueryInt(db, "PRAGMA application_id"));
   if (app_id != kSqliteStoreApplicationId) {
     STE_ASSIGN_OR_RETURN(int64_t objects,
@@ -737,9 +1002,23 @@ absl::Status CheckSchema(SqliteDb& db) {
     if (!found) break;
     meta.Take(stmt->ColumnText(0), stmt->ColumnText(1));
   }
-  return SchemaVersionVerdict(
-      db.path(), {kSqliteStoreMagic, kSqliteStoreSchemaVersion, "meta", "file"},
-      meta);
+  STE_RETURN_IF_ERROR(SchemaVersionVerdict(
+      db.path(),
+      {kSqliteStoreMagic, kSqliteStoreSchemaVersion, "meta", "file", kSqliteStoreOldestSchemaVersion},
+      meta));
+  int version = 0;
+  (void)absl::SimpleAtoi(meta.schema_version, &version);  // checked by the verdict
+  return version;
+}
+
+// Brings a store of an older schema version to the current one, unless
+// another process did so first. Every step is one transaction.
+absl::Status Migrate(SqliteDb& db) {
+  STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(db));
+  STE_ASSIGN_OR_RETURN(int version, CheckSchema(db));
+  if (version >= 2) return absl::OkStatus();  // lost the race
+  STE_RETURN_IF_ERROR(db.Exec(kMigrationV2));
+  return txn.Commit();
 }
 
 }  // namespace
@@ -802,7 +1081,7 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> OpenSqliteStore(
     if (*app_id == 0 && objects == 0) {
       return absl::NotFoundError(absl::StrCat("the store ", path.string(), " is empty"));
     }
-    STE_RETURN_IF_ERROR(CheckSchema(*db));
+    STE_RETURN_IF_ERROR(CheckSchema(*db).status());  // an older one is read as it is
     return std::unique_ptr<BaselineStore>(new SqliteStore(std::move(db), dir, options));
   }
   if (*app_id == 0 && objects == 0) {
@@ -815,7 +1094,8 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> OpenSqliteStore(
     STE_RETURN_IF_ERROR(
         SyncDirectory(path.parent_path().parent_path().string()));
   }
-  STE_RETURN_IF_ERROR(CheckSchema(*db));
+  STE_ASSIGN_OR_RETURN(int version, CheckSchema(*db));
+  if (version < kSqliteStoreSchemaVersion) STE_RETURN_IF_ERROR(Migrate(*db));
   STE_RETURN_IF_ERROR(UseWal(*db));
   STE_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
   STE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));

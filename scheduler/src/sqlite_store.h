@@ -21,10 +21,10 @@
 //                      the writer lock of a building baseline: flock()ed by
 //                      the store object that began it (writer_lock.h)
 //
-// Database, schema version 1 (PRAGMA application_id = kApplicationId):
+// Database, schema version 2 (PRAGMA application_id = kApplicationId):
 //
 //   meta(key TEXT PRIMARY KEY, value TEXT)
-//       "magic" = "ste baseline store", "schema_version" = "1"
+//       "magic" = "ste baseline store", "schema_version" = "2"
 //   baselines(id INTEGER PRIMARY KEY AUTOINCREMENT  -- never reused
 //             commit_id TEXT, mri INTEGER,
 //             state INTEGER               -- BaselineState: 0 building,
@@ -38,6 +38,21 @@
 //           seconds REAL, opaque INTEGER 0/1, PRIMARY KEY(baseline, test))
 //   blobs(baseline, name, file TEXT (name inside blobs/), size INTEGER,
 //         xxh3_128 TEXT (32 lowercase hex digits), PRIMARY KEY(baseline, name))
+//   -- version 2: resumable record builds (baseline_store.h), a row each
+//   -- while building, deleted by Complete/MarkFailed/Remove
+//   builds(baseline INTEGER PRIMARY KEY, owner TEXT (scheduler instance),
+//          generation INTEGER (1, then +1 per take-over),
+//          lease_expires_ms INTEGER (this machine's clock, ms since the
+//          epoch; expired when <= now), spec BLOB (build_journal.h))
+//   accepted(baseline, test, seq INTEGER (1, 2, ... in order of
+//            acceptance), record BLOB (build_journal.h),
+//            PRIMARY KEY(baseline, test))
+//       INDEX accepted_in_order ON (baseline, seq)
+//
+// Versions: a new store is created at version 1 and migrated; a version-1
+// store is migrated to 2 (two CREATE TABLEs, one transaction) by the first
+// read-write open; a read-only open reads it as it is. An older ste
+// refuses a version-2 store ("newer than this ste understands").
 //
 // Durability and atomicity. journal_mode=WAL, synchronous=FULL (every
 // commit is fsynced: a commit that returned survives a power loss), every
@@ -93,7 +108,10 @@ namespace ste {
 
 // 'S' 'T' 'E' 'B': PRAGMA application_id of every ste store.
 inline constexpr int32_t kSqliteStoreApplicationId = 0x53544542;
-inline constexpr int kSqliteStoreSchemaVersion = 1;
+inline constexpr int kSqliteStoreSchemaVersion = 2;
+// Version 1 (no resumable builds) is migrated to 2 on a read-write open
+// and read as it is by a read-only one.
+inline constexpr int kSqliteStoreOldestSchemaVersion = 1;
 inline constexpr char kSqliteStoreMagic[] = "ste baseline store";
 
 // The statement LatestCompleted() runs (?1 = max_mri). Exposed so a test
@@ -115,6 +133,8 @@ struct SqliteStoreOptions {
   //   "blob-half-written"       half of a blob's bytes are in the temp file
   //   "blob-renamed"            the blob file is durable under its final
   //                             name; its row is not inserted yet
+  //   "accepted-before-commit"  PutAccepted()'s rows are written; COMMIT has
+  //                             not
   //   "complete-before-commit"  Complete()'s UPDATE ran; COMMIT has not
   std::function<void(const char* point)> fault_hook;
   // kReadOnly / kImmutable: an existing store, read only (nothing is

@@ -148,6 +148,14 @@ class StoreBackend {
   // The local directory of blob files: SQLite's blobs/, PostgreSQL's cache.
   virtual std::string LocalBlobDir() const = 0;
 
+  // Every row of the version-2 tables, sorted:
+  //   "build <baseline> <owner> <generation>"
+  //   "accepted <baseline> <seq> <test> <record bytes>"
+  virtual std::vector<std::string> BuildRows() = 0;
+  // Turns the store back into the version-1 store a ste from before
+  // resumable builds left (its version-2 tables dropped, schema_version 1).
+  virtual void Downgrade() = 0;
+
   // Every row of the baselines, results and blobs tables (PostgreSQL: and
   // of blob_contents, as its size), sorted, times left out:
   //   "baseline <id> <commit> mri=<mri> <state> <failure>"
@@ -222,6 +230,22 @@ class SqliteBackend final : public StoreBackend {
   std::vector<std::string> MetaValues() override {
     RawDb raw(db_path_);
     return raw.Column("SELECT value FROM meta ORDER BY key");
+  }
+  std::vector<std::string> BuildRows() override {
+    RawDb raw(db_path_);
+    std::vector<std::string> rows = raw.Column(
+        "SELECT 'build ' || baseline || ' ' || owner || ' ' || generation FROM builds");
+    for (std::string& row : raw.Column("SELECT 'accepted ' || baseline || ' ' || seq || ' ' || "
+                                       "test || ' ' || length(record) FROM accepted")) {
+      rows.push_back(std::move(row));
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  }
+  void Downgrade() override {
+    RawDb raw(db_path_);
+    raw.Exec("DROP INDEX accepted_in_order; DROP TABLE accepted; DROP TABLE builds;"
+             "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   }
   std::vector<std::string> Rows() override {
     RawDb raw(db_path_);
@@ -298,6 +322,23 @@ class PostgresBackend final : public StoreBackend {
   std::vector<std::string> MetaValues() override {
     RawPg raw(url_);
     return raw.Column("SELECT value FROM ste.meta ORDER BY key");
+  }
+  std::vector<std::string> BuildRows() override {
+    RawPg raw(url_);
+    std::vector<std::string> rows = raw.Column(
+        "SELECT 'build ' || baseline || ' ' || owner || ' ' || generation FROM ste.builds");
+    for (std::string& row : raw.Column("SELECT 'accepted ' || baseline || ' ' || seq || ' ' || "
+                                       "test || ' ' || octet_length(record) FROM ste.accepted")) {
+      rows.push_back(std::move(row));
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  }
+  void Downgrade() override {
+    RawPg raw(url_);
+    raw.Exec("DROP TABLE ste.accepted");
+    raw.Exec("DROP TABLE ste.builds");
+    raw.Exec("UPDATE ste.meta SET value = '1' WHERE key = 'schema_version'");
   }
   std::vector<std::string> Rows() override {
     RawPg raw(url_);

@@ -442,7 +442,7 @@ TEST_P(StoreContractTest, ReopenedStoreKeepsEverything) {
   absl::StatusOr<std::vector<BaselineInfo>> list = store_->List();
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->size(), 2u);
-  EXPECT_THAT(backend_->MetaValues(), ElementsAre(kSqliteStoreMagic, "1"));
+  EXPECT_THAT(backend_->MetaValues(), ElementsAre(kSqliteStoreMagic, "2"));
   static_assert(std::string_view(kSqliteStoreMagic) == kPostgresStoreMagic);
 }
 
@@ -523,7 +523,8 @@ TEST_P(StoreContractTest, ABlobRoundTripsEveryByteValue) {
 TEST_P(StoreContractTest, NewestCommittedBlobWins) {
   absl::StatusOr<int64_t> id = store_->Begin("c", 1);
   ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(store_->PutBlob(*id, "index", "first").ok());
+  absl::Status first = store_->PutBlob(*id, "index", "first");
+  ASSERT_TRUE(first.ok()) << first;
   EXPECT_EQ(ReadWholeFile(BlobFileOf(*id, "index")), "first");
   ASSERT_TRUE(store_->PutBlob(*id, "index", "second, longer").ok());
   EXPECT_EQ(ReadWholeFile(BlobFileOf(*id, "index")), "second, longer");

@@ -78,6 +78,9 @@ struct StoreSchemaExpectation {
   absl::string_view meta_table;  // "meta", "ste.meta": for messages
   absl::string_view elsewhere;   // what `[store] url` could name instead:
                                  // "file", "database"
+  // The oldest version this ste still reads and migrates on a read-write
+  // open (0: only `version`).
+  int oldest_version = 0;
 };
 
 // The meta rows of a store, as read ("" for a row that is absent).
@@ -93,9 +96,10 @@ struct StoreMetaRows {
 // The verdict on the meta rows of store `where` (a path or database name,
 // for messages). OK for the expected magic and a schema_version equal to
 // `expected.version`. DataLoss when the magic differs or the version is not
-// a number (the meta table is damaged). FailedPrecondition for a newer
-// version (a newer ste wrote the store) or an older one (no migration
-// reads it).
+// a number (the meta table is damaged). OK for an older version down to
+// `expected.oldest_version` (the caller migrates it). FailedPrecondition
+// for a newer version (a newer ste wrote the store) or an older one (no
+// migration reads it).
 absl::Status SchemaVersionVerdict(absl::string_view where,
                                   const StoreSchemaExpectation& expected,
                                   const StoreMetaRows& found);

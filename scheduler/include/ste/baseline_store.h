@@ -38,6 +38,31 @@
 // may find its blobs gone, and looks again (baseline_loader.h); a reader
 // that had mapped the index keeps its mapping (an unlinked file lives on).
 //
+// Resumable record builds (schema version 2). A build that a scheduler
+// runs (BeginBuild) has a *build row* beside its baseline row until it is
+// complete, failed or removed:
+//   owner       the instance id of the scheduler running it
+//               (scheduler_service.h, --instance-id)
+//   generation  1 at BeginBuild, one more at each ClaimBuild
+//   lease       until when the owner holds it, on the *store's* clock
+//               (SQLite: the machine's; PostgreSQL: the server's, one
+//               clock for every scheduler), renewed by RenewBuild
+//   spec        what the build was created with (build_journal.h)
+// and a *journal*: one row per accepted result (its TestResult in results,
+// its record, build_journal.h, in accepted), written by PutAccepted in
+// batches, one transaction each, in the order of acceptance.
+// The store object that BeginBuild()s or ClaimBuild()s a build holds its
+// *claim* (owner, generation). Fencing: every write to a baseline with a
+// build row (PutBlob, PutResults, PutAccepted, RenewBuild, Complete,
+// MarkFailed) checks in its own transaction that the row still names this
+// object's claim, and is FailedPrecondition ("... is run by <owner>")
+// otherwise: a scheduler that lost its build (paused past its lease,
+// another took it over) cannot change a byte of it. Complete and
+// MarkFailed delete the build row and the journal in their transaction (a
+// finished build needs neither); Remove deletes them with the rest.
+// A baseline without a build row (Begin: `ste record` embedded, imports)
+// is written as before, by whoever began it.
+//
 // Thread-safety: one BaselineStore object per thread; several processes may
 // open the same store (writers of one baseline are serialised; a busy
 // store is retried for a few seconds, then reported as Unavailable, as is
@@ -98,6 +123,29 @@ struct BlobInfo {
   std::string name;
   int64_t size = 0;
   std::string xxh3_128;  // 32 lowercase hex digits (what xxh128sum prints)
+};
+
+// The build row of a resumable build (baseline_store.h "Resumable").
+struct BuildOwnership {
+  int64_t baseline = 0;
+  std::string owner;
+  int64_t generation = 0;
+  // Milliseconds left of the owner's lease on the store's clock: > 0 while
+  // it runs, <= 0 once expired (that long ago).
+  int64_t lease_left_ms = 0;
+};
+
+// A build taken over (ClaimBuild).
+struct ClaimedBuild {
+  int64_t generation = 0;     // this object's, from now on
+  std::string previous_owner; // who held it before ("" never: BeginBuild names one)
+  std::string spec;           // as BeginBuild stored it
+};
+
+// One accepted result of a resumable build, for PutAccepted.
+struct AcceptedEntry {
+  TestResult result;   // stored in results, as PutResults would
+  std::string record;  // its journal record (build_journal.h), kept as is
 };
 
 // A baseline with what `ste baseline list` and gc need to know of it.
@@ -186,6 +234,48 @@ class BaselineStore {
   // The highest mri of any baseline + 1 (1 for an empty store): the MRI of
   // a record build outside git when none is given.
   virtual absl::StatusOr<int64_t> NextMri() = 0;
+
+  // --- Resumable record builds (see "Resumable record builds" above). ---
+
+  // As Begin(), and in the same transaction the build row: owned by
+  // `owner` (not empty), generation 1, leased for `lease_ms` (>= 0) from
+  // now on the store's clock, with `spec`. This object holds the claim.
+  virtual absl::StatusOr<int64_t> BeginBuild(const std::string& commit, int64_t mri,
+                                             const std::string& owner,
+                                             const std::string& spec,
+                                             int64_t lease_ms) = 0;
+
+  // Takes build `baseline` over for `owner` when it is building and its
+  // build row names `owner` already (a restart of the same instance) or
+  // its lease has expired (lease_left_ms <= 0): the row then names
+  // `owner`, generation + 1, leased for `lease_ms`, and this object holds
+  // the claim (and the writer lock). nullopt, changing nothing, when
+  // another owner's lease still runs or the baseline is not building.
+  // NotFound for a baseline without a build row. One transaction: of two
+  // schedulers claiming one build at once, one gets it.
+  virtual absl::StatusOr<std::optional<ClaimedBuild>> ClaimBuild(int64_t baseline,
+                                                                 const std::string& owner,
+                                                                 int64_t lease_ms) = 0;
+
+  // Extends this object's claim on `baseline` to `lease_ms` from now.
+  // false (and this object forgets the claim) when the build is no longer
+  // this claim's: taken over, finished, removed.
+  virtual absl::StatusOr<bool> RenewBuild(int64_t baseline, int64_t lease_ms) = 0;
+
+  // Appends accepted results to the journal of a build this object holds
+  // (each result's row in results, replacing one of the same test; its
+  // record in the journal, where a test already journaled keeps its first
+  // record), all in one transaction. InvalidArgument as PutResults;
+  // FailedPrecondition when the claim is lost or the build is over.
+  virtual absl::Status PutAccepted(int64_t baseline,
+                                   const std::vector<AcceptedEntry>& entries) = 0;
+
+  // The journal records of a resumable build, in the order they were
+  // appended. NotFound without a build row.
+  virtual absl::StatusOr<std::vector<std::string>> Journal(int64_t baseline) = 0;
+
+  // The build rows of every building baseline, by baseline id.
+  virtual absl::StatusOr<std::vector<BuildOwnership>> ListBuilds() = 0;
 
   // --- Copies and retention (`ste baseline import|list|gc`). ---
 

@@ -14,6 +14,20 @@
 // The gRPC service (issue 5) is a thin adapter over this class; the
 // embedded `ste record` uses the same class in process.
 //
+// Generations. A build resumed by another run of a scheduler (a restart,
+// a take-over: scheduler_service.h) gets a new coordinator with the next
+// `generation`. Its lease ids are ((generation - 1) << 40) + n, so they
+// never equal an id an earlier generation gave out (generation 1's are
+// 1, 2, ... as before), and LeaseGeneration() tells which gave an id. The
+// tests accepted before are marked with MarkAccepted() before anything is
+// leased. A result for a lease of an earlier generation (a worker that ran
+// it while the scheduler was down) is taken by AcceptEarlier(): accepted
+// if its test is not done yet, a duplicate otherwise. Worker ids of
+// generation 1 are "w<n>", later ones "g<generation>w<n>"; a coordinator
+// of generation > 1 answers an id it did not give out with
+// FailedPrecondition "... register again" (the worker then re-registers),
+// generation 1 with NotFound as before.
+//
 // Time comes from Options::now, so tests drive it by hand.
 // Thread-safety: every method may be called from any thread.
 #ifndef STE_BUILD_COORDINATOR_H_
@@ -55,7 +69,14 @@ class BuildCoordinator {
     std::function<void(const std::string& worker_id, const std::string& name,
                        size_t requeued)>
         on_expired;
+    // 1 for a new build; one more for each resumption (see "Generations").
+    uint32_t generation = 1;
   };
+
+  // The generation that gave out `lease_id` (see "Generations").
+  static uint32_t LeaseGeneration(uint64_t lease_id) {
+    return static_cast<uint32_t>(lease_id >> 40) + 1;
+  }
 
   // Duplicate test names are collapsed.
   BuildCoordinator(std::vector<BuildTest> tests, Options options);
@@ -79,7 +100,20 @@ class BuildCoordinator {
   // never issued.
   std::string LeaseWorkerName(uint64_t lease_id);
 
+  // Restores a test accepted by an earlier generation (before any lease):
+  // it is done and never leased. NotFound for a test not in the build;
+  // kDuplicate when it was marked already.
   enum class Acceptance { kAccepted, kDuplicate };
+  absl::StatusOr<Acceptance> MarkAccepted(const std::string& test);
+
+  // A result for lease `lease_id` of an earlier generation, for `test`:
+  // kAccepted when the test is not done (a lease of it now outstanding
+  // will be a duplicate), kDuplicate otherwise. InvalidArgument for a
+  // lease id of this generation or a later one, or a test not in the build.
+  absl::StatusOr<Acceptance> AcceptEarlier(uint64_t lease_id, const std::string& test);
+  // Whether `test` is one of the build's.
+  bool HasTest(const std::string& test) const;
+
   // The result of a lease has arrived. kAccepted the first time a result
   // comes for its test (the caller then feeds it to the index builder);
   // kDuplicate afterwards. InvalidArgument for a lease id never issued.
@@ -119,6 +153,7 @@ class BuildCoordinator {
 
   const Options options_;
   std::vector<BuildTest> tests_;  // in priority order; never changes
+  absl::flat_hash_map<std::string, size_t> index_;  // test -> index into tests_; never changes
   // Guards everything below. A std::mutex, not absl::Mutex: Debian's
   // abseil is not built for ThreadSanitizer, which then reports false races
   // inside absl::Mutex sections; std::mutex it understands.

@@ -18,6 +18,22 @@
 // bad message is refused the same way whatever brings it, and nothing of
 // a refused result reaches the index.
 //
+// Resumable builds (Options::owner set: `ste scheduler`). The baseline is
+// begun with BaselineStore::BeginBuild, its spec (build_journal.h) stored
+// with it, and every accepted result is journaled: kept pending, written
+// in one PutAccepted transaction when `journal_batch` are pending and by
+// Flush(), which the service calls before it acknowledges a Report stream
+// (so a result a worker was told is taken is in the store). Renew() keeps
+// the build lease; another run of a scheduler that claims the build
+// (ClaimBuild) makes a session with Resume(): the spec decoded, every
+// journaled result fed to a new index builder and marked accepted in a
+// coordinator of the next generation; the rest is leased again. The index
+// it stores is the one a fault-free build stores: the same results, fed
+// in another order, which the builder does not depend on. A session whose
+// claim was lost (the store refuses its writes: another scheduler took the
+// build) is lost(): it stops taking results and never marks the build
+// failed; its watchers and workers are sent to look again.
+//
 // Thread-safety: every method may be called from any thread.
 #ifndef STE_BUILD_SESSION_H_
 #define STE_BUILD_SESSION_H_
@@ -118,6 +134,9 @@ struct BuildSnapshot {
   uint64_t index_bytes = 0;
   uint64_t inventory_entries = 0;
   std::vector<FinishedTest> finished;  // from the index asked for
+  // The build was lost to another scheduler (BuildSession::lost()): this
+  // one no longer follows it.
+  bool handed_over = false;
 };
 
 class BuildSession {
@@ -127,12 +146,32 @@ class BuildSession {
     // One line per build event (created, worker joined/expired, complete,
     // failed); may be empty.
     std::function<void(const std::string&)> log;
+    // The scheduler instance that runs the build, for the store's build
+    // row; "" for a build nothing would resume (the embedded `ste
+    // record`): then nothing is journaled.
+    std::string owner;
+    int64_t lease_ms = 10000;   // the build lease (BeginBuild, Renew)
+    size_t journal_batch = 64;  // accepted results per journal transaction
   };
 
   // Begins a baseline in `store` (which the session owns from now on).
   // InvalidArgument for a bad test path, a duplicate, or no test.
   static absl::StatusOr<std::unique_ptr<BuildSession>> Create(
       BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options);
+
+  // Goes on with build `baseline`, which `store` has just claimed
+  // (ClaimBuild gave `claimed`; options.owner is the claimer): the spec
+  // decoded, every journaled result fed again and its test done, in a
+  // coordinator of generation claimed.generation. When every test was
+  // accepted already, the baseline is stored before this returns. DataLoss
+  // for a spec or journal record that cannot be read, InvalidArgument for
+  // one that does not fit the build: then nothing is resumed and the build
+  // is marked failed through `store` (the previous baseline stays in use).
+  // A store error (reading the journal) is returned as it is, the build
+  // left building for a later claim.
+  static absl::StatusOr<std::unique_ptr<BuildSession>> Resume(
+      int64_t baseline, ClaimedBuild claimed, std::unique_ptr<BaselineStore> store,
+      Options options);
   ~BuildSession();
 
   // "b<baseline id>": unique in the store, so a restarted scheduler knows
@@ -168,6 +207,24 @@ class BuildSession {
   // served). No-op when it is over.
   void Fail(const std::string& why);
 
+  // Resumable builds: journals the accepted results not written yet, in
+  // one transaction. OK when there is nothing to write (none pending, not
+  // resumable, over). FailedPrecondition when the store refuses (the build
+  // was lost, lost() is now true); other errors as the store gives them,
+  // the results staying pending for the next Flush.
+  absl::Status Flush();
+  // Extends the build lease. False when the build was lost (or the store
+  // cannot be reached: then the lease runs on, and the next Renew tries
+  // again while it may).
+  bool Renew();
+  // The store refused this session's claim: another scheduler runs the
+  // build now (or it was finished by another). Not running() either.
+  bool lost();
+  uint32_t generation() const { return options_.coordinator.generation; }
+  // The accepted results of this session restored from the journal
+  // (Resume), 0 for a new build.
+  size_t resumed() const { return resumed_; }
+
   // The state now, with the finished tests from index `from` on. Waits up
   // to `wait` for something new (a finished test past `from`, or the end).
   BuildSnapshot Snapshot(size_t from, absl::Duration wait);
@@ -175,6 +232,21 @@ class BuildSession {
 
  private:
   BuildSession(BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options);
+  // What Create and Resume share once the baseline exists: the builder's
+  // tests and the coordinator.
+  absl::Status Start(int64_t baseline);
+  // Feeds one accepted result's scopes to the index builder (one test is
+  // fed by one thread; no lock of this class held).
+  absl::Status FeedIndex(const std::string& own, const std::vector<ResultScope>& scopes, bool opaque);
+  // Counts an accepted result: its TestResult, its FinishedTest for the
+  // watchers, and (resumable, `record` not null) its journal entry; the
+  // last one stores the baseline. Requires mu_.
+  void CountLocked(FinishedTest f, const absl::Status& fed, std::string* record);
+  // A journaled result fed again (Resume).
+  absl::Status Restore(const std::string& bytes);
+  // Requires mu_.
+  absl::Status FlushLocked();
+  void LoseLocked(const std::string& why);  // requires mu_
   void Log(const std::string& line);
   // Stores the baseline; requires every test fed. Sets the final state.
   void Finalize();
@@ -201,6 +273,9 @@ class BuildSession {
   size_t fed_ = 0;
   uint64_t index_bytes_ = 0;
   uint64_t inventory_entries_ = 0;
+  std::vector<AcceptedEntry> pending_;  // accepted, not journaled yet
+  bool lost_ = false;
+  size_t resumed_ = 0;
 };
 
 }  // namespace ste

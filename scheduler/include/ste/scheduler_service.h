@@ -9,13 +9,37 @@
 //                                 local workers: one code path.
 //
 // Builds: CreateBuild begins a baseline ("building") and returns build id
-// "b<baseline id>". A build the service does not know (it was started by an
-// earlier run of the scheduler, killed since) is marked failed in the store
-// on first mention, and reported as gone: a killed scheduler never leaves a
-// half-written baseline served, and the previous complete one stays in use.
-// Shutdown() (SIGTERM) fails the running builds the same way, after any
-// baseline being stored has been stored.
+// "b<baseline id>".
 //
+// Resumable builds (options.instance_id set: `ste scheduler`; the embedded
+// `ste record` has none, and its builds end with its process). Each build
+// is begun with an owner, this instance, and a build lease in the store
+// (baseline_store.h "Resumable record builds"); accepted results are
+// journaled in batches, and a Report stream is acknowledged only once its
+// results are in the store. A thread renews the lease of every build this
+// instance runs (every build_lease / 4) and sweeps the store's build rows:
+//   - a build whose row names this instance (this scheduler restarted) or
+//     whose owner's lease has expired (its scheduler was killed, or is
+//     stuck) is claimed and resumed (BuildSession::Resume): workers that
+//     call in are told to register again, their results of leases given
+//     out before are taken once, only tests without an accepted result
+//     are leased again, and watchers get the build's progress again;
+//   - one whose lease expired more than abandon_after ago (no scheduler
+//     came back to it in time) is claimed and marked failed instead: the
+//     previous complete baseline stays in use;
+//   - one another instance holds a live lease on is not touched. Calls
+//     naming it are answered UNAVAILABLE ("run by scheduler X"), which
+//     workers and clients retry (with several scheduler addresses, on
+//     another one).
+// A call naming a build that is not in memory claims and resumes it the
+// same way at once (no need to wait for the sweep). A build that lost its
+// claim (the store refuses its writes: another took it over) is dropped
+// here; calls naming it get UNAVAILABLE. A building baseline without a
+// build row (an embedded `ste record` running, or one begun by a ste
+// before resumable builds) is never touched: NOT_FOUND.
+// Shutdown() (SIGTERM) fails the running builds, after any baseline being
+// stored has been stored: a stop asked for is the end of the build.
+
 // Every call is authorised first (token, constant-time compare) when the
 // service has a token; a refused call is logged with its peer.
 #ifndef STE_SCHEDULER_SERVICE_H_
@@ -24,11 +48,13 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
@@ -47,6 +73,17 @@ struct SchedulerOptions {
   absl::Duration heartbeat_interval = absl::Seconds(5);
   // The clock lease timeouts are measured on (tests move one by hand).
   std::function<absl::Time()> now = [] { return absl::Now(); };
+  // Resumable builds (see above): this scheduler's instance id, unique
+  // among the schedulers of a store that run at once and the same across
+  // restarts where it can be (`ste scheduler --instance-id`); "" for none.
+  std::string instance_id;
+  // How long a build stays this instance's without a renewal (on the
+  // store's clock); another scheduler takes it over once it expires.
+  absl::Duration build_lease = absl::Seconds(10);
+  // A build nobody renewed for longer than this past its lease is failed,
+  // not resumed.
+  absl::Duration abandon_after = absl::Minutes(10);
+  size_t journal_batch = 64;  // accepted results per journal transaction
   // One line per event; may be empty. Called from any thread, serialised.
   std::function<void(const std::string&)> log;
 };
@@ -56,8 +93,19 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   explicit SchedulerService(SchedulerOptions options);
   ~SchedulerService() override;
 
-  // Fails every running build with `why` (waiting for one being stored).
+  // Fails every running build with `why` (waiting for one being stored),
+  // and stops renewing and sweeping.
   void Shutdown(const std::string& why);
+
+  // Starts the thread of RenewAndSweep (with an instance id): called by
+  // SchedulerServer::Start once it listens.
+  void StartOwnership();
+
+  // One pass of the ownership thread: renews this instance's builds,
+  // drops the lost ones, resumes or fails what the store's build rows say
+  // (see "Resumable builds"). Called by the thread; public for tests, and
+  // never to be called while the thread runs (one store object of its own).
+  void RenewAndSweep();
 
   grpc::Status CreateBuild(grpc::ServerContext* ctx, const v1::CreateBuildRequest* req,
                            v1::CreateBuildResponse* resp) override;
@@ -86,6 +134,13 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   grpc::Status FindWorker(const std::string& worker_id, std::shared_ptr<BuildSession>* build,
                           std::string* worker);
   absl::StatusOr<std::unique_ptr<BaselineStore>> OpenStore();
+  BuildSession::Options SessionOptions();
+  // Claims build `baseline` for this instance and resumes it (or fails
+  // it, abandoned, when `abandoned`). *out is the session, or null when
+  // the build is not this instance's to take (`why` says whose it is).
+  absl::Status ClaimAndResume(int64_t baseline, bool abandoned, std::shared_ptr<BuildSession>* out,
+                              std::string* why);
+  void OwnershipLoop();
   // Authorizes, then finds the worker's build; *build is reset (and OK
   // returned) when that build is over: the caller answers build_done.
   grpc::Status RunningWorker(grpc::ServerContext* ctx, const char* method,
@@ -99,8 +154,12 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   CachingBaselineSource baselines_;
   std::mutex log_mu_;
   std::mutex mu_;  // guards builds_, shutting_down_
+  std::condition_variable stop_cv_;  // with mu_: shutting_down_ set
   std::map<std::string, std::shared_ptr<BuildSession>> builds_;
   bool shutting_down_ = false;
+  std::mutex resume_mu_;  // one claim and resumption at a time
+  std::thread ownership_;  // RenewAndSweep, with an instance id
+  std::unique_ptr<BaselineStore> sweep_store_;  // RenewAndSweep's only
 };
 
 // A gRPC server running a SchedulerService.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -86,6 +87,11 @@ class LocalWorker {
 absl::Status Watch(v1::Scheduler::Stub& stub, const RecordOptions& o, const std::string& build_id,
                    std::vector<FinishedTest>* finished, v1::BuildProgress* last) {
   absl::Time unreachable_since = absl::InfiniteFuture();
+  // A watch that starts again (the scheduler restarted, or another took
+  // the build over) gets every finished test again, in another order:
+  // each is reported once.
+  std::set<std::string> seen;
+  for (const FinishedTest& f : *finished) seen.insert(f.test);
   for (;;) {
     v1::WatchBuildRequest req;
     req.set_build_id(build_id);
@@ -103,6 +109,7 @@ absl::Status Watch(v1::Scheduler::Stub& stub, const RecordOptions& o, const std:
           return absl::DataLossError(absl::StrCat("the scheduler's progress is unreadable: ",
                                                   f.status().message()));
         }
+        if (!seen.insert(f->test).second) continue;
         finished->push_back(*std::move(f));
         if (o.on_test) o.on_test(finished->back(), finished->size(), p.total());
       }

@@ -70,6 +70,11 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const Rpc
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kDefaultMaxMessageBytes);
   args.SetMaxSendMessageSize(kDefaultMaxMessageBytes);
+  // A scheduler restarting (or a list of them failing over, "ipv4:A,B") is
+  // found again within a second or two, not after gRPC's default backoff
+  // of up to two minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (auth.tls_ca.empty()) {
     creds = grpc::InsecureChannelCredentials();

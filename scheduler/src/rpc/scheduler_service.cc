@@ -1,3 +1,9 @@
+// Copyright: the ste authors. The scheduler service (scheduler_service.h).
+//
+// About 730 lines, over the ~600 of STYLE.md: the RPCs and the ownership
+// loop of resumable builds (renew, sweep, claim and resume) share the map
+// of builds and its lock, and each RPC's lookup of a build may resume it;
+// kept in one file so that who may touch a build is read in one place.
 #include "ste/scheduler_service.h"
 
 #include <sys/socket.h>
@@ -12,6 +18,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "ste/status_macros.h"
 #include "report_decoder.h"
 #include "ste/baseline_loader.h"
 #include "ste/config.h"
@@ -66,7 +73,149 @@ void FillProgress(const BuildSnapshot& s, const BuildSession& b, v1::BuildProgre
 SchedulerService::SchedulerService(SchedulerOptions options)
     : options_(std::move(options)),
       baselines_([this] { return OpenStore(); }, kLoadedBaselinesKept) {}
-SchedulerService::~SchedulerService() = default;
+
+void SchedulerService::StartOwnership() {
+  if (!options_.instance_id.empty() && !ownership_.joinable()) {
+    ownership_ = std::thread([this] { OwnershipLoop(); });
+  }
+}
+
+SchedulerService::~SchedulerService() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    stop_cv_.notify_all();
+  }
+  if (ownership_.joinable()) ownership_.join();
+}
+
+BuildSession::Options SchedulerService::SessionOptions() {
+  BuildSession::Options o;
+  o.coordinator.lease_timeout = options_.lease_timeout;
+  o.coordinator.now = options_.now;
+  o.log = [this](const std::string& line) { Log(line); };
+  o.owner = options_.instance_id;
+  o.lease_ms = absl::ToInt64Milliseconds(options_.build_lease);
+  o.journal_batch = options_.journal_batch;
+  return o;
+}
+
+void SchedulerService::OwnershipLoop() {
+  const absl::Duration every =
+      std::clamp(options_.build_lease / 4, absl::Milliseconds(50), absl::Seconds(2));
+  for (;;) {
+    RenewAndSweep();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_cv_.wait_for(lock, absl::ToChronoMilliseconds(every), [&] { return shutting_down_; })) {
+      return;
+    }
+  }
+}
+
+void SchedulerService::RenewAndSweep() {
+  std::map<std::string, std::shared_ptr<BuildSession>> builds;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return;
+    builds = builds_;
+  }
+  for (auto& [id, b] : builds) {
+    if (!b->Renew()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      builds_.erase(id);  // lost: another scheduler runs it now
+    }
+  }
+  // One store object for the sweeps (a PostgreSQL connection is not made
+  // anew every pass); opened again after an error.
+  if (!sweep_store_) {
+    absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+    if (!store.ok()) {
+      Log(absl::StrCat("cannot look for builds to resume: ", store.status().message()));
+      return;
+    }
+    sweep_store_ = *std::move(store);
+  }
+  absl::StatusOr<std::vector<BuildOwnership>> rows = sweep_store_->ListBuilds();
+  if (!rows.ok()) {
+    sweep_store_.reset();
+    Log(absl::StrCat("cannot look for builds to resume: ", rows.status().message()));
+    return;
+  }
+  const int64_t abandon_ms = absl::ToInt64Milliseconds(options_.abandon_after);
+  for (const BuildOwnership& row : *rows) {
+    const std::string id = absl::StrCat("b", row.baseline);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (shutting_down_) return;
+      auto it = builds_.find(id);
+      if (it != builds_.end() && it->second->running()) continue;  // ours, renewed above
+    }
+    if (row.owner != options_.instance_id && row.lease_left_ms > 0) continue;  // another's
+    std::shared_ptr<BuildSession> session;
+    std::string why;
+    absl::Status s = ClaimAndResume(row.baseline, row.lease_left_ms <= -abandon_ms, &session, &why);
+    if (!s.ok()) Log(absl::StrCat("build ", id, ": ", s.message()));
+  }
+}
+
+absl::Status SchedulerService::ClaimAndResume(int64_t baseline, bool abandoned,
+                                              std::shared_ptr<BuildSession>* out, std::string* why) {
+  out->reset();
+  const std::string id = absl::StrCat("b", baseline);
+  std::lock_guard<std::mutex> resuming(resume_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) {
+      *why = "the scheduler is stopping";
+      return absl::OkStatus();
+    }
+    auto it = builds_.find(id);
+    if (it != builds_.end() && !it->second->lost()) {  // resumed by another call meanwhile
+      *out = it->second;
+      return absl::OkStatus();
+    }
+  }
+  STE_ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStore());
+  STE_ASSIGN_OR_RETURN(std::optional<ClaimedBuild> claimed,
+                       store->ClaimBuild(baseline, options_.instance_id,
+                                         absl::ToInt64Milliseconds(options_.build_lease)));
+  if (!claimed) {
+    absl::StatusOr<std::vector<BuildOwnership>> rows = store->ListBuilds();
+    *why = "it is not building";
+    if (rows.ok()) {
+      for (const BuildOwnership& row : *rows) {
+        if (row.baseline != baseline) continue;
+        *why = absl::StrCat("it is run by scheduler ", row.owner, " (its lease runs ",
+                            row.lease_left_ms, " ms more)");
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (abandoned) {
+    const std::string failure = absl::StrCat(
+        "no scheduler ran it for ", absl::FormatDuration(options_.abandon_after),
+        " past its lease (last run by ", claimed->previous_owner,
+        "); the previous baseline stays in use");
+    STE_RETURN_IF_ERROR(store->MarkFailed(baseline, failure));
+    Log(absl::StrCat("build ", id, " failed: ", failure));
+    *why = failure;
+    return absl::OkStatus();
+  }
+  const std::string previous = claimed->previous_owner;
+  absl::StatusOr<std::unique_ptr<BuildSession>> resumed =
+      BuildSession::Resume(baseline, *std::move(claimed), std::move(store), SessionOptions());
+  if (!resumed.ok()) {
+    const bool failed = absl::IsDataLoss(resumed.status()) || absl::IsInvalidArgument(resumed.status());
+    *why = absl::StrCat("it cannot be resumed", failed ? "" : " yet", ": ", resumed.status().message());
+    Log(absl::StrCat("build ", id, failed ? " failed: " : ": ", *why));
+    return absl::OkStatus();
+  }
+  std::shared_ptr<BuildSession> b = *std::move(resumed);
+  std::lock_guard<std::mutex> lock(mu_);
+  builds_[id] = b;
+  *out = b;
+  return absl::OkStatus();
+}
 
 void SchedulerService::Log(const std::string& line) {
   if (!options_.log) return;
@@ -100,8 +249,10 @@ void SchedulerService::Shutdown(const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     shutting_down_ = true;
+    stop_cv_.notify_all();
     builds = builds_;
   }
+  if (ownership_.joinable()) ownership_.join();
   for (auto& [id, b] : builds) b->Fail(why);
 }
 
@@ -111,37 +262,66 @@ Status SchedulerService::FindBuild(const std::string& build_id,
     std::lock_guard<std::mutex> lock(mu_);
     auto it = builds_.find(build_id);
     if (it != builds_.end()) {
-      *out = it->second;
-      return Status::OK;
+      if (!it->second->lost()) {
+        *out = it->second;
+        return Status::OK;
+      }
+      builds_.erase(it);  // handed over: look in the store again
     }
   }
   int64_t baseline = 0;
   if (build_id.size() < 2 || build_id[0] != 'b' || !absl::SimpleAtoi(build_id.substr(1), &baseline)) {
     return Status(StatusCode::NOT_FOUND, absl::StrCat("no build '", build_id, "'"));
   }
-  // A build of an earlier run of the scheduler: it cannot go on (its
-  // accepted results died with that process); mark it failed if it is
-  // still "building", so nobody waits for it.
+  // Not in memory: a build of an earlier run of this scheduler, or of
+  // another one on the store. Resumed here if it is ours to take.
   absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
-  if (store.ok()) {
-    absl::StatusOr<BaselineInfo> info = (*store)->Get(baseline);
-    if (info.ok() && info->state == BaselineState::kBuilding) {
-      const std::string why = "the scheduler restarted during the build";
-      if ((*store)->MarkFailed(baseline, why).ok()) {
-        Log(absl::StrCat("build ", build_id, " failed: ", why));
-      }
-    }
-    if (info.ok()) {
-      return Status(StatusCode::NOT_FOUND,
-                    absl::StrCat("build ", build_id, " is not running in this scheduler (",
-                                 info->state == BaselineState::kComplete
-                                     ? "it is complete"
-                                     : "it failed: the scheduler restarted during it, or it "
-                                       "was stopped",
-                                 ")"));
+  if (!store.ok()) return ToGrpcStatus(store.status());
+  absl::StatusOr<BaselineInfo> info = (*store)->Get(baseline);
+  if (absl::IsNotFound(info.status())) {
+    return Status(StatusCode::NOT_FOUND, absl::StrCat("no build '", build_id, "'"));
+  }
+  if (!info.ok()) return ToGrpcStatus(info.status());
+  if (info->state == BaselineState::kComplete) {
+    return Status(StatusCode::NOT_FOUND,
+                  absl::StrCat("build ", build_id, " is not running in this scheduler (it is complete)"));
+  }
+  if (info->state == BaselineState::kFailed) {
+    return Status(StatusCode::NOT_FOUND, absl::StrCat("build ", build_id, " is not running in this scheduler (it failed: ",
+                                                      info->failure, ")"));
+  }
+  if (options_.instance_id.empty()) {
+    return Status(StatusCode::NOT_FOUND,
+                  absl::StrCat("build ", build_id, " is not running in this scheduler"));
+  }
+  // Abandoned (its lease expired longer than abandon_after ago): failed,
+  // as the sweep would.
+  bool abandoned = false;
+  absl::StatusOr<std::vector<BuildOwnership>> rows = (*store)->ListBuilds();
+  if (!rows.ok()) return ToGrpcStatus(rows.status());
+  for (const BuildOwnership& row : *rows) {
+    if (row.baseline == baseline) {
+      abandoned = row.lease_left_ms <= -absl::ToInt64Milliseconds(options_.abandon_after);
     }
   }
-  return Status(StatusCode::NOT_FOUND, absl::StrCat("no build '", build_id, "'"));
+  store->reset();
+  std::shared_ptr<BuildSession> resumed;
+  std::string why;
+  absl::Status claimed = ClaimAndResume(baseline, abandoned, &resumed, &why);
+  if (absl::IsNotFound(claimed)) {
+    // Building, with no build row: not a build any scheduler runs (an
+    // embedded record, a ste before resumable builds). Never touched.
+    return Status(StatusCode::NOT_FOUND,
+                  absl::StrCat("build ", build_id, " is not run by a scheduler (",
+                               claimed.message(), ")"));
+  }
+  if (!claimed.ok()) return ToGrpcStatus(claimed);
+  if (!resumed) {
+    return Status(StatusCode::UNAVAILABLE,
+                  absl::StrCat("build ", build_id, " is not run by this scheduler: ", why));
+  }
+  *out = resumed;
+  return Status::OK;
 }
 
 Status SchedulerService::FindWorker(const std::string& worker_id,
@@ -157,6 +337,10 @@ Status SchedulerService::RunningWorker(grpc::ServerContext* ctx, const char* met
                                        std::shared_ptr<BuildSession>* build, std::string* worker) {
   if (Status a = Authorize(ctx, method); !a.ok()) return a;
   if (Status s = FindWorker(worker_id, build, worker); !s.ok()) return s;
+  if ((*build)->lost()) {
+    return Status(StatusCode::UNAVAILABLE,
+                  absl::StrCat("build ", (*build)->id(), " is run by another scheduler now"));
+  }
   if (!(*build)->running()) build->reset();
   return Status::OK;
 }
@@ -182,12 +366,8 @@ Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateB
   spec.inventory = *std::move(inventory);
   absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
   if (!store.ok()) return ToGrpcStatus(store.status());
-  BuildSession::Options o;
-  o.coordinator.lease_timeout = options_.lease_timeout;
-  o.coordinator.now = options_.now;
-  o.log = [this](const std::string& line) { Log(line); };
   absl::StatusOr<std::unique_ptr<BuildSession>> build =
-      BuildSession::Create(std::move(spec), *std::move(store), std::move(o));
+      BuildSession::Create(std::move(spec), *std::move(store), SessionOptions());
   if (!build.ok()) {
     Log(absl::StrCat("refused CreateBuild from ", ctx->peer(), ": ", build.status().message()));
     return ToGrpcStatus(build.status());
@@ -232,6 +412,10 @@ Status SchedulerService::RegisterWorker(grpc::ServerContext* ctx,
                     absl::StrCat("no running build", req->commit().empty() ? "" : " of commit ",
                                  req->commit().substr(0, 12), " yet"));
     }
+  }
+  if (build->lost()) {
+    return Status(StatusCode::UNAVAILABLE,
+                  absl::StrCat("build ", build->id(), " is run by another scheduler now"));
   }
   if (!build->running()) {
     return Status(StatusCode::FAILED_PRECONDITION, absl::StrCat("build ", build->id(), " is over"));
@@ -340,7 +524,9 @@ Status SchedulerService::Report(grpc::ServerContext* ctx,
     const LeaseResult& result = **whole;
     absl::StatusOr<BuildCoordinator::Acceptance> taken = build->Submit(result);
     if (!taken.ok()) {
-      if (absl::IsFailedPrecondition(taken.status())) return ToGrpcStatus(taken.status());
+      if (absl::IsFailedPrecondition(taken.status()) || absl::IsUnavailable(taken.status())) {
+        return ToGrpcStatus(taken.status());  // over, or handed over: nothing refused
+      }
       (void)build->Submit(RefusedResult(result.lease_id, result.test, taken.status().message()));
       return refuse(taken.status());
     }
@@ -353,6 +539,16 @@ Status SchedulerService::Report(grpc::ServerContext* ctx,
     }
   }
   if (absl::Status end = decoder.Finish(); !end.ok()) return refuse(end);
+  // Acknowledged only once its results are in the store: a worker told
+  // OK never sends them again. Otherwise it replays the stream (each
+  // result is then a duplicate here, and journaled with the next flush).
+  if (build) {
+    absl::Status journaled = build->Flush();
+    if (!journaled.ok()) {
+      return Status(StatusCode::UNAVAILABLE,
+                    absl::StrCat("the results are not in the store yet: ", journaled.message()));
+    }
+  }
   return Status::OK;
 }
 
@@ -367,6 +563,10 @@ Status SchedulerService::WatchBuild(grpc::ServerContext* ctx, const v1::WatchBui
     from += snap.finished.size();
     v1::BuildProgress p;
     FillProgress(snap, *build, &p);
+    if (snap.handed_over) {
+      return Status(StatusCode::UNAVAILABLE,
+                    absl::StrCat("build ", build->id(), " is run by another scheduler now"));
+    }
     if (!writer->Write(p)) return Status(StatusCode::CANCELLED, "the watcher went away");
     if (snap.state != BaselineState::kBuilding) return Status::OK;
     if (ctx->IsCancelled()) return Status(StatusCode::CANCELLED, "cancelled");
@@ -519,6 +719,9 @@ absl::StatusOr<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(Schedule
   } else if (!listen.address.empty()) {
     s->address_ = absl::StrCat(listen.address.substr(0, listen.address.rfind(':')), ":", port);
   }
+  // Only now, listening on its address (which no other process can): a
+  // scheduler that could not start never claims a build.
+  s->service_->StartOwnership();
   return s;
 }
 

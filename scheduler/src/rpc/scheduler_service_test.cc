@@ -975,7 +975,11 @@ TEST_F(SchedulerServiceTest,
 // ---------------------------------------------------------------------------
 // Restarts.
 
-TEST_F(SchedulerServiceTest, ARestartedSchedulerFailsTheBuildsOfTheEarlierRun) {
+// A building baseline with no build row (an embedded `ste record` running,
+// or begun by a ste before resumable builds) is nobody's to resume or
+// fail: a scheduler leaves it as it is (issue 14: it used to mark it
+// failed, which failed live builds of another process on the store).
+TEST_F(SchedulerServiceTest, ARestartedSchedulerLeavesBuildsItDoesNotRunAlone) {
   std::string complete, stopped;
   {
     std::unique_ptr<SchedulerServer> first = Start(Options());
@@ -998,7 +1002,7 @@ TEST_F(SchedulerServiceTest, ARestartedSchedulerFailsTheBuildsOfTheEarlierRun) {
   EXPECT_NE(info->failure.find("the scheduler stopped"), std::string::npos)
       << info->failure;
 
-  // A build left "building" by a scheduler that was killed (nothing failed it).
+  // Builds begun without a build row, still "building".
   absl::StatusOr<int64_t> killed1 = store->Begin("c3", 3);
   absl::StatusOr<int64_t> killed2 = store->Begin("c4", 4);
   ASSERT_TRUE(killed1.ok() && killed2.ok());
@@ -1021,9 +1025,7 @@ TEST_F(SchedulerServiceTest, ARestartedSchedulerFailsTheBuildsOfTheEarlierRun) {
   for (int64_t id : {*killed1, *killed2}) {
     info = store->Get(id);
     ASSERT_TRUE(info.ok());
-    EXPECT_EQ(info->state, BaselineState::kFailed) << id;
-    EXPECT_NE(info->failure.find("restarted"), std::string::npos)
-        << info->failure;
+    EXPECT_EQ(info->state, BaselineState::kBuilding) << id;
   }
   // Workers of those builds are told the same.
   EXPECT_TRUE(HasStatus(c.Heartbeat("b" + std::to_string(*killed1) + "/w1"),
@@ -1041,6 +1043,105 @@ TEST_F(SchedulerServiceTest, ARestartedSchedulerFailsTheBuildsOfTheEarlierRun) {
   ASSERT_TRUE(IsOk(c.GetBaseline(INT64_MAX, 0, &base)));
   EXPECT_TRUE(base.found());
   EXPECT_EQ(base.baseline().id(), BaselineOf(complete));
+}
+
+// A build whose scheduler was killed (its session gone without a word, its
+// lease expired) is resumed by another instance on the first call that
+// names it: the journaled result stays accepted, the old worker is told to
+// register again, its late result of an old lease is taken once, only the
+// rest is leased, and the baseline completes with every result.
+TEST_F(SchedulerServiceTest, AKilledSchedulersBuildIsResumedByAnotherInstance) {
+  int64_t baseline = 0;
+  {
+    BuildSpec spec;
+    spec.commit = "c1";
+    spec.mri = 1;
+    spec.tests = {{"t/test_a.py", 0}, {"t/test_b.py", 0}, {"t/test_c.py", 0}};
+    BuildSession::Options o;
+    o.owner = "killed-instance";
+    o.lease_ms = 0;  // expired at once
+    absl::StatusOr<std::unique_ptr<BuildSession>> killed =
+        BuildSession::Create(std::move(spec), OpenStore(), o);
+    ASSERT_TRUE(killed.ok()) << killed.status();
+    baseline = (*killed)->baseline_id();
+    const std::string w = (*killed)->coordinator().RegisterWorker("old");
+    bool done = false;
+    absl::StatusOr<std::vector<TestLease>> leases = (*killed)->coordinator().Lease(w, 3, &done);
+    ASSERT_TRUE(leases.ok() && leases->size() == 3);
+    for (const TestLease& l : *leases) {
+      if (l.test != "t/test_a.py") continue;
+      LeaseResult r;
+      r.lease_id = l.lease_id;
+      r.test = l.test;
+      ASSERT_TRUE((*killed)->Submit(r).ok());
+    }
+    ASSERT_TRUE((*killed)->Flush().ok());
+  }  // "SIGKILL": nothing failed it, nothing renews it
+  SchedulerOptions options = Options();
+  options.instance_id = "second-instance";
+  options.build_lease = absl::Seconds(60);
+  std::unique_ptr<SchedulerServer> second = Start(options);
+  ASSERT_NE(second, nullptr);
+  Client c(second->address(), RpcAuth{});
+  const std::string build = "b" + std::to_string(baseline);
+  EXPECT_TRUE(HasStatus(c.Heartbeat(build + "/w1"), StatusCode::FAILED_PRECONDITION,
+                        "register again"));
+  std::string worker;
+  ASSERT_TRUE(IsOk(c.Register(build, &worker)));
+  EXPECT_EQ(worker, build + "/g2w1");
+  std::map<std::string, uint64_t> leases;
+  ASSERT_TRUE(IsOk(c.Lease(worker, 10, &leases)));
+  ASSERT_EQ(leases.size(), 2u);  // a was accepted before the kill
+  EXPECT_FALSE(leases.count("t/test_a.py"));
+  EXPECT_GE(BuildCoordinator::LeaseGeneration(leases["t/test_b.py"]), 2u);
+  // The old worker's result for b, of a lease from before: taken once.
+  v1::ReportSummary late;
+  ASSERT_TRUE(IsOk(c.Report(build + "/w1", {Result(2, "t/test_b.py", {})}, &late)));
+  EXPECT_EQ(late.accepted(), 1u);
+  v1::ReportSummary again;
+  ASSERT_TRUE(IsOk(c.Report(worker, {Result(leases["t/test_b.py"], "t/test_b.py", {}),
+                                     Result(1, "t/test_a.py", {})}, &again)));
+  EXPECT_EQ(again.accepted(), 0u);
+  EXPECT_EQ(again.duplicates(), 2u);
+  ASSERT_TRUE(IsOk(c.Report(worker, {Result(leases["t/test_c.py"], "t/test_c.py", {})})));
+  std::vector<v1::BuildProgress> progress;
+  ASSERT_TRUE(IsOk(c.Watch(build, &progress)));
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), v1::BUILD_STATE_COMPLETE);
+  std::set<std::string> finished;
+  for (const v1::BuildProgress& p : progress) {
+    for (const v1::FinishedTest& f : p.finished()) EXPECT_TRUE(finished.insert(f.test()).second);
+  }
+  EXPECT_EQ(finished.size(), 3u);
+  absl::StatusOr<std::vector<TestResult>> results = OpenStore()->Results(baseline);
+  ASSERT_TRUE(results.ok());
+  EXPECT_EQ(results->size(), 3u);
+  EXPECT_EQ(OpenStore()->Get(baseline)->state, BaselineState::kComplete);
+}
+
+// A build another instance holds a live lease on is not touched: calls
+// naming it are UNAVAILABLE (workers retry, or go to another address).
+TEST_F(SchedulerServiceTest, ABuildAnotherInstanceRunsIsUnavailableAndUntouched) {
+  BuildSpec spec;
+  spec.tests = {{"t/test_a.py", 0}};
+  BuildSession::Options o;
+  o.owner = "live-elsewhere";
+  o.lease_ms = 600000;
+  absl::StatusOr<std::unique_ptr<BuildSession>> elsewhere =
+      BuildSession::Create(std::move(spec), OpenStore(), o);
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status();
+  SchedulerOptions options = Options();
+  options.instance_id = "here";
+  std::unique_ptr<SchedulerServer> here = Start(options);
+  ASSERT_NE(here, nullptr);
+  Client c(here->address(), RpcAuth{});
+  EXPECT_TRUE(HasStatus(c.Register((*elsewhere)->id()), StatusCode::UNAVAILABLE,
+                        "run by scheduler live-elsewhere"));
+  absl::StatusOr<std::vector<BuildOwnership>> rows = OpenStore()->ListBuilds();
+  ASSERT_TRUE(rows.ok() && rows->size() == 1);
+  EXPECT_EQ((*rows)[0].owner, "live-elsewhere");
+  EXPECT_EQ((*rows)[0].generation, 1);
+  EXPECT_TRUE((*elsewhere)->Renew());
 }
 
 // ---------------------------------------------------------------------------

@@ -220,6 +220,9 @@ bool Worker::ShouldRetry(const grpc::Status& s, const char* what, const std::str
     Log(absl::StrCat(what, ": the scheduler gave up on ", id, "; registering again"));
     grpc::Status again = Register(id);
     if (again.ok()) return true;
+    // A scheduler that is down or hands the build over: the call is
+    // retried (and asks to register again) within the grace.
+    if (Retryable(again)) return ShouldRetry(again, "register again", id);
     Fatal(absl::StrCat("cannot register again: ", again.error_message()));
     return false;
   }
@@ -523,8 +526,10 @@ void Worker::Reporter() {
       absl::SleepFor(absl::Milliseconds(200));
     }
     // Replayed on the next stream: the scheduler takes each result once.
+    // A refused stream is tried 3 times; one that could not be delivered
+    // (the scheduler down or restarting, within the grace) until it is.
     for (Pending& p : on_stream) {
-      if (++p.attempts <= 3) replay.push_back(std::move(p));
+      if (!refused || ++p.attempts <= 3) replay.push_back(std::move(p));
     }
     on_stream.clear();
     return true;
