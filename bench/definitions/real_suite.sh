@@ -37,6 +37,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ste="$build/ste"
 export STE_INTEGRATIONS=${STE_INTEGRATIONS:-$(cd "$here/../../integrations" && pwd)}
 package=${PACKAGE:-networkx}
+export GT_PACKAGE=$package
 glob=${TEST_GLOB:-$package/**/tests/test_*.py}
 SEED=${SEED:-12}; COUNT=${COUNT:-30}; GROUP=${GROUP:-15}; NARROW=${NARROW:-10}
 N="nice -n 10"
