@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Ground truth for a mutant: every test file run alone with plain pytest,
+no ste anywhere.
+
+    ground_truth.py REPO OUTDIR LIST_OF_TEST_FILES [--fresh]
+
+Each test file runs in a process of its own, one at a time, as
+`pytest -q -p no:cacheprovider -p no:randomly -rfE FILE`. By default that
+process is a fork of a parent that imported pytest and the package under
+test (REPO's, as it is now: the mutant) and nothing else; the child runs
+pytest.main on the one file, so each file has its own pytest session and
+its own process, and the per-process start-up (Python, pytest, the package:
+~0.7 s of CPU for networkx, most of a file's cost) is paid once per mutant.
+--fresh: a new `python3 -m pytest` process per file instead (what
+run_each.sh does). real_suite.sh checks, on the unchanged tree, that both
+give the same outcome for every file.
+
+OUTDIR/<file with / as _>.out: "rc N" then the sorted FAILED/ERROR ids (the
+file's outcome). A file that used $TIMEOUT s of CPU (default 300) is killed
+by SIGXCPU: rc -24 (--fresh: $TIMEOUT s of wall, rc -14).
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+
+def outcome(rc, log):
+    ids = sorted(re.sub(r" - .*", "", l.rstrip("\n")) for l in open(log, errors="replace")
+                 if l.startswith(("FAILED ", "ERROR ")))
+    return "rc %d\n" % rc + "".join(i + "\n" for i in ids)
+
+
+def main(argv):
+    fresh = "--fresh" in argv
+    argv = [a for a in argv if a != "--fresh"]
+    repo, out, listing = os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2]
+    files = [l.strip() for l in open(listing) if l.strip()]
+    timeout = int(os.environ.get("TIMEOUT", "300"))
+    os.makedirs(out, exist_ok=True)
+    os.chdir(repo)
+    args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-rfE"]
+    if not fresh:
+        sys.path.insert(0, repo)
+        import pytest  # noqa: F401
+        package = os.environ.get("GT_PACKAGE", "networkx")
+        try:
+            __import__(package)
+        except Exception:
+            pass  # a mutant that breaks the import: each child sees it too
+    for f in files:
+        key = f.replace("/", "_")
+        log = os.path.join(out, key + ".log")
+        if fresh:
+            with open(log, "wb") as fh:
+                try:
+                    rc = subprocess.run([sys.executable, "-m", "pytest"] + args + [f], stdout=fh,
+                                        stderr=subprocess.STDOUT, timeout=timeout).returncode
+                except subprocess.TimeoutExpired:
+                    rc = -14
+        else:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                code = 70
+                try:
+                    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                    os.dup2(fd, 1)
+                    os.dup2(fd, 2)
+                    # CPU seconds, not wall: on a loaded machine a nice'd
+                    # child can wait minutes for a core (a wall-clock alarm
+                    # made a 4 s file "time out" under load 13).
+                    import resource
+                    resource.setrlimit(resource.RLIMIT_CPU, (timeout, timeout + 5))
+                    import pytest
+                    code = int(pytest.main(args + [f]))
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            rc = os.waitstatus_to_exitcode(status)
+        with open(os.path.join(out, key + ".out"), "w") as fh:
+            fh.write(outcome(rc, log))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
