@@ -128,6 +128,7 @@ demo: build
 	@./docs/demo.sh $(BUILD)
 
 bench: build
+	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	@./bench/run_all.sh $(BUILD)
 
 clean:
