@@ -6,21 +6,23 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian 12 packages the build, the tests and the benchmarks need
 # (liburing2 only for the interceptor test that liburing is refused io_uring;
 # that part skips without it; systemd for systemd-analyze and python3-yaml
-# for the deploy/ checks, ctest DeployManifests).
+# for the deploy/ checks, ctest DeployManifests; clang-14 and its runtimes
+# for the sanitizer tree: libFuzzer, ASan, UBSan).
 DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   libroaring-dev libabsl-dev libxxhash-dev libtomlplusplus-dev \
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
   ruby ruby-minitest ruby-rspec binutils openssl \
-  liburing2 systemd python3-yaml
+  liburing2 systemd python3-yaml \
+  clang-14 libclang-rt-14-dev
 
 # npm tooling, pinned: the GitHub action and workflows are validated with
 # it in `make test` (ctest GithubActionsValid).
 ACTION_VALIDATOR_VERSION := 0.6.0
 ACTION_VALIDATOR := $(BUILD)/tools/node_modules/.bin/action-validator
 
-.PHONY: all deps configure build test test-sanitize demo bench clean
+.PHONY: all deps configure build test test-sanitize san-build fuzz demo bench clean
 
 all: build
 
@@ -40,8 +42,12 @@ deps:
 	  npm install --prefix $(BUILD)/tools --no-audit --no-fund --silent \
 	    @action-validator/cli@$(ACTION_VALIDATOR_VERSION) >/dev/null; }
 
+# ccache when it is there (the trees below are rebuilt often).
+CCACHE := $(shell command -v ccache >/dev/null 2>&1 && \
+  echo -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE)
 
 configure: deps $(BUILD)/build.ninja
 
@@ -52,35 +58,78 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	@$(MAKE) --no-print-directory test-sanitize
 
-# The unit tests again under ASan+UBSan, and the scheduler's under TSan (the
-# preload library and the programs it is loaded into are not: a sanitizer
-# runtime must come first in a process).
+# One sanitizer tree, $(SAN_BUILD), built with clang-14 under ASan+UBSan
+# (-O1, line tables only: what a report needs): the unit tests, the `ste`
+# that the select, record and distributed e2e suites of $(BUILD) run
+# (ctest label ste-e2e, with STE_TEST_BINARY: tests/support/test_support.h),
+# and the fuzz targets
+# (tests/fuzz; the libraries carry -fsanitize=fuzzer-no-link so that the
+# fuzzer sees their coverage). The preload library stays unsanitized (C,
+# gcc): a sanitizer runtime must come first in a process, and the programs
+# it is loaded into are not ours. The sanitized ste itself is never
+# preloaded by the suites (it preloads the tests it runs); and clang links
+# the ASan runtime statically into it, so there is no libasan.so that
+# LD_PRELOAD could come before (`ste run -- build-san/ste ...` works too). The scheduler's tests also under TSan,
+# in $(BUILD)-tsan.
+SAN_BUILD := $(BUILD)-san
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 SAN_TESTS := ste_indexer_test ste_scheduler_test
-# The scheduler's threads under ThreadSanitizer too.
+FUZZ_TARGETS := log_reader inventory selection_index config runner_results baseline_archive report_stream
+SAN_TARGETS := ste $(SAN_TESTS) $(addprefix ste_fuzz_,$(FUZZ_TARGETS)) ste_fuzz_make_report_seeds
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-test-sanitize: deps
-	@[ -f $(BUILD)-asan/build.ninja ] || cmake -S . -B $(BUILD)-asan -G Ninja \
-	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" \
-	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" >/dev/null
-	cmake --build $(BUILD)-asan -j $(JOBS) --target $(SAN_TESTS)
+FUZZ_SECONDS ?= 60
+
+$(SAN_BUILD)/build.ninja:
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize $(CCACHE) \
+	  -DCMAKE_C_COMPILER=gcc -DCMAKE_C_FLAGS="-O2" \
+	  -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DCMAKE_CXX_FLAGS="$(SAN_FLAGS) -fsanitize=fuzzer-no-link -O1 -gline-tables-only" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" -DSTE_FUZZ=ON >/dev/null
+
+$(BUILD)-tsan/build.ninja:
+	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize $(CCACHE) \
+	  -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS) -O1 -g1" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(TSAN_FLAGS)" >/dev/null
+
+san-build: deps $(SAN_BUILD)/build.ninja
+	cmake --build $(SAN_BUILD) -j $(JOBS) --target $(SAN_TARGETS)
+
+# Needs $(BUILD) built (its e2e test binaries run the sanitized ste).
+test-sanitize: san-build $(BUILD)-tsan/build.ninja
 	@for t in $(SAN_TESTS); do \
 	  echo "== $$t (ASan+UBSan)"; \
-	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	    $(BUILD)-asan/tests/$$t --gtest_brief=1 || exit 1; \
+	  $(SAN_ENV) $(SAN_BUILD)/tests/$$t --gtest_brief=1 || exit 1; \
 	done
-	@[ -f $(BUILD)-tsan/build.ninja ] || cmake -S . -B $(BUILD)-tsan -G Ninja \
-	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)" \
-	  -DCMAKE_EXE_LINKER_FLAGS="$(TSAN_FLAGS)" >/dev/null
+	@echo "== select, record and distributed e2e against $(SAN_BUILD)/ste (ASan+UBSan)"
+	cd $(BUILD) && $(SAN_ENV) STE_TEST_BINARY=$(abspath $(SAN_BUILD))/ste \
+	  ctest --output-on-failure -j $(JOBS) --timeout 600 -L ste-e2e
+	@echo "== fuzz targets: committed corpora, then $$(sed -n 's/^STE_FUZZ_SHORT_SECONDS:STRING=//p' $(SAN_BUILD)/CMakeCache.txt) s each"
+	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target ste_scheduler_test
 	@echo "== ste_scheduler_test (TSan)"
 	@TSAN_OPTIONS=halt_on_error=1 $(BUILD)-tsan/tests/ste_scheduler_test --gtest_brief=1
+
+# Each fuzz target for FUZZ_SECONDS on one core, from its committed corpus
+# (new inputs into $(SAN_BUILD)/fuzz-work/<target>, never the source tree);
+# tests/fuzz/README.md has the figures and what a crash means.
+fuzz: san-build
+	@mkdir -p $(SAN_BUILD)/fuzz-work
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(SAN_BUILD)/fuzz-work/$$t; \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  $(SAN_BUILD)/fuzz/ste_fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1 \
+	    -artifact_prefix=$(SAN_BUILD)/fuzz-work/$$t- $(SAN_BUILD)/fuzz-work/$$t tests/fuzz/$$t \
+	    > $(SAN_BUILD)/fuzz-work/$$t.log 2>&1 || { tail -40 $(SAN_BUILD)/fuzz-work/$$t.log; exit 1; }; \
+	  grep -h 'stat::number_of_executed_units\|stat::new_units_added' $(SAN_BUILD)/fuzz-work/$$t.log; \
+	done
 
 demo: build
 	@./docs/demo.sh $(BUILD)
 
 bench: build
+	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	@./bench/run_all.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(SAN_BUILD) $(BUILD)-tsan

@@ -98,7 +98,9 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
   const size_t size = bytes.size();
   const char* p = bytes.data();
   const size_t magic_len = std::min(size, sizeof(kMagic));
-  if (std::memcmp(p, kMagic, magic_len) != 0) {
+  // Compared as views: an empty input may have no bytes at all (data()
+  // null), which memcmp must not be given.
+  if (bytes.substr(0, magic_len) != std::string_view(kMagic, magic_len)) {
     return Corrupt("wrong magic: not an inventory file");
   }
   if (size < kHeaderSize + kChecksumSize) {

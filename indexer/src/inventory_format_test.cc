@@ -159,6 +159,15 @@ TEST(InventoryFormatTest, EveryTruncationIsRejected) {
   }
 }
 
+// Found by tests/fuzz/inventory (regress-empty.inv): a view with no bytes
+// at all, data() null, reached memcmp.
+TEST(InventoryFormatTest, NoBytesAtAllIsTruncated) {
+  absl::StatusOr<Inventory> inv = Inventory::Parse(std::string_view());
+  ASSERT_FALSE(inv.ok());
+  EXPECT_EQ(inv.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(inv.status().message()), HasSubstr("truncated header: 0 bytes"));
+}
+
 TEST(InventoryFormatTest, ClearMessagePerCorruption) {
   const std::string good = Small().Serialize();
 

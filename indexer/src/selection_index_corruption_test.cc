@@ -288,6 +288,38 @@ TEST(SelectionIndexCorruptionTest, ForgedBitmapWithOutOfRangeTest) {
   EXPECT_FALSE(f.index().DumpJson().ok());
 }
 
+// A bitmap that deserializes but whose array container is out of order
+// ({5, 2}: maximum() says 2): without the container checks
+// (roaring_validate.h) the dump indexed past its per-test table. Found by
+// tests/fuzz/selection_index (regress-bitmap-container.idx).
+TEST(SelectionIndexCorruptionTest, ForgedBitmapWithContainerOutOfOrder) {
+  ForgedImage f;
+  ASSERT_TRUE(f.Open().ok());
+  size_t single = f.index().key_count();
+  for (size_t i = 0; i < f.index().key_count(); ++i) {
+    if (f.index().key_path(i) == "single") single = i;
+  }
+  ASSERT_LT(single, f.index().key_count());
+  Roaring two;
+  two.add(2);
+  two.add(5);  // ids of the image's 5 tests... and one past them, once swapped
+  std::string bytes(two.getSizeInBytes(true), '\0');
+  two.write(bytes.data(), true);
+  ASSERT_EQ(bytes.size(), 20u);  // cookie, count, key+cardinality, offset, 2 values
+  std::swap(bytes[16], bytes[18]);
+  char* e = f.key(single);
+  // {2} took 18 bytes of its 24; {5, 2} fits in the same place.
+  ASSERT_EQ(fmt::AlignUp(fmt::DecodeU64(e + fmt::kKeyBitmapSize)), 24u);
+  std::memcpy(f.at(fmt::DecodeU64(e + fmt::kKeyBitmapOffset)), bytes.data(), bytes.size());
+  fmt::EncodeU64(e + fmt::kKeyBitmapSize, bytes.size());
+  fmt::EncodeU64(e + fmt::kKeyBitmapChecksum, fmt::BitmapChecksum(bytes.data(), bytes.size()));
+  ASSERT_TRUE(f.Open().ok());
+  auto r = f.index().Lookup("single", DepKind::kContent);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("out of order"));
+  EXPECT_FALSE(f.index().DumpJson().ok());
+}
+
 // Garbage with a matching checksum: the safe deserialiser refuses it.
 TEST(SelectionIndexCorruptionTest, ForgedGarbageBitmap) {
   for (unsigned char fill : {0x00, 0xff, 0x3a}) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "roaring_validate.h"
 #include "selection_index_format.h"
 #include "ste/json.h"
 #include "ste/selection_index.h"
@@ -349,6 +350,13 @@ absl::StatusOr<Roaring> SelectionIndex::BitmapAt(size_t i) const {
   }
   roaring_bitmap_t* r = roaring_bitmap_portable_deserialize_safe(bytes, size);
   if (r == nullptr) return corrupt("not a roaring bitmap");
+  // The bytes were read safely, but their containers are taken as they
+  // come; one out of order would make maximum() below (and every set
+  // operation after it) wrong.
+  if (std::string defect = RoaringDefect(*r); !defect.empty()) {
+    roaring_bitmap_free(r);
+    return corrupt(defect);
+  }
   Roaring bitmap(r);  // takes ownership
   if (!bitmap.isEmpty() && bitmap.maximum() >= n_tests_) {
     return corrupt("test id out of range");

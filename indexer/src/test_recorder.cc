@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <climits>
 #include <cerrno>
 #include <cstdlib>
@@ -538,7 +539,12 @@ std::map<std::string, RunnerResult> ParseRunnerResults(std::string_view text) {
     r.outcome = std::string(f[0]);
     if (r.outcome != "passed" && r.outcome != "failed" && r.outcome != "error") continue;
     if (!absl::SimpleAtoi(absl::string_view(f[1].data(), f[1].size()), &r.exit_code)) continue;
-    if (!absl::SimpleAtod(absl::string_view(f[2].data(), f[2].size()), &r.seconds)) r.seconds = 0;
+    // A duration is wall time: "nan", "inf" or "-1" (which SimpleAtod
+    // reads) would reach the store, whose exports refuse them.
+    if (!absl::SimpleAtod(absl::string_view(f[2].data(), f[2].size()), &r.seconds) ||
+        !std::isfinite(r.seconds) || r.seconds < 0) {
+      r.seconds = 0;
+    }
     out[std::string(f[3])] = r;
   }
   return out;

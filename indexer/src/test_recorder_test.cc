@@ -401,6 +401,17 @@ TEST(ParseRunnerResults, AnUnreadableDurationCountsAsZero) {
                 {{"tests/a.py", {"passed", 0}}}, {{"tests/a.py", 0}});
 }
 
+// Found writing the properties of tests/fuzz/runner_results: SimpleAtod
+// reads these, and a NaN duration reached the store, whose export then
+// refused the baseline.
+TEST(ParseRunnerResults, ADurationThatIsNoWallTimeCountsAsZero) {
+  ExpectResults("passed\t0\tnan\ttests/a.py\npassed\t0\t-inf\ttests/b.py\n"
+                "passed\t0\t-0.5\ttests/c.py\npassed\t0\t1e999\ttests/d.py\n",
+                {{"tests/a.py", {"passed", 0}}, {"tests/b.py", {"passed", 0}},
+                 {"tests/c.py", {"passed", 0}}, {"tests/d.py", {"passed", 0}}},
+                {{"tests/a.py", 0}, {"tests/b.py", 0}, {"tests/c.py", 0}, {"tests/d.py", 0}});
+}
+
 TEST(ParseRunnerResults, LaterLinesWin) {
   ExpectResults(
       "failed\t1\t1\ttests/a.py\npassed\t0\t2\ttests/b.py\npassed\t0\t3\ttests/"

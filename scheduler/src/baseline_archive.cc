@@ -31,7 +31,6 @@ constexpr size_t kSectionCount = 4;
 constexpr size_t kEntrySize = 32;
 constexpr size_t kTableEnd = kHeaderSize + kSectionCount * kEntrySize;
 constexpr size_t kTrailerSize = 16;
-constexpr size_t kMetaFixed = 44;
 constexpr size_t kResultFixed = 20;
 constexpr size_t kMaxCommit = 1024;
 constexpr size_t kMaxTestPath = 4096;

@@ -1,6 +1,7 @@
 #include "ste/build_session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "absl/strings/escaping.h"
@@ -232,6 +233,12 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
   if (*leased != r.test) {
     return absl::InvalidArgumentError(absl::StrCat("lease ", r.lease_id, " is for ", Quoted(*leased),
                                                    ", not ", Quoted(r.test)));
+  }
+  // Wall time; a NaN would also break the longest-first order of the next
+  // build and every export of this baseline.
+  if (!std::isfinite(r.seconds) || r.seconds < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lease ", r.lease_id, ": duration ", r.seconds, " is not a finite number >= 0"));
   }
   const std::string own = TestScope(r.test);
   std::vector<std::string> described;  // paths that need an AddExternal entry

@@ -4,6 +4,8 @@
 // TSan too (make test-sanitize): the threaded test feeds from 4 threads.
 #include "ste/build_session.h"
 
+#include <cmath>
+
 #include "build_journal.h"
 
 #include <atomic>
@@ -156,6 +158,11 @@ TEST_F(BuildSessionTest, RefusedResultsLeaveNothingBehind) {
   EXPECT_EQ(code(bad_id), absl::StatusCode::kInvalidArgument);
   LeaseResult outside = Result(*b, leases[0], {"/usr/lib/libx.so"});
   EXPECT_EQ(code(outside), absl::StatusCode::kInvalidArgument) << "no ExternalFiles entry";
+  for (double bad : {std::nan(""), -1.0, HUGE_VAL}) {
+    LeaseResult bad_seconds = Result(*b, leases[0], {"src/a.py"});
+    bad_seconds.seconds = bad;
+    EXPECT_EQ(code(bad_seconds), absl::StatusCode::kInvalidArgument) << bad;
+  }
   EXPECT_EQ(b->InternPath("../x").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(b->coordinator().progress().done, 0u) << "nothing was taken";
 

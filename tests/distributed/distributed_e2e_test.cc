@@ -45,7 +45,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 constexpr int kTests = 24;
 
 size_t Count(const std::string& text, const std::string& what) {

@@ -38,7 +38,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-inline const std::string kSte = STE_BINARY;
+inline const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 
 // Polls `done` every 20 ms for up to `seconds` (a bound, not a bet: the
 // condition is what is waited for).

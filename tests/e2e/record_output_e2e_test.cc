@@ -34,7 +34,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 const std::string kPython = "/usr/bin/python3";  // Debian's
 const std::string kOdd = "tests/test odd\x01\xff name.sh";
 const std::string kOddLog = "tests/test odd%01%FF name.sh.log";

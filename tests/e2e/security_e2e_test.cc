@@ -27,7 +27,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 

@@ -37,7 +37,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 const std::string kStaticOpener = STE_CASES_DIR "/static_opener";
 
 

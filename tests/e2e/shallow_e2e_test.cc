@@ -21,7 +21,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 
 struct Selected {
   Spawned run;

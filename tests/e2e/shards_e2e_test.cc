@@ -24,7 +24,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 constexpr int kTests = 10;
 
 // The shards of a matrix, read by Debian's Python: shard -> tests, with

@@ -28,7 +28,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 // The table and the helpers printing what the Python and Ruby code make of
 // its names (print_case_scope_names.{py,rb}).
 const std::string kHelpers = CASE_SCOPE_NAMES_DIR;

@@ -39,7 +39,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 const std::string kIntegrations = STE_INTEGRATIONS_DIR;
 const std::string kPython = "/usr/bin/python3";  // Debian's, with pytest
 

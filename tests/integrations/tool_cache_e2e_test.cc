@@ -22,7 +22,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 const std::string kPython = "/usr/bin/python3";  // Debian's, with pytest
 // Bytecode written wherever this test runs (an empty value is unset for
 // CPython), and into __pycache__/ beside the sources.

@@ -25,7 +25,7 @@
 namespace ste {
 namespace {
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 const std::string kPreload = STE_PRELOAD_LIBRARY;
 const std::string kCases = STE_CASES_DIR;
 

@@ -26,7 +26,7 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
+const std::string kSte = ste::testing::SteBinary(STE_BINARY);
 
 // Checks every select output a loop wrote: one JSON document per run
 // (out.N), with its exit code (rc.N). Prints "runs bad" and the first

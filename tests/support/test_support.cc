@@ -20,6 +20,11 @@ extern char** environ;
 
 namespace ste::testing {
 
+std::string SteBinary(const char* built) {
+  const char* chosen = std::getenv("STE_TEST_BINARY");
+  return chosen != nullptr && *chosen != '\0' ? std::string(chosen) : std::string(built);
+}
+
 std::string MakeTempDir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/ste-test-XXXXXX";

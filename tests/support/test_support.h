@@ -9,6 +9,12 @@
 
 namespace ste::testing {
 
+// The `ste` the end-to-end tests run: $STE_TEST_BINARY when it is set
+// and not empty (another build of the same sources, e.g. the sanitized
+// build-san/ste of `make test-sanitize`), else `built`, the one of this
+// build tree (the STE_BINARY each test binary is compiled with).
+std::string SteBinary(const char* built);
+
 // A new directory under $TMPDIR (or /tmp), its real path.
 std::string MakeTempDir();
 

@@ -188,8 +188,8 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
 // is everything after the third tab, tabs and a '\r' included); malformed
 // lines (too few fields, an empty path, an outcome other than passed,
 // failed or error, an exit code that is not an int) and a torn last line
-// are skipped; an unreadable seconds field counts as 0. Later lines for a
-// path win.
+// are skipped; a seconds field that is unreadable, not finite or negative
+// counts as 0. Later lines for a path win.
 struct RunnerResult {
   std::string outcome;  // passed, failed, error
   int exit_code = 0;
