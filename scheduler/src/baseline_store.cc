@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <cstdint>
 #include <optional>
 
 #include "absl/strings/match.h"
@@ -72,11 +73,17 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
   absl::StatusOr<std::unique_ptr<BaselineStore>> ro = OpenSqliteStore(path, options);
   if (ro.ok()) return ro;
   struct statvfs fs;
-  if (statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY)) {
+  if (statvfs(path.c_str(), &fs) != 0) return store;
+  if (fs.f_flag & ST_RDONLY) {
     options.open_mode = SqliteDb::Mode::kImmutable;
-    absl::StatusOr<std::unique_ptr<BaselineStore>> frozen = OpenSqliteStore(path, options);
-    if (frozen.ok()) return frozen;
+  } else if (static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < (uint64_t{1} << 20)) {
+    // Only on a full disk: this reader holds the database's lock.
+    options.open_mode = SqliteDb::Mode::kPrivateIndex;
+  } else {
+    return store;
   }
+  absl::StatusOr<std::unique_ptr<BaselineStore>> fallback = OpenSqliteStore(path, options);
+  if (fallback.ok()) return fallback;
   return store;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ste/status_macros.h"
 
 namespace ste {
 
@@ -30,6 +31,10 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
     }
     const std::string u = "file:" + escaped + "?immutable=1";
     rc = sqlite3_open_v2(u.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  } else if (mode == Mode::kPrivateIndex) {
+    // Read-write, not SQLITE_OPEN_READONLY: the exclusive lock is a write
+    // lock on the file. query_only refuses every write.
+    rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
   } else {
     rc = sqlite3_open_v2(path.c_str(), &db,
                          mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
@@ -44,6 +49,13 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
   sqlite3_extended_result_codes(db, 1);
   rc = sqlite3_busy_timeout(db, busy_timeout_ms);
   if (rc != SQLITE_OK) return result->Error(rc, "set busy timeout");
+  if (mode == Mode::kPrivateIndex) {
+    // Before the first read, or SQLite maps the -shm file.
+    STE_RETURN_IF_ERROR(result->Exec("PRAGMA locking_mode = EXCLUSIVE"));
+    STE_RETURN_IF_ERROR(result->Exec("PRAGMA query_only = 1"));
+    rc = sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    if (rc != SQLITE_OK) return result->Error(rc, "turn off the checkpoint on close");
+  }
   return result;
 }
 

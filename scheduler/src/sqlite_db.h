@@ -34,8 +34,14 @@ class SqliteDb {
   // only (an existing file; SQLite still needs its -shm file, created if
   // missing), or immutable (read only, no locks, no -shm/-wal: SQLite's
   // `immutable=1`, only for a file on a read-only file system, which
-  // nobody can be writing).
-  enum class Mode { kReadWrite, kReadOnly, kImmutable };
+  // nobody can be writing), or read only with a private WAL index: the
+  // index in this process's memory instead of the -shm file (SQLite's
+  // exclusive locking mode, set before the first read; no checkpoint on
+  // close), for a store whose disk is full so that a -shm file cannot
+  // grow. It reads the committed WAL frames like any reader, but holds the
+  // database's lock while open: a writer waits (on a full disk it could
+  // not write anyway).
+  enum class Mode { kReadWrite, kReadOnly, kImmutable, kPrivateIndex };
   // Opens the database file at `path`, with extended result codes and a
   // busy handler that waits up to `busy_timeout_ms`.
   static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path,

@@ -124,6 +124,41 @@ TEST_F(SqliteStoreTest, DatabaseIsWalWithStesApplicationId) {
               ElementsAre(absl::StrCat(kSqliteStoreApplicationId)));
 }
 
+// A store whose disk is full is read with its WAL index in memory
+// (BaselineStore::OpenForReading, on under 1 MiB free): no -shm file, the
+// committed frames still in the WAL are seen, and closing it neither
+// checkpoints nor deletes the WAL. A copy of the files while the writer is
+// open (db and WAL, no -shm) is what such a reader finds after a crash.
+TEST_F(SqliteStoreTest, APrivateIndexReaderSeesTheWalWithoutAShmFile) {
+  int64_t first = MakeComplete("c1", 1);
+  int64_t second = MakeComplete("c2", 2);
+  const std::string wal = ReadWholeFile(db_path_ + "-wal");
+  ASSERT_FALSE(wal.empty()) << "the writer checkpointed: nothing to read from the WAL";
+  ScopedTempDir copy;
+  const std::string copy_db = copy.path() + "/ste.db";
+  WriteWholeFile(copy_db, ReadWholeFile(db_path_));
+  WriteWholeFile(copy_db + "-wal", wal);
+  {
+    SqliteStoreOptions frozen;
+    frozen.open_mode = SqliteDb::Mode::kImmutable;  // the db file alone
+    absl::StatusOr<std::unique_ptr<BaselineStore>> old = OpenSqliteStore(copy_db, frozen);
+    if (old.ok()) {
+      EXPECT_NE(testing_util::LatestCompletedId(**old, kAnyMri), second);
+    }
+  }
+  {
+    SqliteStoreOptions options;
+    options.open_mode = SqliteDb::Mode::kPrivateIndex;
+    absl::StatusOr<std::unique_ptr<BaselineStore>> reader = OpenSqliteStore(copy_db, options);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    EXPECT_EQ(testing_util::LatestCompletedId(**reader, kAnyMri), second);
+    EXPECT_EQ(testing_util::LatestCompletedId(**reader, 1), first);
+    EXPECT_FALSE((*reader)->Begin("c3", 3).ok());  // read only
+  }
+  EXPECT_THAT(FileNames(copy.path()), ElementsAre("ste.db", "ste.db-wal"));
+  EXPECT_EQ(ReadWholeFile(copy_db + "-wal"), wal);
+}
+
 TEST_F(SqliteStoreTest, ABusyStoreIsUnavailableAfterTheTimeout) {
   SqliteStoreOptions impatient;
   impatient.busy_timeout_ms = 200;

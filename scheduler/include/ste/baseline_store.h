@@ -173,10 +173,11 @@ class BaselineStore {
 
   // For a reader (`ste select`): Open, and when an existing SQLite store
   // cannot be opened so (its disk full, its file system read-only: SQLite
-  // cannot set it up or create its -shm file), the same store read only,
-  // and on a read-only file system immutable (no locks: nobody can be
-  // writing there). Writes through such a store fail. The first error is
-  // returned when nothing opens.
+  // cannot set it up or create its -shm file), the same store read only;
+  // on a read-only file system immutable (no locks: nobody can be writing
+  // there); on a full disk (under 1 MiB free) with its WAL index in memory
+  // (SqliteDb::Mode::kPrivateIndex: no -shm file to grow). Writes through
+  // such a store fail. The first error is returned when nothing opens.
   static absl::StatusOr<std::unique_ptr<BaselineStore>> OpenForReading(
       const std::string& url, const std::string& root);
 
