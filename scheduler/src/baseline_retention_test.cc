@@ -34,7 +34,7 @@ using testing_util::ScopedTempDir;
 using testing_util::StoreBackend;
 
 constexpr int64_t kNow = 1800000000;
-constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
+using testing_util::kAnyMri;
 
 BaselineSummary Summary(int64_t id, BaselineState state, int64_t mri, int64_t created = kNow - 60,
                         bool writer = false) {
@@ -107,22 +107,8 @@ TEST(PlanGc, FailedGoAndBuildsGoOnlyWithoutAWriterAndOldEnough) {
   EXPECT_THAT(Removed(PlanGc(list, options, kNow)), ElementsAre(11, 10, 9, 7));
 }
 
-class StoreGcTest : public ::testing::TestWithParam<Backend> {
+class StoreGcTest : public testing_util::BackendStoreTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    absl::StatusOr<std::unique_ptr<StoreBackend>> backend =
-        testing_util::MakeBackend(GetParam(), dir_.path());
-    ASSERT_TRUE(backend.ok()) << backend.status();
-    backend_ = *std::move(backend);
-    store_ = OpenStore();
-    ASSERT_NE(store_, nullptr);
-  }
-  std::unique_ptr<BaselineStore> OpenStore() {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = backend_->Open();
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? std::move(*store) : nullptr;
-  }
   // Ages baseline `id` behind the store's back (created_unix = `when`).
   void SetCreated(int64_t id, int64_t when) {
     const std::string sql = absl::StrCat("UPDATE ", GetParam() == Backend::kSqlite ? "" : "ste.",
@@ -143,10 +129,6 @@ class StoreGcTest : public ::testing::TestWithParam<Backend> {
       }
     }
   }
-
-  ScopedTempDir dir_;
-  std::unique_ptr<StoreBackend> backend_;
-  std::unique_ptr<BaselineStore> store_;
 };
 
 // The brief's case: 3 complete, 1 failed, 1 abandoned; --keep 2.

@@ -42,7 +42,7 @@ using testing_util::ReadWholeFile;
 using testing_util::ScopedTempDir;
 using testing_util::WriteWholeFile;
 
-constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
+using testing_util::kAnyMri;
 
 // A fresh database on the shared server, a cache directory in a temp dir.
 class PostgresStoreTest : public ::testing::Test {

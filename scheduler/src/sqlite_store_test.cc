@@ -35,7 +35,7 @@ using testing_util::ReadWholeFile;
 using testing_util::ScopedTempDir;
 using testing_util::WriteWholeFile;
 
-constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
+using testing_util::kAnyMri;
 
 class SqliteStoreTest : public ::testing::Test {
  protected:

@@ -393,6 +393,30 @@ inline absl::StatusOr<std::unique_ptr<StoreBackend>> MakeBackend(
       new PostgresBackend(*url, dir + "/.ste/pgcache"));
 }
 
+// The fixture of a test run on each back-end (its parameter): store_ is
+// open on a fresh store in dir_; OpenStore opens another connection to it.
+class BackendStoreTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    absl::StatusOr<std::unique_ptr<StoreBackend>> backend = MakeBackend(GetParam(), dir_.path());
+    ASSERT_TRUE(backend.ok()) << backend.status();
+    backend_ = *std::move(backend);
+    store_ = OpenStore();
+    ASSERT_NE(store_, nullptr);
+  }
+
+  std::unique_ptr<BaselineStore> OpenStore() {
+    absl::StatusOr<std::unique_ptr<BaselineStore>> store = backend_->Open();
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+
+  ScopedTempDir dir_;
+  std::unique_ptr<StoreBackend> backend_;
+  std::unique_ptr<BaselineStore> store_;
+};
+
 }  // namespace testing_util
 }  // namespace ste
 

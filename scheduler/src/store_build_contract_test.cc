@@ -26,7 +26,7 @@ using testing_util::Backend;
 using testing_util::ScopedTempDir;
 using testing_util::StoreBackend;
 
-constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
+using testing_util::kAnyMri;
 constexpr int64_t kLong = 600000;  // a lease no test outlives (10 min)
 
 AcceptedEntry Entry(const std::string& test, const std::string& record,
@@ -39,24 +39,8 @@ AcceptedEntry Entry(const std::string& test, const std::string& record,
   return e;
 }
 
-class StoreBuildTest : public ::testing::TestWithParam<Backend> {
+class StoreBuildTest : public testing_util::BackendStoreTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    absl::StatusOr<std::unique_ptr<StoreBackend>> backend =
-        testing_util::MakeBackend(GetParam(), dir_.path());
-    ASSERT_TRUE(backend.ok()) << backend.status();
-    backend_ = *std::move(backend);
-    store_ = OpenStore();
-    ASSERT_NE(store_, nullptr);
-  }
-
-  std::unique_ptr<BaselineStore> OpenStore() {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = backend_->Open();
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? std::move(*store) : nullptr;
-  }
-
   int64_t BeginBuild(BaselineStore& store, const std::string& owner, int64_t lease_ms,
                      const std::string& spec = "spec bytes\0with a NUL") {
     absl::StatusOr<int64_t> id = store.BeginBuild("c0ffee", 7, owner, spec, lease_ms);
@@ -69,10 +53,6 @@ class StoreBuildTest : public ::testing::TestWithParam<Backend> {
     EXPECT_TRUE(journal.ok()) << journal.status();
     return journal.ok() ? *journal : std::vector<std::string>{};
   }
-
-  ScopedTempDir dir_;
-  std::unique_ptr<StoreBackend> backend_;
-  std::unique_ptr<BaselineStore> store_;
 };
 
 TEST_P(StoreBuildTest, ABuildKeepsItsOwnerAndJournalsAcceptedResultsInOrder) {

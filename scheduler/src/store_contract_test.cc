@@ -36,26 +36,10 @@ using testing_util::ReadWholeFile;
 using testing_util::ScopedTempDir;
 using testing_util::StoreBackend;
 
-constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
+using testing_util::kAnyMri;
 
-class StoreContractTest : public ::testing::TestWithParam<Backend> {
+class StoreContractTest : public testing_util::BackendStoreTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    absl::StatusOr<std::unique_ptr<StoreBackend>> backend =
-        testing_util::MakeBackend(GetParam(), dir_.path());
-    ASSERT_TRUE(backend.ok()) << backend.status();
-    backend_ = *std::move(backend);
-    store_ = OpenStore();
-    ASSERT_NE(store_, nullptr);
-  }
-
-  std::unique_ptr<BaselineStore> OpenStore() {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = backend_->Open();
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? std::move(*store) : nullptr;
-  }
-
   // Begin + both blobs + Complete; returns the id.
   int64_t MakeComplete(const std::string& commit, int64_t mri) {
     return testing_util::MakeCompleteBaseline(*store_, commit, mri);
@@ -68,10 +52,6 @@ class StoreContractTest : public ::testing::TestWithParam<Backend> {
   std::string BlobFileOf(int64_t baseline, const std::string& name) {
     return testing_util::BlobFileOf(*store_, baseline, name);
   }
-
-  ScopedTempDir dir_;
-  std::unique_ptr<StoreBackend> backend_;
-  std::unique_ptr<BaselineStore> store_;
 };
 
 TEST_P(StoreContractTest, EmptyStoreHasNothing) {

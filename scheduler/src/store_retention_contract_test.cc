@@ -29,26 +29,10 @@ using testing_util::ScopedTempDir;
 using testing_util::StoreBackend;
 using testing_util::WriteWholeFile;
 
-constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
+using testing_util::kAnyMri;
 
-class StoreRetentionTest : public ::testing::TestWithParam<Backend> {
+class StoreRetentionTest : public testing_util::BackendStoreTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    absl::StatusOr<std::unique_ptr<StoreBackend>> backend =
-        testing_util::MakeBackend(GetParam(), dir_.path());
-    ASSERT_TRUE(backend.ok()) << backend.status();
-    backend_ = *std::move(backend);
-    store_ = OpenStore();
-    ASSERT_NE(store_, nullptr);
-  }
-
-  std::unique_ptr<BaselineStore> OpenStore() {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = backend_->Open();
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? std::move(*store) : nullptr;
-  }
-
   // A complete baseline with results; its blobs say `commit`.
   int64_t MakeComplete(BaselineStore& store, const std::string& commit, int64_t mri,
                        std::vector<TestResult> results = {{"tests/a.sh", TestOutcome::kPassed, 0,
@@ -96,10 +80,6 @@ class StoreRetentionTest : public ::testing::TestWithParam<Backend> {
   std::string BlobName(int64_t id, const std::string& name, const std::string& bytes) {
     return absl::StrCat(id, "-", name, "-", Xxh3Hex(bytes), ".blob");
   }
-
-  ScopedTempDir dir_;
-  std::unique_ptr<StoreBackend> backend_;
-  std::unique_ptr<BaselineStore> store_;
 };
 
 TEST_P(StoreRetentionTest, BlobsAreTheRecordedSizesAndHashesByName) {

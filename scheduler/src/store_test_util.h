@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@
 
 namespace ste {
 namespace testing_util {
+
+// An mri above every recorded one: LatestCompleted(kAnyMri) is the latest.
+inline constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its content.
 class ScopedTempDir {

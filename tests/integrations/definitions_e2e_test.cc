@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "definition_suite.h"
 #include "gtest/gtest.h"
 #include "test_support.h"
 
@@ -33,7 +34,6 @@ using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
 const std::string kIntegrations = STE_INTEGRATIONS_DIR;
 const std::string kPython = "/usr/bin/python3";  // Debian's, with pytest
 
@@ -194,10 +194,9 @@ std::vector<Change> Changes() {
   };
 }
 
-class Definitions : public ::testing::TestWithParam<Setup> {
+class Definitions : public ::ste::testing::DefinitionSuiteTest<Setup> {
  protected:
   void SetUp() override {
-    root_ = MakeTempDir();
     W("shapes/__init__.py", kInit);
     W("shapes/calc.py", kCalc);
     W("shapes/text.py", kText);
@@ -207,62 +206,20 @@ class Definitions : public ::testing::TestWithParam<Setup> {
       all_.insert("tests/" + name + ".py");
     }
     ::ste::testing::InitGitRepo(root_);
+    ste_env_ = {"STE_INTEGRATIONS=" + kIntegrations, "PYTHONDONTWRITEBYTECODE=1"};
   }
-
   void Configure(const std::string& granularity) {
-    W("ste.toml", "[tests]\ninclude = [\"tests/test_*.py\"]\n[runner]\n" + GetParam().runner +
-                      "[inventory]\nignore = [\"**/__pycache__/**\"]\n[selection]\ngranularity = \"" +
-                      granularity + "\"\n");
-    Git({"add", "-A"});
-    Git({"commit", "-q", "-m", "suite"});
-    Spawned r = Ste({"record", "--progress", "none"});
-    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    ASSERT_NE(r.out.find(std::to_string(all_.size()) + " tests, " + std::to_string(all_.size()) +
-                         " passed, 0 failed, 0 errors, 0 opaque"),
-              std::string::npos)
-        << r.out << r.err;
-    ASSERT_EQ(Select(), std::set<std::string>{}) << "an unchanged tree selects nothing";
+    DefinitionSuiteTest::Configure("[tests]\ninclude = [\"tests/test_*.py\"]\n[runner]\n" + GetParam().runner +
+                                   "[inventory]\nignore = [\"**/__pycache__/**\"]\n[selection]\ngranularity = \"" +
+                                   granularity + "\"\n");
   }
-
-  void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
-  void Git(const std::vector<std::string>& args) {
-    Spawned s = ::ste::testing::Git(root_, args);
-    ASSERT_EQ(s.exit_code, 0) << s.err;
-  }
-  Spawned Ste(std::vector<std::string> args) {
-    args.insert(args.begin(), kSte);
-    return Spawn(args, {"STE_INTEGRATIONS=" + kIntegrations, "PYTHONDONTWRITEBYTECODE=1"}, root_);
-  }
-  std::set<std::string> Select() {
-    Spawned s = Ste({"select"});
-    EXPECT_EQ(s.exit_code, 0) << s.err;
-    last_err_ = s.err;
-    return SelectedTests(s.out);
-  }
-  // Applies `c`, returns the selection and (if asked) the tests whose
-  // outcome, each run alone without ste, is no longer a pass.
   std::set<std::string> Apply(const Change& c, std::set<std::string>* failing) {
-    const std::string path = root_ + "/shapes/" + c.file;
-    const std::string before = ReadFile(path);
-    std::string after = before;
-    size_t at = after.find(c.from);
-    EXPECT_NE(at, std::string::npos) << c.name;
-    if (at != std::string::npos) after.replace(at, c.from.size(), c.to);
-    WriteFile(path, after);
-    std::set<std::string> selected = Select();
-    if (failing != nullptr) {
-      for (const std::string& t : all_) {
-        Spawned run = Spawn({kPython, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", t},
-                            {"PYTHONDONTWRITEBYTECODE=1"}, root_);
-        if (run.exit_code != 0) failing->insert(t);
-      }
-    }
-    WriteFile(path, before);
-    return selected;
+    return Edit(c.name, "shapes/" + c.file, c.from, c.to, failing);
   }
-
-  std::string root_, last_err_;
-  std::set<std::string> all_;
+  Spawned RunAlone(const std::string& test) override {
+    return Spawn({kPython, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", test}, {"PYTHONDONTWRITEBYTECODE=1"},
+                 root_);
+  }
 };
 
 TEST_P(Definitions, AChangedDefinitionSelectsTheTestsThatRanIt) {
@@ -300,7 +257,7 @@ TEST_P(Definitions, AtFileLevelEveryChangeToTheEagerPackageSelectsEveryTest) {
 // and fingerprints the changed files) answers as the local select does.
 TEST_P(Definitions, TheSchedulerSelectsAsTheLocalSelectDoes) {
   Configure("definition");
-  ::ste::testing::SchedulerProcess scheduler(kSte, "sqlite:" + root_ + "/.ste/ste.db", MakeTempDir());
+  ::ste::testing::SchedulerProcess scheduler(ste_, "sqlite:" + root_ + "/.ste/ste.db", MakeTempDir());
   ASSERT_FALSE(scheduler.address().empty()) << scheduler.process().err();
   for (const Change& c : Changes()) {
     if (c.name != "add body" && c.name != "class attribute" && c.name != "comment in a body") continue;

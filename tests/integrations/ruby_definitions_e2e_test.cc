@@ -18,20 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "definition_suite.h"
 #include "gtest/gtest.h"
 #include "test_support.h"
 
 namespace ste {
 namespace {
 
-using ::ste::testing::MakeTempDir;
-using ::ste::testing::ReadFile;
 using ::ste::testing::SelectedTests;
 using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
-using ::ste::testing::WriteFile;
 
-const std::string kSte = STE_BINARY;
 const std::string kIntegrations = STE_INTEGRATIONS_DIR;
 
 struct Setup {
@@ -193,10 +190,9 @@ std::vector<Change> Changes() {
   };
 }
 
-class RubyDefinitions : public ::testing::TestWithParam<Setup> {
+class RubyDefinitions : public ::ste::testing::DefinitionSuiteTest<Setup> {
  protected:
   void SetUp() override {
-    root_ = MakeTempDir();
     W("lib/shapes.rb", kShapes);
     W("lib/shapes/calc.rb", kCalc);
     W("lib/shapes/text.rb", kText);
@@ -206,64 +202,25 @@ class RubyDefinitions : public ::testing::TestWithParam<Setup> {
       all_.insert(Path(name));
     }
     ::ste::testing::InitGitRepo(root_);
+    ste_env_ = {"STE_INTEGRATIONS=" + kIntegrations};
+    select_args_ = {"--explain"};
   }
 
   std::string Path(const std::string& name) const { return GetParam().dir + "/" + name + GetParam().suffix; }
 
   void Configure(const std::string& granularity) {
-    W("ste.toml", "[tests]\ninclude = [\"" + GetParam().dir + "/*" + GetParam().suffix + "\"]\n[runner]\n" +
-                      GetParam().runner + "[selection]\ngranularity = \"" + granularity + "\"\n");
-    Git({"add", "-A"});
-    Git({"commit", "-q", "-m", "suite"});
-    Spawned r = Ste({"record", "--progress", "none"});
-    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    ASSERT_NE(r.out.find(std::to_string(all_.size()) + " tests, " + std::to_string(all_.size()) +
-                         " passed, 0 failed, 0 errors, 0 opaque"),
-              std::string::npos)
-        << r.out << r.err;
-    ASSERT_EQ(Select(), std::set<std::string>{}) << "an unchanged tree selects nothing";
+    DefinitionSuiteTest::Configure("[tests]\ninclude = [\"" + GetParam().dir + "/*" + GetParam().suffix +
+                                   "\"]\n[runner]\n" + GetParam().runner + "[selection]\ngranularity = \"" +
+                                   granularity + "\"\n");
   }
-
-  void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
-  void Git(const std::vector<std::string>& args) {
-    Spawned s = ::ste::testing::Git(root_, args);
-    ASSERT_EQ(s.exit_code, 0) << s.err;
-  }
-  Spawned Ste(std::vector<std::string> args) {
-    args.insert(args.begin(), kSte);
-    return Spawn(args, {"STE_INTEGRATIONS=" + kIntegrations}, root_);
-  }
-  std::set<std::string> Select() {
-    Spawned s = Ste({"select", "--explain"});
-    EXPECT_EQ(s.exit_code, 0) << s.err;
-    last_err_ = s.err;
-    return SelectedTests(s.out);
-  }
-  // Applies `c`, returns the selection and (if asked) the tests whose
-  // outcome, each run alone without ste, is no longer a pass.
   std::set<std::string> Apply(const Change& c, std::set<std::string>* failing) {
-    const std::string path = root_ + "/lib/shapes/" + c.file;
-    const std::string before = ReadFile(path);
-    std::string after = before;
-    size_t at = after.find(c.from);
-    EXPECT_NE(at, std::string::npos) << c.name;
-    if (at != std::string::npos) after.replace(at, c.from.size(), c.to);
-    WriteFile(path, after);
-    std::set<std::string> selected = Select();
-    if (failing != nullptr) {
-      for (const std::string& t : all_) {
-        std::vector<std::string> argv = GetParam().alone;
-        argv.push_back(t);
-        Spawned run = Spawn(argv, {}, root_);
-        if (run.exit_code != 0) failing->insert(t);
-      }
-    }
-    WriteFile(path, before);
-    return selected;
+    return Edit(c.name, "lib/shapes/" + c.file, c.from, c.to, failing);
   }
-
-  std::string root_, last_err_;
-  std::set<std::string> all_;
+  Spawned RunAlone(const std::string& test) override {
+    std::vector<std::string> argv = GetParam().alone;
+    argv.push_back(test);
+    return Spawn(argv, {}, root_);
+  }
 };
 
 TEST_P(RubyDefinitions, AChangedMethodSelectsTheTestsThatRanIt) {

@@ -37,7 +37,7 @@ namespace cd = crash_data;
 using testing_util::ReadWholeFile;
 using testing_util::ScopedTempDir;
 
-constexpr int64_t kAnyMri = std::numeric_limits<int64_t>::max();
+using testing_util::kAnyMri;
 constexpr int kRunsPerStep = 3;
 // blob-thread: runs added (kill at 0 ms) while no timed kill has landed
 // before PutBlob committed; see PreviousBaselineSurvivesAndStoreGoesOn.
