@@ -1,8 +1,12 @@
 // Copyright: the ste authors.
 #include "sqlite_db.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -15,6 +19,7 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
     const std::string& path, int busy_timeout_ms, Mode mode) {
   sqlite3* db = nullptr;
   int rc;
+  int turn_fd = -1;
   if (mode == Mode::kImmutable) {
     // A URI, so that the path's own bytes are never read as URI syntax.
     std::string escaped;
@@ -32,6 +37,18 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
     const std::string u = "file:" + escaped + "?immutable=1";
     rc = sqlite3_open_v2(u.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   } else if (mode == Mode::kPrivateIndex) {
+    // Our turn first (released with the fd, also by a killed process).
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    turn_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (turn_fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", dir));
+    while (flock(turn_fd, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        const int e = errno;
+        close(turn_fd);
+        return absl::ErrnoToStatus(e, absl::StrCat("flock ", dir));
+      }
+    }
     // Read-write, not SQLITE_OPEN_READONLY: the exclusive lock is a write
     // lock on the file. query_only refuses every write.
     rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
@@ -44,6 +61,7 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
   // Even a failed open returns a handle (for the message) that must be
   // closed; only out-of-memory leaves it null.
   std::unique_ptr<SqliteDb> result(new SqliteDb(db, path, busy_timeout_ms));
+  result->turn_fd_ = turn_fd;
   if (db == nullptr) return absl::ResourceExhaustedError("sqlite3_open_v2");
   if (rc != SQLITE_OK) return result->Error(rc, "open");
   sqlite3_extended_result_codes(db, 1);
@@ -63,6 +81,7 @@ SqliteDb::~SqliteDb() {
   // Statements and transactions are RAII objects that end first, so
   // sqlite3_close (not _v2) finds nothing open.
   if (db_ != nullptr) sqlite3_close(db_);
+  if (turn_fd_ >= 0) close(turn_fd_);  // the turn, after the database's lock
 }
 
 absl::Status SqliteDb::Exec(const char* sql) {

@@ -40,7 +40,10 @@ class SqliteDb {
   // close), for a store whose disk is full so that a -shm file cannot
   // grow. It reads the committed WAL frames like any reader, but holds the
   // database's lock while open: a writer waits (on a full disk it could
-  // not write anyway).
+  // not write anyway). Such readers take turns: each first waits for an
+  // flock(2) on the database's folder, held while it is open (SQLite
+  // takes that exclusive lock without its busy handler, so readers that
+  // only retried could keep each other out).
   enum class Mode { kReadWrite, kReadOnly, kImmutable, kPrivateIndex };
   // Opens the database file at `path`, with extended result codes and a
   // busy handler that waits up to `busy_timeout_ms`.
@@ -72,6 +75,7 @@ class SqliteDb {
   sqlite3* db_;
   std::string path_;
   int busy_timeout_ms_;
+  int turn_fd_ = -1;  // kPrivateIndex: the folder, flock()ed
 };
 
 // One prepared statement. Bind*() failures are remembered and returned by

@@ -78,6 +78,38 @@ class StorageFaults : public ::testing::Test {
         << when << ": " << s.out << s.err;
     EXPECT_NE(s.err.find("(baseline 1,"), std::string::npos) << when << ": " << s.err;
   }
+  // Eight loops of three selects at once: readers of a full disk take
+  // turns on the database's lock (each waits up to 30 s). Each selection
+  // is baseline 1's or, if a reader's wait ran out, all saying why: never
+  // narrower, never an error.
+  void ExpectConcurrentSelectsNeverNarrower() {
+    // In root_: "$0" is ste, $1 the loop, $2 the folder of the outputs.
+    const std::string loop =
+        "for j in 1 2 3; do \"$0\" select > \"$2/out.$1.$j\" 2> \"$2/err.$1.$j\" || echo $? > \"$2/rc.$1.$j\"; done";
+    std::string script = "for i in 1 2 3 4 5 6 7 8; do sh -c '" + loop + "' \"$0\" $i \"$1\" & done; wait";
+    const std::string work = MakeTempDir();
+    Spawned all = Spawn({"sh", "-c", script, kSte, work}, {}, root_);
+    ASSERT_EQ(all.exit_code, 0) << all.err;
+    int baseline_one = 0;
+    for (int i = 1; i <= 8; ++i) {
+      for (int j = 1; j <= 3; ++j) {
+        const std::string k = std::to_string(i) + "." + std::to_string(j);
+        EXPECT_NE(access((work + "/rc." + k).c_str(), F_OK), 0) << "select " << k << " failed";
+        const std::string out = ::ste::testing::ReadFile(work + "/out." + k);
+        const std::string err = ::ste::testing::ReadFile(work + "/err." + k);
+        std::set<std::string> got = ::ste::testing::SelectedTests(out);
+        if (::ste::testing::SelectedMode(err) == "all") {
+          EXPECT_EQ(got.size(), 3u) << k << ": " << out;
+          EXPECT_NE(err.find("no usable baseline: store unusable"), std::string::npos) << k << ": " << err;
+        } else {
+          EXPECT_EQ(got, std::set<std::string>{"tests/test_b.sh"}) << k << ": " << out << err;
+          EXPECT_NE(err.find("(baseline 1,"), std::string::npos) << k << ": " << err;
+          ++baseline_one;
+        }
+      }
+    }
+    std::printf("StorageFaults: %d of 24 concurrent selects on the full disk used baseline 1\n", baseline_one);
+  }
   // Fills the tmpfs (a file of zeros until ENOSPC).
   void Fill() {
     Spawned dd = Spawn({"dd", "if=/dev/zero", "of=" + store_ + "/filler", "bs=64k"});
@@ -98,6 +130,7 @@ TEST_F(StorageFaults, AFullDiskFailsTheRecordSayingSoAndKeepsThePreviousBaseline
   // memory, as there is no room for a -shm file), and again.
   ExpectBaselineOneSelects("the disk full");
   ExpectBaselineOneSelects("the disk still full");
+  ExpectConcurrentSelectsNeverNarrower();
   ASSERT_EQ(unlink((store_ + "/filler").c_str()), 0);
   ExpectBaselineOneSelects("space again");
   // And the next record works and is the one selected.

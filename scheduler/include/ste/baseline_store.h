@@ -176,8 +176,9 @@ class BaselineStore {
   // cannot set it up or create its -shm file), the same store read only;
   // on a read-only file system immutable (no locks: nobody can be writing
   // there); on a full disk (under 1 MiB free) with its WAL index in memory
-  // (SqliteDb::Mode::kPrivateIndex: no -shm file to grow). Writes through
-  // such a store fail. The first error is returned when nothing opens.
+  // (SqliteDb::Mode::kPrivateIndex: no -shm file to grow; such readers
+  // take turns, each waiting up to 30 s). Writes through such a store
+  // fail. When nothing opens, the first error, then the fallback's.
   static absl::StatusOr<std::unique_ptr<BaselineStore>> OpenForReading(
       const std::string& url, const std::string& root);
 
