@@ -77,6 +77,14 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
   struct statvfs fs;
   if (statvfs(path.c_str(), &fs) != 0) return store;
   if (fs.f_flag & ST_RDONLY) {
+    // An immutable read skips the WAL: only when there is none to skip
+    // (a crash left committed frames there, and no -shm to read them by).
+    struct stat wal;
+    if (stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) {
+      return absl::Status(store.status().code(),
+                          absl::StrCat(store.status().message(), "; not read as immutable: its WAL ", path,
+                                       "-wal holds ", wal.st_size, " bytes that such a read would skip"));
+    }
     options.open_mode = SqliteDb::Mode::kImmutable;
   } else if (static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < (uint64_t{1} << 20)) {
     // Only on a full disk: this reader holds the database's lock.

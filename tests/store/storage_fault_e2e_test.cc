@@ -154,6 +154,35 @@ TEST_F(StorageFaults, AReadOnlyStoreStillSelectsAndRecordFailsClearly) {
   ExpectBaselineOneSelects("writable again");
 }
 
+// A read-only store whose WAL still holds committed frames (a writer
+// killed before its checkpoint) and has no -shm file: SQLite cannot read
+// that WAL read only, and an immutable read would skip it: all, saying so.
+TEST_F(StorageFaults, AReadOnlyStoreWithAnUnreadableWalSelectsAllSayingWhy) {
+  const std::string db = store_ + "/ste.db";
+  Spawned killed = Spawn({"/usr/bin/python3", "-c",
+                          "import os, sqlite3, sys\n"
+                          "c = sqlite3.connect(sys.argv[1])\n"
+                          "c.execute('UPDATE baselines SET id = id')\n"
+                          "c.commit()\n"
+                          "os._exit(0)\n",
+                          db});
+  ASSERT_EQ(killed.exit_code, 0) << killed.err;
+  struct stat wal;
+  ASSERT_EQ(stat((db + "-wal").c_str(), &wal), 0);
+  ASSERT_GT(wal.st_size, 0) << "the writer left no frames in the WAL";
+  ASSERT_EQ(unlink((db + "-shm").c_str()), 0);
+  Spawned ro = Spawn({"mount", "-o", "remount,ro", store_});
+  ASSERT_EQ(ro.exit_code, 0) << ro.err;
+  Spawned s = Ste({"select"});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(::ste::testing::SelectedMode(s.err), "all") << s.err;
+  EXPECT_NE(s.err.find("not read as immutable: its WAL"), std::string::npos) << s.err;
+  EXPECT_EQ(::ste::testing::SelectedTests(s.out).size(), 3u) << s.out;
+  Spawned rw = Spawn({"mount", "-o", "remount,rw", store_});
+  ASSERT_EQ(rw.exit_code, 0) << rw.err;
+  ExpectBaselineOneSelects("writable again");  // SQLite reads the WAL again
+}
+
 TEST_F(StorageFaults, ABlobRemovedUnderACompletedBaselineSelectsAllSayingWhy) {
   Spawned ls = Spawn({"sh", "-c", "ls " + store_ + "/blobs/1-index-*.blob"});
   ASSERT_EQ(ls.exit_code, 0) << ls.err;

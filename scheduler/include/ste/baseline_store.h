@@ -175,7 +175,8 @@ class BaselineStore {
   // cannot be opened so (its disk full, its file system read-only: SQLite
   // cannot set it up or create its -shm file), the same store read only;
   // on a read-only file system immutable (no locks: nobody can be writing
-  // there); on a full disk (under 1 MiB free) with its WAL index in memory
+  // there), unless a WAL holds frames that such a read would skip; on a
+  // full disk (under 1 MiB free) with its WAL index in memory
   // (SqliteDb::Mode::kPrivateIndex: no -shm file to grow; such readers
   // take turns, each waiting up to 30 s). Writes through such a store
   // fail. When nothing opens, the first error, then the fallback's.
