@@ -96,7 +96,7 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
   // A private index takes the database's exclusive lock at its first read,
   // where SQLite does not wait on its busy handler: another reader of the
   // full disk holds it for its select. Wait for it, up to 30 s (selects
-  // on a full disk take their turns), then give the first error.
+  // on a full disk take their turns), then give both errors.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (options.open_mode == SqliteDb::Mode::kPrivateIndex && absl::IsUnavailable(fallback.status()) &&
          std::chrono::steady_clock::now() < deadline) {
