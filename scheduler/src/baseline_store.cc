@@ -6,10 +6,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -93,16 +91,6 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
     return store;
   }
   absl::StatusOr<std::unique_ptr<BaselineStore>> fallback = OpenSqliteStore(path, options);
-  // A private index takes the database's exclusive lock at its first read,
-  // where SQLite does not wait on its busy handler: another reader of the
-  // full disk holds it for its select. Wait for it, up to 30 s (selects
-  // on a full disk take their turns), then give both errors.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (options.open_mode == SqliteDb::Mode::kPrivateIndex && absl::IsUnavailable(fallback.status()) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    fallback = OpenSqliteStore(path, options);
-  }
   if (fallback.ok()) return fallback;
   return absl::Status(store.status().code(),
                       absl::StrCat(store.status().message(), "; read ",

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -38,8 +41,8 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
     rc = sqlite3_open_v2(u.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   } else if (mode == Mode::kPrivateIndex) {
     // Our turn first (released with the fd, also by a killed process).
-    const size_t slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    if (dir.empty()) dir = ".";
     turn_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (turn_fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", dir));
     while (flock(turn_fd, LOCK_EX) != 0) {
@@ -73,6 +76,16 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
     STE_RETURN_IF_ERROR(result->Exec("PRAGMA query_only = 1"));
     rc = sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
     if (rc != SQLITE_OK) return result->Error(rc, "turn off the checkpoint on close");
+    // The first read takes the exclusive lock, and SQLite takes it without
+    // its busy handler: wait here, up to 30 s, for another process's
+    // shared lock (an open of the same store failing on its -shm file).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    absl::Status first = result->Exec("PRAGMA schema_version");
+    while (absl::IsUnavailable(first) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      first = result->Exec("PRAGMA schema_version");
+    }
+    STE_RETURN_IF_ERROR(first);
   }
   return result;
 }

@@ -43,7 +43,8 @@ class SqliteDb {
   // not write anyway). Such readers take turns: each first waits for an
   // flock(2) on the database's folder, held while it is open (SQLite
   // takes that exclusive lock without its busy handler, so readers that
-  // only retried could keep each other out).
+  // only retried could keep each other out), then up to 30 s for the
+  // exclusive lock itself.
   enum class Mode { kReadWrite, kReadOnly, kImmutable, kPrivateIndex };
   // Opens the database file at `path`, with extended result codes and a
   // busy handler that waits up to `busy_timeout_ms`.

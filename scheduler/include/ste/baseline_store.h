@@ -178,7 +178,7 @@ class BaselineStore {
   // there), unless a WAL holds frames that such a read would skip; on a
   // full disk (under 1 MiB free) with its WAL index in memory
   // (SqliteDb::Mode::kPrivateIndex: no -shm file to grow; such readers
-  // take turns, each waiting up to 30 s). Writes through such a store
+  // take turns). Writes through such a store
   // fail. When nothing opens, the first error, then the fallback's.
   static absl::StatusOr<std::unique_ptr<BaselineStore>> OpenForReading(
       const std::string& url, const std::string& root);
