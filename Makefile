@@ -8,10 +8,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # that part skips without it; systemd for systemd-analyze and python3-yaml
 # for the deploy/ checks, ctest DeployManifests; clang-14 and its runtimes
 # for the sanitizer tree: libFuzzer, ASan, UBSan).
-DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
+# BUILD_DEBS alone build ste, the preload library and the Debian package
+# (`make package`, -DSTE_BUILD_TESTS=OFF); the rest are for the tests.
+BUILD_DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   libroaring-dev libabsl-dev libxxhash-dev libtomlplusplus-dev \
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
-  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev \
+  libsqlite3-dev libpq-dev dpkg-dev file
+DEBS := $(BUILD_DEBS) libgtest-dev libgmock-dev libbenchmark-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
   ruby ruby-minitest ruby-rspec binutils openssl \
   liburing2 systemd python3-yaml \
@@ -22,11 +25,21 @@ DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
 ACTION_VALIDATOR_VERSION := 0.6.0
 ACTION_VALIDATOR := $(BUILD)/tools/node_modules/.bin/action-validator
 
-.PHONY: all deps configure build test test-sanitize san-build fuzz demo bench clean
+.PHONY: all deps deps-build configure build package test test-sanitize san-build fuzz demo bench clean
 
 all: build
 
 # Installs only what is missing; silent when everything is there.
+deps-build:
+	@missing=$$(for p in $(BUILD_DEBS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps-build: installing" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
 deps:
 	@missing=$$(for p in $(DEBS); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
@@ -49,12 +62,28 @@ CCACHE := $(shell command -v ccache >/dev/null 2>&1 && \
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE)
 
+# A tree `make package` configured without the tests gets them back.
 configure: deps $(BUILD)/build.ninja
+	@if grep -q '^STE_BUILD_TESTS:BOOL=OFF' $(BUILD)/CMakeCache.txt; then \
+	  cmake -S . -B $(BUILD) -DSTE_BUILD_TESTS=ON >/dev/null; fi
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The Debian package: build/ste_<version>_<arch>.deb (cmake/install.cmake).
+# Needs only BUILD_DEBS: a fresh tree is configured without the tests (no
+# GoogleTest, benchmark, clang or PostgreSQL server); an existing tree
+# builds just ste and the preload library.
+package: deps-build
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTE_BUILD_TESTS=OFF $(CCACHE)
+	cmake --build $(BUILD) -j $(JOBS) --target ste ste_preload
+	cd $(BUILD) && cpack -G DEB
+	@ls $(BUILD)/ste_*.deb
+
+# The tests include the package unpacked alone (ctest PackageInstalled).
 test: build
+	cd $(BUILD) && cpack -G DEB >/dev/null
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	@$(MAKE) --no-print-directory test-sanitize
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "ste_build_commit.h"  // STE_BUILD_COMMIT, generated
 
 namespace {
 
@@ -27,6 +28,7 @@ constexpr char kUsage[] =
     "  worker      run the tests of a distributed record build\n"
     "  run         run a command under the interceptor, recording what it uses\n"
     "  log dump    print the records of a run's logs\n"
+    "  --version   the version, and the commit ste was built from\n"
     "\n"
     "Configuration: ste.toml at the repository root.\n"
     "\n"
@@ -46,8 +48,9 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  if (command == "--version") {
-    std::puts("ste 0.1.0");
+  if (command == "--version" || command == "version") {
+    // The version of project() in CMakeLists.txt, and the commit built.
+    std::puts("ste " STE_VERSION " (" STE_BUILD_COMMIT ")");
     return 0;
   }
   if (command == "run") return ste::cli::RunCommand(args);

@@ -40,6 +40,8 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
          "each test's stdout and stderr to DIR/<test path>.log (default "
          ".ste/output/<build id>/); embedded only: workers take their own"},
         {"junit", 0, true, "FILE", "write JUnit XML of the run to FILE (when the baseline is stored)"},
+        {"allow-failures", 0, false, "",
+         "exit 0 when tests failed (the baseline is stored either way)"},
         {"wait", 0, false, "", "with --scheduler: wait for the build, printing progress"},
         {"config", 0, true, "FILE", "ste.toml to use (default: found from the current directory up)"},
     },
@@ -48,7 +50,7 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
 
 constexpr char kRecordHelp[] =
     "Usage: ste record [-j N] [--progress auto|plain|none] [--mri N | --base-commit SHA]\n"
-    "                  [--output-dir DIR] [--junit FILE]\n"
+    "                  [--output-dir DIR] [--junit FILE] [--allow-failures]\n"
     "       ste record --scheduler ADDR [--wait] [--token-file F] [--mri N] [--junit FILE]\n"
     "\n"
     "Records a baseline of the repository holding ste.toml: hashes the tree\n"
@@ -89,11 +91,12 @@ constexpr char kRecordHelp[] =
     "<system-out> the tail of its output), written atomically once the\n"
     "baseline is stored (with --scheduler: needs --wait).\n"
     "\n"
-    "Exit status: 0 the baseline is stored (failing tests are recorded as\n"
-    "failed and will be selected next time), or the build was started\n"
-    "(--scheduler without --wait); 1 it could not be recorded, or the JUnit\n"
-    "file could not be written (the baseline is stored then); 2 bad usage or\n"
-    "configuration.\n"
+    "Exit status, as test runners have it: 0 the baseline is stored and every\n"
+    "test passed, or the build was started (--scheduler without --wait);\n"
+    "1 the baseline is stored but a test failed or was in error (it is\n"
+    "recorded as such and selected next time; --allow-failures exits 0\n"
+    "then); 2 bad usage or configuration; 3 no baseline could be recorded,\n"
+    "or the JUnit file could not be written (the baseline is stored then).\n"
     "\n";
 
 void PrintSummary(const RecordSummary& r, const std::string& scheduler) {
@@ -203,7 +206,7 @@ int RecordCommand(const std::vector<std::string>& args) {
       return UsageError("record", std::string(recorded.status().message()));
     }
     std::fprintf(stderr, "ste record: %s\n", std::string(recorded.status().message()).c_str());
-    return 1;
+    return 3;
   }
   if (recorded->started_only) {
     std::printf("ste record: build %s started on %s: %zu tests, mri %lld; workers join with "
@@ -222,8 +225,17 @@ int RecordCommand(const std::vector<std::string>& args) {
     if (!written.ok()) {
       std::fprintf(stderr, "ste record: the baseline is stored, but not the JUnit file: %s\n",
                    std::string(written.message()).c_str());
-      return 1;
+      return 3;
     }
+  }
+  // As test runners have it: a failing test fails the command (a red main
+  // build), though its baseline is stored and used.
+  if ((recorded->failed > 0 || recorded->errors > 0) && !flags->Has("allow-failures")) {
+    if (progress != "none") std::fprintf(stderr,
+                 "ste record: %zu failed, %zu errors: exit 1 (the baseline is stored and used; "
+                 "--allow-failures exits 0)\n",
+                 recorded->failed, recorded->errors);
+    return 1;
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "repo_context.h"
 #include "rpc_flags.h"
 #include "ste/checkout.h"
+#include "ste/ci_output.h"
 #include "ste/json.h"
 #include "ste/selection.h"
 #include "ste/selection_client.h"
@@ -38,6 +40,10 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
      "shards by their recorded durations"},
     {"shard", 0, true, "K/N", "print only shard K (1..N) of the selection split into N shards"},
     {"all", 0, false, "", "select every test (mode all)"},
+    {"null", 0, false, "", "text format and tests file: each test as it is, ended by a NUL byte"},
+    {"change-text", 0, true, "FILE",
+     "look for force tags in FILE (the change's commit messages, title, body and labels, as the "
+     "CI gives them) instead of in the commit messages git can reach"},
     {"changed-files", 0, false, "", "print the changed paths instead of tests"},
     {"tests-file", 0, true, "FILE",
      "github format: where to write the test list (default .ste/selected-tests.txt)"},
@@ -51,12 +57,15 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
 constexpr char kSelectHelp[] =
     "Usage: ste select [--base auto|ID | --base-commit SHA | --mri N] [--explain]\n"
     "                  [--format text|json|github|runner|matrix] [--shards N]\n"
-    "                  [--shard K/N] [--all] [--changed-files]\n"
+    "                  [--shard K/N] [--all] [--changed-files] [--null]\n"
+    "                  [--change-text FILE] [--tests-file FILE]\n"
     "\n"
     "Prints the tests the current tree's changes can affect, compared with a\n"
     "recorded baseline. Guardrails, in order: no usable baseline -> all; a\n"
     "force tag ([test all], [no filter]) in a commit message since the\n"
-    "baseline, commit messages that cannot be read (the baseline's commit is\n"
+    "baseline (with --change-text FILE: in FILE instead, the change's text as\n"
+    "the CI gives it: a pull request's commits, title, body and labels),\n"
+    "commit messages that cannot be read (the baseline's commit is\n"
     "not in this checkout), or --all -> all; ste.toml changed -> all; only\n"
     "selection.skip_all paths changed -> none; a selection.run_all path\n"
     "changed -> all; else the affected tests,\n"
@@ -76,9 +85,15 @@ constexpr char kSelectHelp[] =
     "shell-quoted (pytest/unittest/minitest/rspec take files; ctest: one\n"
     "-R '^(name|name)$'); nothing at all for mode none (run no test: do\n"
     "not call the runner with no arguments).\n"
-    "github: text on stdout, and mode=, reason=, tests_file= appended to\n"
-    "$GITHUB_OUTPUT (with --shards N also matrix=, as below) and a Markdown\n"
-    "summary to $GITHUB_STEP_SUMMARY when set.\n"
+    "--null: text and the tests file: each test as it is, ended by a NUL byte\n"
+    "(for xargs -0; a name holding a newline stays one name); without it a\n"
+    "test is one line, odd bytes written as C escapes.\n"
+    "github: text on stdout, the list in --tests-file, and the outputs mode,\n"
+    "reason, tests_file (with --shards N also matrix, as below) appended to\n"
+    "$GITHUB_OUTPUT in GitHub's multi-line form, each with a fresh random\n"
+    "delimiter (a test name or a reason cannot add or change an output); a\n"
+    "Markdown summary to $GITHUB_STEP_SUMMARY when set, every name escaped,\n"
+    "capped below GitHub's 1 MiB with a count of the tests left out.\n"
     "matrix (with --shards N): the selected tests split into at most N shards,\n"
     "longest first onto the least loaded, by the seconds each took in the\n"
     "baseline (a test without one counts as the median), as JSON for a\n"
@@ -103,8 +118,9 @@ constexpr char kSelectHelp[] =
     "scheduler cannot answer, the selection is all, with the reason.\n"
     "\n"
     "Exit status: 0 a selection was printed (whatever its mode: on an error\n"
-    "it is all, every test listed); 2 bad usage (--base neither auto nor an\n"
-    "id) or configuration; 3 the tree\n"
+    "it is all, every test listed); 1 github format: the tests file or the\n"
+    "GitHub files could not be written; 2 bad usage (--base neither auto nor\n"
+    "an id), configuration or an unreadable --change-text; 3 the tree\n"
     "could not be read, so no test list could be made: run everything.\n"
     "\n";
 
@@ -228,8 +244,12 @@ bool ParseShardFlag(const std::string& v, size_t* k, size_t* n) {
   return true;
 }
 
-std::string Text(const Selection& s, bool explain) {
+std::string Text(const Selection& s, bool explain, bool null = false) {
   std::string out;
+  if (null) {
+    for (const SelectedTest& t : s.tests) absl::StrAppend(&out, t.test, std::string(1, '\0'));
+    return out;
+  }
   for (const SelectedTest& t : s.tests) {
     absl::StrAppend(&out, EscapeForText(t.test), "\n");
     if (!explain) continue;
@@ -239,35 +259,57 @@ std::string Text(const Selection& s, bool explain) {
   return out;
 }
 
-void AppendToFile(const char* path, const std::string& text) {
-  std::ofstream(path, std::ios::app) << text;
+absl::Status AppendToFile(const char* path, const std::string& text) {
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  out << text;
+  out.flush();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot append to ", path));
+  return absl::OkStatus();
 }
 
-// $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY, when set.
-void WriteGithubFiles(const Selection& s, const std::string& tests_file, const std::string& matrix) {
+// $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY, when set. Every output in
+// GitHub's multi-line form with a fresh delimiter, every name or reason in
+// the summary escaped, the summary capped (ste/ci_output.h): a pull
+// request names the files, and what GitHub reads here decides what runs.
+absl::Status WriteGithubFiles(const Selection& s, const std::string& tests_file,
+                              const std::string& matrix) {
   if (const char* out = std::getenv("GITHUB_OUTPUT"); out && *out) {
-    AppendToFile(out, absl::StrCat("mode=", std::string(SelectionModeName(s.mode)),
-                                   "\nreason=", s.reason, "\ntests_file=", tests_file, "\n",
-                                   matrix.empty() ? "" : absl::StrCat("matrix=", matrix, "\n")));
+    std::string entries;
+    std::vector<std::pair<std::string, std::string>> values = {
+        {"mode", std::string(SelectionModeName(s.mode))},
+        {"reason", s.reason},
+        {"tests_file", tests_file},
+    };
+    if (!matrix.empty()) values.emplace_back("matrix", matrix);
+    for (const auto& [name, value] : values) {
+      absl::StatusOr<std::string> entry = GithubFileEntry(name, value);
+      if (!entry.ok()) return entry.status();
+      entries += *entry;
+    }
+    absl::Status written = AppendToFile(out, entries);
+    if (!written.ok()) return written;
   }
   if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
-    std::string md = absl::StrCat("### ste select: ", std::string(SelectionModeName(s.mode)), "\n\n",
-                                  s.reason, "\n\n");
+    CappedSummary md;
+    md.AddText(absl::StrCat("### ste select: ", std::string(SelectionModeName(s.mode)), "\n\n",
+                            MarkdownText(s.reason), "\n\n"));
     if (!s.wide.empty()) {
-      md += "Most tests came from:\n\n";
-      for (const WideCause& w : s.wide) absl::StrAppend(&md, "- `", EscapeForText(DescribeWideCause(w)), "`\n");
-      md += "\n";
+      md.AddText("Most tests came from:\n\n");
+      for (const WideCause& w : s.wide) md.AddText(absl::StrCat("- ", MarkdownCode(DescribeWideCause(w)), "\n"));
+      md.AddText("\n");
     }
-    md += "| test | why |\n|---|---|\n";
+    md.AddText("| test | why |\n|---|---|\n");
     for (const SelectedTest& t : s.tests) {
       std::string why;
       for (const SelectionReason& r : t.reasons) {
-        absl::StrAppend(&why, why.empty() ? "" : "; ", ReasonText(r));
+        absl::StrAppend(&why, why.empty() ? "" : "; ", MarkdownText(ReasonText(r)));
       }
-      absl::StrAppend(&md, "| `", EscapeForText(t.test), "` | ", why, " |\n");
+      if (t.more_reasons) absl::StrAppend(&why, "; and ", t.more_reasons, " more");
+      md.AddRow(absl::StrCat("| ", MarkdownCode(t.test), " | ", why, " |"));
     }
-    AppendToFile(summary, md);
+    return AppendToFile(summary, md.Finish("tests"));
   }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -320,6 +362,15 @@ int SelectCommand(const std::vector<std::string>& args) {
 
   if (flags->Has("store")) config->store_url = flags->Get("store");
   LocalCheckout checkout(*std::move(config), flags->Has("all"));
+  if (flags->Has("change-text")) {
+    // Unreadable is a usage error, never "no tag in it".
+    const std::string path = flags->Get("change-text");
+    std::ifstream in(path, std::ios::binary);
+    if (!in.is_open()) return UsageError("select", "--change-text: cannot open " + path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return UsageError("select", "--change-text: cannot read " + path);
+    checkout.SetChangeText(std::move(text));
+  }
   SelectionOutcome outcome;
   if (auth) {
     outcome = SelectThroughScheduler(MakeChannel(flags->Get("scheduler"), *auth), *auth, checkout, *query);
@@ -380,12 +431,21 @@ int SelectCommand(const std::vector<std::string>& args) {
     if (!line.empty()) std::printf("%s\n", line.c_str());
     return 0;
   }
-  std::fputs(Text(s, flags->Has("explain")).c_str(), stdout);
+  const std::string text = Text(s, flags->Has("explain"), flags->Has("null"));
+  std::fwrite(text.data(), 1, text.size(), stdout);
   if (format == "github") {
     std::string tests_file =
         flags->Get("tests-file", checkout.config().root + "/.ste/selected-tests.txt");
-    std::ofstream(tests_file) << Text(s, false);
-    WriteGithubFiles(s, tests_file, matrix);
+    std::ofstream list(tests_file, std::ios::binary);
+    list << Text(s, false, flags->Has("null"));
+    list.flush();
+    absl::Status written = list ? WriteGithubFiles(s, tests_file, matrix)
+                                : absl::UnavailableError(absl::StrCat("cannot write ", tests_file));
+    if (!written.ok()) {
+      // No outputs to read: the step must fail, not look like "no test".
+      std::fprintf(stderr, "ste select: %s\n", std::string(written.message()).c_str());
+      return 1;
+    }
   }
   return 0;
 }

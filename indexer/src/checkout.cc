@@ -178,7 +178,16 @@ BaselineLookup LocalCheckout::Lookup(const BaselineQuery& query) {
   BaselineLookup which;
   which.id = query.id;
   which.commit = query.base_commit;
-  if (query.id > 0 || !query.base_commit.empty()) return which;
+  if (query.id > 0) return which;
+  if (!query.base_commit.empty()) {
+    // Its history, when this checkout has it (a shallow merge commit of a
+    // pull request names the base commit without having it: none).
+    which.fallback = true;
+    absl::StatusOr<std::string> log = RunGit(
+        config_.root, {"rev-list", absl::StrCat("--max-count=", kMaxVisibleCommits), query.base_commit, "--"});
+    if (log.ok()) which.fallback_commits = Lines(*log);
+    return which;
+  }
   if (query.mri >= 0) {
     which.mri = query.mri;
     return which;
@@ -266,8 +275,25 @@ absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
   return now;
 }
 
+namespace {
+
+// The reason naming the last of kForceTags found in `text`, or "".
+std::string ForceTagIn(const std::string& text, absl::string_view where) {
+  std::string force;
+  for (const char* tag : kForceTags) {
+    if (absl::StrContains(text, tag)) force = absl::StrCat("force tag ", tag, " in ", where);
+  }
+  return force;
+}
+
+}  // namespace
+
 std::string LocalCheckout::ForceReason(const std::string& base_commit) {
   if (force_all_) return "--all given";
+  if (change_text_) {
+    if (!config_.selection.force_tags) return "";
+    return ForceTagIn(*change_text_, "the change's text (--change-text: its commits, title, body or labels)");
+  }
   const CommitFacts& f = facts();
   switch (f.state) {
     case CommitFacts::State::kNotGit:
@@ -290,11 +316,7 @@ std::string LocalCheckout::ForceReason(const std::string& base_commit) {
                                     "selection.force_tags = false if this project does not use them"
                                   : "");
   }
-  std::string force;
-  for (const char* tag : kForceTags) {
-    if (absl::StrContains(*messages, tag)) force = absl::StrCat("force tag ", tag, " in a commit message");
-  }
-  return force;
+  return ForceTagIn(*messages, "a commit message");
 }
 
 }  // namespace ste

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "ste/git.h"
 #include "ste/glob.h"
+#include "ste/json.h"
 
 namespace ste {
 namespace {
@@ -473,7 +474,9 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
       if (c.path[0] == '/' || IsViewPath(c.path)) continue;  // views: echoes
       int i = rules.run_all.FirstMatch(c.path);
       if (i >= 0) {
-        return SelectAll(absl::StrCat(c.path, " changed and matches selection.run_all '",
+        // Escaped: the reason goes to terminals and CI outputs as one line,
+        // and the path is the change's to choose.
+        return SelectAll(absl::StrCat(EscapeForText(c.path), " changed and matches selection.run_all '",
                                       rules.run_all.glob(i).pattern(), "'"),
                          in.head_tests, changed);
       }

@@ -1,5 +1,6 @@
 #include "ste/baseline_loader.h"
 
+#include <algorithm>
 #include <climits>
 
 #include "absl/strings/numbers.h"
@@ -37,6 +38,20 @@ absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, const B
     if (commits.size() > kMaxCommitsPerLookup) commits.resize(kMaxCommitsPerLookup);
     STE_ASSIGN_OR_RETURN(std::optional<BaselineInfo> found, store.LatestCompletedAmong(commits));
     if (found) return *found;
+    if (!which.commit.empty() && which.fallback) {
+      // The base commit's own is missing: its nearest recorded ancestor the
+      // checkout can see, else the newest of all.
+      std::vector<std::string> history = which.fallback_commits;
+      if (history.size() > kMaxCommitsPerLookup) history.resize(kMaxCommitsPerLookup);
+      if (!history.empty()) {
+        STE_ASSIGN_OR_RETURN(found, store.LatestCompletedAmong(history));
+        if (found) return *found;
+      }
+      STE_ASSIGN_OR_RETURN(found, store.LatestCompleted(INT64_MAX));
+      if (found) return *found;
+      return absl::NotFoundError(absl::StrCat("no completed baseline for commit ", which.commit,
+                                              " nor any other in the store (run 'ste record')"));
+    }
     return absl::NotFoundError(absl::StrCat(
         which.commit.empty()
             ? absl::StrCat("no completed baseline for any of the ", commits.size(),
@@ -49,6 +64,35 @@ absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, const B
     return absl::NotFoundError(absl::StrCat(info.status().message(), " (", which.hint, ")"));
   }
   return info;
+}
+
+std::string BaselineFallbackNote(const BaselineLookup& which, const BaselineInfo& found,
+                                int64_t now_unix) {
+  if (which.commit.empty() || !which.fallback || found.commit == which.commit) return "";
+  std::string note = absl::StrCat("the base commit ", which.commit.substr(0, 12),
+                                  " has no baseline yet: compared with baseline ", found.id);
+  if (!found.commit.empty()) absl::StrAppend(&note, " of commit ", found.commit.substr(0, 12));
+  absl::StrAppend(&note, " (mri ", found.mri, ")");
+  const auto& history = which.fallback_commits;
+  auto at = std::find(history.begin(), history.end(), found.commit);
+  if (at != history.end()) {
+    const size_t back = static_cast<size_t>(at - history.begin());
+    absl::StrAppend(&note, ", ", back, back == 1 ? " commit" : " commits", " before it");
+  } else {
+    absl::StrAppend(&note, ", whose place in the base commit's history this checkout cannot see");
+  }
+  if (found.completed_unix > 0 && now_unix >= found.completed_unix) {
+    const int64_t minutes = (now_unix - found.completed_unix) / 60;
+    if (minutes < 120) {
+      absl::StrAppend(&note, ", recorded ", minutes, " min ago");
+    } else if (minutes < 48 * 60) {
+      absl::StrAppend(&note, ", recorded ", minutes / 60, " h ago");
+    } else {
+      absl::StrAppend(&note, ", recorded ", minutes / (24 * 60), " days ago");
+    }
+  }
+  absl::StrAppend(&note, "; changes since it count too: a correct selection, possibly wider");
+  return note;
 }
 
 absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64_t mri,

@@ -4,6 +4,8 @@
 #include <climits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace ste {
 
@@ -11,7 +13,8 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
                                    const BaselineQuery& query) {
   SelectionOutcome out;
   // 1. The baseline.
-  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base = source.Load(checkout.Lookup(query));
+  const BaselineLookup lookup = checkout.Lookup(query);
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base = source.Load(lookup);
   const LoadedBaseline* b = base.ok() ? base->get() : nullptr;
   if (b) out.baseline = b->info;
 
@@ -60,6 +63,10 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
   SelectionInputs in{*b->index, b->failed_tests, std::move(changes), std::move(tree->tests),
                      checkout.ForceReason(b->info.commit)};
   out.selection = Select(checkout.rules(), in);
+  if (std::string note = BaselineFallbackNote(lookup, b->info, absl::ToUnixSeconds(absl::Now()));
+      !note.empty()) {
+    absl::StrAppend(&out.selection.reason, " (", note, ")");
+  }
   for (SelectedTest& t : out.selection.tests) {
     auto it = b->seconds.find(t.test);
     if (it != b->seconds.end()) t.seconds = it->second;

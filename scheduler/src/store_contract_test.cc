@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "postgres_store.h"
 #include "sqlite_store.h"
+#include "ste/baseline_loader.h"
 #include "store_backends_test_util.h"
 #include "store_test_util.h"
 
@@ -155,6 +156,41 @@ TEST_P(StoreContractTest, LatestCompletedAmongCommitsIgnoresWhatIsNotComplete) {
   std::vector<std::string> many(kMaxCommitsPerLookup, "nope");
   many.back() = "aaaa";
   EXPECT_EQ(among(many), a);
+}
+
+TEST_P(StoreContractTest, ABaseCommitWithoutABaselineFallsBackToItsNearestRecordedAncestorThenTheNewest) {
+  const int64_t old = MakeComplete("c1", 1);
+  const int64_t mid = MakeComplete("c2", 2);
+  const int64_t newest = MakeComplete("c9", 9);  // another line, or later
+  BaselineLookup which;
+  which.commit = "c4";  // main's record of it lags
+  auto found = [&](const BaselineLookup& w) -> int64_t {
+    absl::StatusOr<BaselineInfo> got = FindCompletedBaseline(*store_, w);
+    return got.ok() ? got->id : -1;
+  };
+  EXPECT_EQ(found(which), -1) << "exact unless asked to fall back";
+  which.fallback = true;
+  which.fallback_commits = {"c4", "c3", "c2", "c1"};  // its history, nearest first
+  EXPECT_EQ(found(which), mid) << "the nearest recorded ancestor";
+  which.fallback_commits = {"c4", "c3"};  // none recorded in what the clone sees
+  EXPECT_EQ(found(which), newest);
+  which.fallback_commits.clear();  // a depth-1 merge commit has none of it
+  EXPECT_EQ(found(which), newest);
+  which.commit = "c1";
+  EXPECT_EQ(found(which), old) << "its own first";
+
+  absl::StatusOr<BaselineInfo> c2 = store_->Get(mid);
+  ASSERT_TRUE(c2.ok());
+  which.commit = "c4";
+  which.fallback_commits = {"c4", "c3", "c2", "c1"};
+  const std::string note = BaselineFallbackNote(which, *c2, c2->completed_unix + 600);
+  EXPECT_THAT(note, ::testing::HasSubstr("the base commit c4 has no baseline yet: compared with baseline"));
+  EXPECT_THAT(note, ::testing::HasSubstr("of commit c2 (mri 2), 2 commits before it, recorded 10 min ago"));
+  which.fallback_commits.clear();
+  EXPECT_THAT(BaselineFallbackNote(which, *c2, c2->completed_unix),
+              ::testing::HasSubstr("whose place in the base commit's history this checkout cannot see"));
+  which.commit = "c2";
+  EXPECT_EQ(BaselineFallbackNote(which, *c2, 0), "") << "its own: no note";
 }
 
 TEST_P(StoreContractTest, TiesOnMriPickTheHighestId) {

@@ -14,9 +14,11 @@
    the Service's name and port (systemd: ste-scheduler.env STE_LISTEN vs
    ste-worker.env STE_SCHEDULER); token files are where the Secret is
    mounted / a LoadCredential= name; checkout dirs agree.
-3. The Containerfile installs what the manifests and units run, and its
-   runtime stage installs the Debian package of every library `ste` links
-   directly (readelf -d of STE).
+3. The Containerfile builds the Debian package (`make package`) and its
+   runtime stage apt-installs it and links the /usr/local paths the
+   manifests and units run; the package's Depends (dpkg-deb -f of the
+   ste_*.deb beside STE) name the Debian package of every library `ste`
+   links directly (readelf -d of STE).
 
 Prints one line per failure and a summary of counts; exit 1 on any failure.
 With ARGV_JSON, also writes there the k8s containers' ste argv
@@ -421,11 +423,24 @@ with open(cf_path) as f:
     cf = f.read()
 ref_ok(re.search(r"^FROM \S*debian:12\S* AS build", cf, re.M) is not None,
        "Containerfile: the build stage is not Debian 12")
-ref_ok("make build" in cf and "make deps" in cf, "Containerfile: does not `make deps` / `make build`")
-for installed in ("/usr/local/bin/ste", "/usr/local/lib/ste/libste_preload.so",
-                  "/usr/local/lib/ste/ste-checkout", "/usr/local/share/ste/integrations"):
-    ref_ok("/out" + installed in cf, f"Containerfile: does not install {installed}")
+ref_ok("make package" in cf, "Containerfile: the build stage does not `make package`")
 runtime = cf.split("\nFROM ")[-1]
+# The runtime stage installs the package with apt (which brings its
+# Depends) and links the /usr/local paths the manifests and units run.
+ref_ok(re.search(r"apt-get install[^\n]*(\\\n[^\n]*)*?/opt/ste/ste_\*\.deb", runtime) is not None,
+       "Containerfile: the runtime stage does not apt-get install the package (/opt/ste/ste_*.deb)")
+for target, link in (("/usr/bin/ste", "/usr/local/bin/ste"),
+                     ("/usr/lib/ste/ste-checkout", "/usr/local/lib/ste/ste-checkout")):
+    ref_ok(f"ln -s {target} {link}" in runtime, f"Containerfile: does not link {link} to {target}")
+# The package's Depends (dpkg-shlibdeps) name the Debian package of every
+# library `ste` links directly (readelf -d of STE); the package is the one
+# cpack wrote beside STE (make test runs cpack before ctest).
+debs = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(STE)), "ste_*.deb")),
+              key=os.path.getmtime)
+depends = ""
+if ref_ok(len(debs) > 0, f"no ste_*.deb beside {STE}: run cpack (make package)"):
+    depends = subprocess.run(["dpkg-deb", "-f", debs[-1], "Depends"], capture_output=True,
+                             text=True).stdout
 needed = subprocess.run(["readelf", "-d", STE], capture_output=True, text=True).stdout
 # (the dynamic loader, ld-linux*, is libc6's)
 libs = [l for l in re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", needed)
@@ -444,13 +459,14 @@ for lib in libs:
     if ref_ok(p is not None, f"ldd {STE}: {lib} not found"):
         paths += [p] + (["/usr" + p] if p.startswith("/lib/") else [])
 owned = subprocess.run(["dpkg", "-S"] + paths, capture_output=True, text=True).stdout.splitlines()
+depended = {d.strip().split(" ")[0] for d in depends.split(",") if d.strip()}
 for lib in libs:
     # "pkg:arch: path" or "pkg: path"; other architectures' copies do not count
     owners = [line.split(": ", 1)[0] for line in owned if line.endswith("/" + lib)]
     pkgs = {o.split(":")[0] for o in owners if ":" not in o or o.endswith(":" + arch)}
     pkgs = {p for p in pkgs if "-cross" not in p}
-    ref_ok(pkgs & BASE or any(re.search(r"\b%s\b" % re.escape(p), runtime) for p in pkgs),
-           f"Containerfile: the runtime stage installs none of {sorted(pkgs)} (for {lib})")
+    ref_ok(pkgs & BASE or pkgs & depended,
+           f"the package's Depends name none of {sorted(pkgs)} (for {lib}): {depends.strip()}")
 
 if len(sys.argv) > 3:  # ARGV_JSON: the k8s command lines, for check_deploy.sh to run
     import json

@@ -3,15 +3,16 @@
 # without a cluster, a registry or a container engine:
 #   1-3. check_deploy.py on deploy/ (YAML, kinds and references; every
 #        `ste ...` flag against `ste <sub> --help`; ports, token and checkout
-#        paths; the Containerfile against readelf -d of BUILD_DIR/ste);
+#        paths; the Containerfile builds and apt-installs the package, whose
+#        Depends cover readelf -d of BUILD_DIR/ste);
 #   4.   systemd-analyze verify on a temporary copy of deploy/systemd/ with
 #        /usr/local/bin/ste -> BUILD_DIR/ste and /usr/local/lib/ste/ste-checkout
 #        -> deploy/ste-checkout.sh (verify needs ExecStart binaries to
 #        exist); any output (it warns with exit 0) fails;
 #   5.   that the checks catch breakage: in temporary copies, a flag typo in
 #        a k8s manifest, a flag typo in a unit, a Service port that differs
-#        from --listen (k8s; systemd env files), a runtime library left out
-#        of the Containerfile, and an invalid unit setting must each fail;
+#        from --listen (k8s; systemd env files), a Containerfile that does
+#        not install the package, and an invalid unit setting must each fail;
 #   6.   ste-checkout.sh on a local repository (a SHA, then a branch; .ste/
 #        kept, other untracked files removed);
 #   7.   the k8s containers' ste command lines run for real, as the pods
@@ -73,7 +74,7 @@ mutant k8s-flag-typo k8s/workers.yaml 's/- --token-file/- --token-flie/' "--toke
 mutant unit-flag-typo systemd/ste-scheduler.service 's/--listen /--lisen /' "--lisen is not a flag"
 mutant service-port k8s/scheduler.yaml 's/port: 7070/port: 7071/' "is not the Service"
 mutant env-port systemd/ste-worker.env 's/:7070$/:7071/' "the workers dial port 7071"
-mutant runtime-lib container/Containerfile 's/libroaring0 //' "installs none of ['libroaring0']"
+mutant runtime-package container/Containerfile 's|/opt/ste/ste_\*\.deb ||' "does not apt-get install the package"
 mkdir "$tmp/units-bad" && cp "$SRC"/deploy/systemd/*.service "$tmp/units-bad/"
 sed -i 's/^Restart=on-failure/Restart=sometimes/' "$tmp/units-bad/ste-scheduler.service"
 if verify_units "$tmp/units-bad" >/dev/null; then bad "systemd-analyze verify passed Restart=sometimes"

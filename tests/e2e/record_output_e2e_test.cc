@@ -153,7 +153,7 @@ class RecordOutput : public ::testing::Test {
 TEST_F(RecordOutput, PlainCapturesEachTestAndPrintsOnlyTheFailingTailAfterItsLine) {
   const std::string junit = MakeTempDir() + "/junit.xml";
   Spawned r = Ste({"record", "--progress", "plain", "-j", "2", "--junit", junit});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   ExpectLogs(root_ + "/.ste/output/b1");
 
   const std::string block =
@@ -187,7 +187,7 @@ TEST_F(RecordOutput, PlainCapturesEachTestAndPrintsOnlyTheFailingTailAfterItsLin
 
 TEST_F(RecordOutput, NonePrintsTheSummaryWithTheFailingLogsPathOnly) {
   Spawned r = Ste({"record", "--progress", "none"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   ExpectLogs(root_ + "/.ste/output/b1");
   ExpectNoTestOutputBut(r.out + r.err, "");
   EXPECT_EQ(r.err, "") << r.err;
@@ -197,7 +197,7 @@ TEST_F(RecordOutput, NonePrintsTheSummaryWithTheFailingLogsPathOnly) {
       << r.out;
   // A second record writes beside the first.
   r = Ste({"record", "--progress", "none"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   ExpectLogs(root_ + "/.ste/output/b2");
   ExpectLogs(root_ + "/.ste/output/b1");
 }
@@ -210,7 +210,7 @@ TEST_F(RecordOutput, OutputDirTakesTheLogsAndJUnitIsReplacedWhole) {
   Spawned r = Ste({"record", "--progress", "none", "--output-dir", out + "/logs/../logs/", "--junit",
                    junit},
                   root_ + "/tests");
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   ExpectLogs(out + "/logs");
   EXPECT_FALSE(Exists(root_ + "/.ste/output")) << "the default directory was made too";
   EXPECT_NE(r.out.find("output in " + out + "/logs/tests/test_fail.sh.log\n"), std::string::npos) << r.out;
@@ -218,7 +218,7 @@ TEST_F(RecordOutput, OutputDirTakesTheLogsAndJUnitIsReplacedWhole) {
 
   // Inside the repository and not ignored: a warning says what to do.
   r = Ste({"record", "--progress", "none", "--output-dir", "test-logs"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   ExpectLogs(root_ + "/test-logs");
   EXPECT_NE(r.err.find("warning: the output directory " + root_ + "/test-logs is inside the repository"),
             std::string::npos)
@@ -240,7 +240,7 @@ TEST_F(RecordOutput, OnATerminalTheBarStaysOneLineAndTheTailComesAfterIt) {
   Spawned r = Spawn({"/usr/bin/script", "-qec",
                      "stty cols 60 rows 20 && exec '" + kSte + "' record -j 1", "/dev/null"},
                     {}, root_);
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   std::string tty = r.out;  // the terminal's output: "\r\n" line ends
   for (size_t at; (at = tty.find("\r\n")) != std::string::npos;) tty.replace(at, 2, "\n");
 
@@ -289,7 +289,7 @@ TEST_F(RecordOutput, DistributedTheWorkerKeepsTheLogsAndSendsTheFailingTail) {
                                  {}, root_, dir + "/worker.out", dir + "/worker.err");
   const std::string junit = dir + "/junit.xml";
   Spawned r = Ste({"record", "--scheduler", address, "--wait", "--progress", "plain", "--junit", junit});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << scheduler.err() << worker.err();
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err << scheduler.err() << worker.err();
   EXPECT_EQ(worker.Wait(60), 0) << worker.err();
 
   const std::string log = root_ + "/.ste/output/b1/tests/test_fail.sh.log";

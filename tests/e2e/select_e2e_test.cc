@@ -18,11 +18,14 @@
 #include <fcntl.h>
 
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "github_files.h"
 #include "gtest/gtest.h"
 #include "test_support.h"
 
@@ -456,12 +459,15 @@ TEST_F(Repo, JsonGithubAndChangedFilesOutputs) {
   Spawned github = Ste({"select", "--format", "github"},
                        {"GITHUB_OUTPUT=" + gh + "/out", "GITHUB_STEP_SUMMARY=" + gh + "/summary"});
   ASSERT_EQ(github.exit_code, 0) << github.err;
-  std::string out = ReadFile(gh + "/out");
-  EXPECT_NE(out.find("mode=subset\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("tests_file="), std::string::npos) << out;
+  // Read as GitHub reads it (multi-line entries: ci_outputs_e2e_test.cc).
+  std::optional<std::map<std::string, std::string>> out = testing::ParseGithubFile(ReadFile(gh + "/out"));
+  ASSERT_TRUE(out.has_value()) << ReadFile(gh + "/out");
+  EXPECT_EQ((*out)["mode"], "subset");
+  EXPECT_EQ((*out)["tests_file"], root_ + "/.ste/selected-tests.txt");
   EXPECT_EQ(ReadFile(root_ + "/.ste/selected-tests.txt"), "tests/test_a.sh\n");
-  EXPECT_NE(ReadFile(gh + "/summary").find("| `tests/test_a.sh` | lib/a.sh (content modified) |"),
-            std::string::npos);
+  EXPECT_NE(ReadFile(gh + "/summary").find("| <code>tests/test\\_a.sh</code> | lib/a.sh \\(content modified\\) |"),
+            std::string::npos)
+      << ReadFile(gh + "/summary");
 
   Spawned changed = Ste({"select", "--changed-files"});
   EXPECT_EQ(changed.out, "lib/a.sh\n");
@@ -633,7 +639,7 @@ class BatchRepo : public Repo {
 
 TEST_F(BatchRepo, FilesAreAttributedToTheirTestAndTheRunnersSetupToAll) {
   Spawned r = Ste({"record", "--progress", "plain"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;  // test_c fails
   EXPECT_NE(r.out.find("4 tests, 3 passed, 1 failed"), std::string::npos) << r.out;
   Spawned deps = Ste({"deps", "tests/test_b.sh"});
   EXPECT_NE(deps.out.find("lib/a.sh"), std::string::npos) << deps.out;
@@ -665,7 +671,7 @@ TEST_F(BatchRepo, ATestTheRunnerGaveNoResultForIsAnErrorAndAlwaysSelected) {
   W("runner.py", "import os, sys\nos.kill(os.getpid(), 9)\n");
   Commit("a runner that dies");
   Spawned r = Ste({"record", "--progress", "none"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;  // errors count as failures
   EXPECT_NE(r.out.find("4 tests, 0 passed, 0 failed, 4 errors"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gave no result"), std::string::npos) << r.out;
   SelectResult s = Select();

@@ -335,7 +335,9 @@ class TestBroken(unittest.TestCase):
     Git({"commit", "-q", "-m", "ste.toml"});
   }
   void Record() {
-    Spawned r = Ste({"record", "--progress", "none"});
+    // The suite has a failing and a broken test (RecordedOutcomes... checks
+    // record's exit 1 for them).
+    Spawned r = Ste({"record", "--progress", "none", "--allow-failures"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
   std::set<std::string> Select(std::string* mode = nullptr,
@@ -460,7 +462,7 @@ TEST_P(PythonSuite,
        RecordedOutcomesAreThoseOfThePlainRunAndTheTreeIsLeftAlone) {
   WriteConfig(false);
   Spawned r = Ste({"record", "--progress", "plain"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << "a test failed: exit 1, as the runner's\n" << r.out << r.err;
   EXPECT_NE(r.out.find("5 tests, 3 passed, 1 failed, 1 errors, 0 opaque"),
             std::string::npos)
       << r.out;

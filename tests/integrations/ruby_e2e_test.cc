@@ -273,7 +273,9 @@ end
                       "\"]\njobs = 2\n" + (case_scopes ? "case_scopes = true\n" : ""));
   }
   void Record() {
-    Spawned r = Ste({"record", "--progress", "none"});
+    // The suite has a failing and a broken test (RecordedOutcomes... checks
+    // record's exit 1 for them).
+    Spawned r = Ste({"record", "--progress", "none", "--allow-failures"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
   std::set<std::string> Select(std::string* mode = nullptr, std::string* explain = nullptr) {
@@ -361,7 +363,7 @@ TEST_P(RubySuite, OutcomesAndExitCodesMatchAPlainRun) {
 TEST_P(RubySuite, RecordedOutcomesAreThoseOfThePlainRun) {
   WriteConfig(false);
   Spawned r = Ste({"record", "--progress", "plain"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << "a test failed: exit 1, as the runner's\n" << r.out << r.err;
   // Nothing the runner did in the root scope made the tests opaque.
   EXPECT_NE(r.out.find("5 tests, 3 passed, 1 failed, 1 errors, 0 opaque"), std::string::npos)
       << r.out;

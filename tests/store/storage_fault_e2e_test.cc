@@ -128,7 +128,7 @@ TEST_F(StorageFaults, AFullDiskFailsTheRecordSayingSoAndKeepsThePreviousBaseline
   ExpectBaselineOneSelects("before");
   Fill();
   Spawned r = Ste({"record", "--progress", "none"});
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // no baseline recorded
   EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.out << r.err;
   // The disk still full: baseline 1 still selects (its WAL index in
   // memory, as there is no room for a -shm file), and again.
@@ -150,7 +150,7 @@ TEST_F(StorageFaults, AReadOnlyStoreStillSelectsAndRecordFailsClearly) {
   // Read only, then immutable (nobody can write a read-only mount).
   ExpectBaselineOneSelects("read-only");
   Spawned r = Ste({"record", "--progress", "none"});
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // no baseline recorded
   EXPECT_NE(r.err.find("ste record: "), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.err.find("is on a read-only file system"), std::string::npos) << r.out << r.err;
   Spawned rw = Spawn({"mount", "-o", "remount,rw", store_});

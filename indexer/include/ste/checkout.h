@@ -52,6 +52,15 @@ struct BaselineLookup {
   std::vector<std::string> commits;  // the latest recorded for one of them (a
                                      // shallow clone: the commits it can see)
   int64_t mri = INT64_MAX;           // otherwise: the latest with mri <= this
+  // With `commit`: when that commit has no complete baseline (main's record
+  // of it lags, or main records every few pushes), the latest recorded for
+  // one of `fallback_commits` (the commit's history as this checkout has
+  // it, nearest first, the commit itself first), else the newest complete
+  // baseline of the store. Any baseline gives a correct selection (changes
+  // are found by comparing content); an older one only a wider one.
+  // BaselineFallbackNote says which was taken and how far back it is.
+  bool fallback = false;
+  std::vector<std::string> fallback_commits;
   // Appended to the reason when none is found: what this checkout is and
   // what the user can pass instead.
   std::string hint;
@@ -149,10 +158,18 @@ class LocalCheckout final : public Checkout {
   // (definitions.h), so that ReadTree fingerprints only the files that
   // changed. Not set: every such file is fingerprinted.
   void SetDefinitionBase(Inventory base) { definition_base_ = std::move(base); }
+  // The change's text as the CI knows it (`select --change-text`): its
+  // commit messages, a pull request's title, body and labels. Once set,
+  // ForceReason looks for the force tags there and no longer in the
+  // commit messages git can reach (a shallow merge commit of a pull
+  // request reaches none of its commits); whoever makes the text answers
+  // for its holding every message of the change (deploy/github/ste-ci.sh).
+  void SetChangeText(std::string text) { change_text_ = std::move(text); }
 
  private:
   Config config_;
   bool force_all_;
+  std::optional<std::string> change_text_;
   std::optional<Inventory> definition_base_;
   std::optional<CommitFacts> facts_;
 };

@@ -56,6 +56,14 @@ absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, int64_t
 // deciding (checkout.h). NotFound when there is none, saying what was
 // looked for, with which.hint.
 absl::StatusOr<BaselineInfo> FindCompletedBaseline(BaselineStore& store, const BaselineLookup& which);
+
+// "" unless `found` is a fallback of `which` (BaselineLookup::fallback: its
+// commit has no baseline); then what was taken instead and how far back it
+// is, for the selection's reason: "the base commit <B> has no baseline yet:
+// compared with baseline <id> of commit <C> (mri M), 3 commits before it,
+// recorded 12 min ago; …".
+std::string BaselineFallbackNote(const BaselineLookup& which, const BaselineInfo& found,
+                                 int64_t now_unix);
 absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, const BaselineLookup& which);
 
 // Where a selection gets its baseline from.

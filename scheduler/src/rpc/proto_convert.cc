@@ -133,6 +133,8 @@ void ToProto(const BaselineLookup& w, v1::BaselineLookup* out) {
   for (const std::string& c : w.commits) out->add_commits(c);
   out->set_mri(w.mri);
   out->set_hint(w.hint);
+  out->set_fallback(w.fallback);
+  for (const std::string& c : w.fallback_commits) out->add_fallback_commits(c);
 }
 
 BaselineLookup FromProto(const v1::BaselineLookup& l) {
@@ -142,6 +144,8 @@ BaselineLookup FromProto(const v1::BaselineLookup& l) {
   w.commits.assign(l.commits().begin(), l.commits().end());
   w.mri = l.mri();
   w.hint = l.hint();
+  w.fallback = l.fallback();
+  w.fallback_commits.assign(l.fallback_commits().begin(), l.fallback_commits().end());
   return w;
 }
 

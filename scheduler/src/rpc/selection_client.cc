@@ -1,7 +1,10 @@
 #include "ste/selection_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "proto_convert.h"
+#include "ste/baseline_loader.h"
 #include "ste/v1/scheduler.grpc.pb.h"
 
 namespace ste {
@@ -75,6 +78,14 @@ SelectionOutcome SelectThroughScheduler(const std::shared_ptr<grpc::Channel>& ch
   }
   out.selection = std::move(answer->selection);
   out.baseline = std::move(answer->baseline);
+  if (out.baseline) {
+    // The scheduler was asked by id (the one GetBaseline found): whether
+    // that was a fallback of the base commit is known here.
+    if (std::string note = BaselineFallbackNote(lookup, *out.baseline, absl::ToUnixSeconds(absl::Now()));
+        !note.empty()) {
+      absl::StrAppend(&out.selection.reason, " (", note, ")");
+    }
+  }
   return out;
 }
 
