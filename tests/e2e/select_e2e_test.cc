@@ -358,7 +358,8 @@ TEST_F(Repo, ANewTestFileIsSelected) {
 
 TEST_F(Repo, ATestThatFailedInTheBaselineIsRerun) {
   W("tests/test_fail.sh", "exit 1\n");
-  Record();
+  Spawned r = Ste({"record", "--progress", "none"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;  // a test failed; the baseline is stored
   SelectResult s = Select();
   EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_fail.sh"}) << Describe(s);
   EXPECT_NE(s.run.out.find("  <- failed in baseline"), std::string::npos);
