@@ -259,7 +259,10 @@ TEST_F(DistributedPostgres, AWorkerKilledMidTestLosesItsTestsToAnotherAndTheInde
   // Every test taken once: kTests finished lines in the record's progress.
   EXPECT_EQ(Count(record->err(), "] ok ") + Count(record->err(), "] FAIL "), static_cast<size_t>(kTests))
       << record->err();
-  EXPECT_LE(Count(survivor->err(), "ran tests/"), static_cast<size_t>(kTests));
+  // How often the survivor *ran* a test is no guarantee: on a busy machine
+  // its own lease can lapse and the test be leased (to it) again. What the
+  // design guarantees is that each result is taken once (above) and that
+  // every test ran somewhere.
   EXPECT_GE(Count(survivor->err(), "ran tests/") + ran_by_victim, static_cast<size_t>(kTests));
   EXPECT_EQ(Dump(), ReferenceDump());
 }
