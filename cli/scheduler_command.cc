@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "commands.h"
 #include "flags.h"
+#include "ste/atomic_file.h"
 #include "ste/rpc_common.h"
 #include "ste/scheduler_service.h"
 
@@ -168,11 +169,11 @@ int SchedulerCommand(const std::vector<std::string>& args) {
                listen.tls_cert.empty() ? "" : ", TLS", options.instance_id.c_str());
   std::fflush(stderr);
   if (flags->Has("port-file")) {
-    std::string tmp = flags->Get("port-file") + ".tmp";
-    if (FILE* f = std::fopen(tmp.c_str(), "w")) {
-      std::fprintf(f, "%s\n", (*server)->address().c_str());
-      std::fclose(f);
-      std::rename(tmp.c_str(), flags->Get("port-file").c_str());
+    // Whole or not at all: whoever waits for the file reads it at once.
+    absl::Status written =
+        WriteFileAtomically(flags->Get("port-file"), absl::StrCat((*server)->address(), "\n"));
+    if (!written.ok()) {
+      std::fprintf(stderr, "ste scheduler: --port-file: %s\n", std::string(written.message()).c_str());
     }
   }
   char sig = 0;

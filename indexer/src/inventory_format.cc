@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ste/atomic_file.h"
 #include "ste/inventory.h"
-#include "little_endian.h"
+#include "ste/little_endian.h"
 
 namespace ste {
 namespace {
@@ -37,20 +38,6 @@ absl::Status Corrupt(std::string_view why) {
 bool ValidType(uint8_t t) {
   return t >= static_cast<uint8_t>(FileType::kRegular) &&
          t <= static_cast<uint8_t>(FileType::kMissing);
-}
-
-absl::Status WriteAll(int fd, const std::string& bytes,
-                      const std::string& path) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::ErrnoToStatus(errno, absl::StrCat("write ", path));
-    }
-    done += static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -186,42 +173,7 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
 }
 
 absl::Status Inventory::WriteFile(const std::string& path) const {
-  const std::string bytes = Serialize();
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  std::string tmp = path + ".tmp.XXXXXX";
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("create ", tmp));
-  }
-  absl::Status status = WriteAll(fd, bytes, tmp);
-  if (status.ok() && fchmod(fd, 0644) != 0) {
-    status = absl::ErrnoToStatus(errno, absl::StrCat("chmod ", tmp));
-  }
-  if (status.ok() && fsync(fd) != 0) {
-    status = absl::ErrnoToStatus(errno, absl::StrCat("fsync ", tmp));
-  }
-  if (close(fd) != 0 && status.ok()) {
-    status = absl::ErrnoToStatus(errno, absl::StrCat("close ", tmp));
-  }
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    status =
-        absl::ErrnoToStatus(errno, absl::StrCat("rename ", tmp, " to ", path));
-  }
-  if (!status.ok()) {
-    unlink(tmp.c_str());
-    return status;
-  }
-  // The rename is durable once the directory is.
-  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("open ", dir));
-  }
-  if (fsync(dir_fd) != 0) status = absl::ErrnoToStatus(errno, "fsync " + dir);
-  close(dir_fd);
-  return status;
+  return WriteFileAtomically(path, Serialize());
 }
 
 absl::StatusOr<Inventory> Inventory::ReadFile(const std::string& path) {

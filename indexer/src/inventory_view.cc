@@ -18,6 +18,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "ste/inventory.h"
+#include "ste/little_endian.h"
 #include "ste/status_macros.h"
 
 namespace ste {
@@ -118,12 +119,8 @@ std::string CanonicalName(const View& v) {
   return v.name;
 }
 
-void AppendU64(uint64_t n, std::string* out) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-}
-
 void AppendField(std::string_view s, std::string* out) {
-  AppendU64(s.size(), out);
+  AppendU64(out, s.size());
   out->append(s.data(), s.size());
 }
 
@@ -435,7 +432,7 @@ absl::StatusOr<std::vector<InventoryEntry>> ComputeViews(const std::string& root
       AppendField(name, &value);
       if (parsed.clean) {
         value.push_back('P');
-        AppendU64(parsed.pairs.size(), &value);
+        AppendU64(&value, parsed.pairs.size());
         for (const auto& [pair_name, pair_value] : parsed.pairs) {
           AppendField(pair_name, &value);
           AppendField(pair_value, &value);

@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "ste/atomic_file.h"
 #include "absl/strings/str_format.h"
 #include "ste/log_format.h"
 
@@ -62,30 +63,11 @@ absl::Status WriteLogFile(const std::string& dir, uint32_t pid, uint32_t ppid,
                      .count();
   std::string bytes = EncodeLog(pid, ppid, now, entries);
   std::string name = absl::StrFormat("%s/p%d-%x%s", dir, pid, now, STE_LOG_SUFFIX);
-  std::string tmp = name + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::UnavailableError(
-        absl::StrCat(tmp, ": cannot create: ", std::strerror(errno)));
-  }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      return absl::UnavailableError(
-          absl::StrCat(tmp, ": write failed: ", std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp.c_str(), name.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return absl::UnavailableError(
-        absl::StrCat(name, ": cannot write: ", std::strerror(err)));
+  // Whole or not at all: a reader takes only names ending in
+  // STE_LOG_SUFFIX, never the temporary (ste/atomic_file.h).
+  absl::Status written = WriteFileAtomically(name, bytes);
+  if (!written.ok()) {
+    return absl::UnavailableError(absl::StrCat(name, ": cannot write: ", written.message()));
   }
   return absl::OkStatus();
 }

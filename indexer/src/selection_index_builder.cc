@@ -20,6 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "ste/atomic_file.h"
 #include "selection_index_format.h"
 #include "selection_index_transpose.h"
 #include "ste/selection_index.h"
@@ -477,47 +478,13 @@ absl::StatusOr<std::string> SelectionIndexBuilder::Finish() {
 
 absl::Status SelectionIndexBuilder::WriteFile(const std::string& path) {
   STE_RETURN_IF_ERROR(impl_->CheckUsable());
-  std::string tmpl = path + ".tmp.XXXXXX";
-  int fd = mkstemp(tmpl.data());
-  if (fd < 0) {
-    return absl::InternalError(absl::StrCat("create temporary for ", path, ": ",
-                                            std::strerror(errno)));
-  }
-  auto fail = [&](absl::Status s) {
-    close(fd);
-    unlink(tmpl.c_str());
-    return s;
-  };
-  auto os_error = [&](const char* op) {
-    return fail(absl::InternalError(
-        absl::StrCat(op, " ", tmpl, ": ", std::strerror(errno))));
-  };
-  if (fchmod(fd, 0644) != 0) return os_error("chmod");
-  FileSink sink(fd, tmpl);
-  absl::Status s = impl_->Emit(&sink);
-  if (!s.ok()) return fail(s);
-  if (fsync(fd) != 0) return os_error("fsync");
-  if (close(fd) != 0) {
-    unlink(tmpl.c_str());
-    return absl::InternalError(
-        absl::StrCat("close ", tmpl, ": ", std::strerror(errno)));
-  }
-  if (rename(tmpl.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    unlink(tmpl.c_str());
-    return absl::InternalError(
-        absl::StrCat("rename ", tmpl, " to ", path, ": ", std::strerror(err)));
-  }
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos
-                              ? "."
-                              : (slash == 0 ? "/" : path.substr(0, slash));
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {  // best effort: the file itself is already durable
-    fsync(dfd);
-    close(dfd);
-  }
-  return absl::OkStatus();
+  // The image is written in place into the temporary (pwrite at offsets),
+  // then the file replaced whole (ste/atomic_file.h).
+  absl::StatusOr<std::unique_ptr<AtomicFileWriter>> file = AtomicFileWriter::Create(path);
+  if (!file.ok()) return file.status();
+  FileSink sink((*file)->fd(), (*file)->temp_path());
+  STE_RETURN_IF_ERROR(impl_->Emit(&sink));
+  return (*file)->Commit();
 }
 
 }  // namespace ste

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
-#include "little_endian.h"
+#include "ste/little_endian.h"
 
 namespace ste {
 namespace index_format {

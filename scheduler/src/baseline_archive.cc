@@ -16,6 +16,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "ste/little_endian.h"
 #include "blob_file.h"
 #include "ste/build_session.h"
 #include "ste/inventory.h"
@@ -42,30 +43,36 @@ size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
 class Bytes {
  public:
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void U16(uint16_t v) { Le(v, 2); }
-  void U32(uint32_t v) { Le(v, 4); }
-  void U64(uint64_t v) { Le(v, 8); }
-  void I64(int64_t v) { Le(static_cast<uint64_t>(v), 8); }
+  void U16(uint16_t v) { AppendU16(&out_, v); }
+  void U32(uint32_t v) { AppendU32(&out_, v); }
+  void U64(uint64_t v) { AppendU64(&out_, v); }
+  void I64(int64_t v) { AppendU64(&out_, static_cast<uint64_t>(v)); }
   void F64(double v) {
     uint64_t bits;
     std::memcpy(&bits, &v, sizeof bits);
-    Le(bits, 8);
+    AppendU64(&out_, bits);
   }
   void Raw(absl::string_view bytes) { out_.append(bytes.data(), bytes.size()); }
   void PadTo8() { out_.resize(Align8(out_.size()), '\0'); }
   std::string& str() { return out_; }
 
  private:
-  void Le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
   std::string out_;
 };
 
+// An unsigned little-endian field of n = 1, 2, 4 or 8 bytes at `at`.
 uint64_t Le(absl::string_view bytes, size_t at, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[at + i]);
-  return v;
+  const char* p = bytes.data() + at;
+  switch (n) {
+    case 1:
+      return static_cast<unsigned char>(*p);
+    case 2:
+      return DecodeU16(p);
+    case 4:
+      return DecodeU32(p);
+    default:
+      return DecodeU64(p);
+  }
 }
 
 // Reads fields of one section in order; the first short read is remembered.

@@ -207,15 +207,6 @@ absl::StatusOr<int> CreateTempFile(const std::string& dir,
   }
 }
 
-absl::Status SyncDirectory(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(errno, "open directory", dir);
-  absl::Status status;
-  if (fsync(fd) != 0) status = ErrnoError(errno, "fsync directory", dir);
-  close(fd);
-  return status;
-}
-
 absl::Status WriteFileDurably(const std::string& dir, const std::string& name,
                               absl::string_view bytes,
                               const std::function<void(const char*)>& hook) {

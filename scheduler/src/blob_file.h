@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ste/atomic_file.h"  // SyncDirectory
 
 struct XXH3_state_s;
 
@@ -82,8 +83,7 @@ absl::Status WriteFileDurably(
 absl::StatusOr<int> CreateTempFile(const std::string& dir,
                                    const std::string& name, std::string* path);
 
-// fsyncs the directory `dir` (makes renames and creations in it durable).
-absl::Status SyncDirectory(const std::string& dir);
+// SyncDirectory: ste/atomic_file.h.
 
 }  // namespace ste
 

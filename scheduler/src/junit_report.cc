@@ -137,37 +137,4 @@ std::string JUnitXml(const std::vector<FinishedTest>& tests, const JUnitOptions&
   return xml;
 }
 
-absl::Status WriteFileAtomically(const std::string& path, std::string_view content) {
-  std::string tmp = path + ".tmp-XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    return absl::InternalError(absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
-  }
-  auto fail = [&](const char* what) {
-    const std::string why = absl::StrCat("cannot ", what, " ", tmp, ": ", std::strerror(errno));
-    close(fd);
-    unlink(tmp.c_str());
-    return absl::InternalError(why);
-  };
-  for (size_t done = 0; done < content.size();) {
-    const ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail("write");
-    done += static_cast<size_t>(n);
-  }
-  if (fchmod(fd, 0644) != 0) return fail("chmod");
-  if (fsync(fd) != 0) return fail("fsync");
-  if (close(fd) != 0) {
-    const std::string why = absl::StrCat("cannot close ", tmp, ": ", std::strerror(errno));
-    unlink(tmp.c_str());
-    return absl::InternalError(why);
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = absl::StrCat("cannot rename ", tmp, " to ", path, ": ", std::strerror(errno));
-    unlink(tmp.c_str());
-    return absl::InternalError(why);
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace ste

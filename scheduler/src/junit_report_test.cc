@@ -107,30 +107,5 @@ TEST(JUnitXml, ReadsLocalLogsOnlyWhenAskedAndNotABatchsForItsPassingTests) {
   std::system(("rm -rf '" + dir + "'").c_str());
 }
 
-TEST(WriteFileAtomically, ReplacesTheFileWhole) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/ste-junit-test-XXXXXX");
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  const std::string path = dir + "/report.xml";
-  ASSERT_TRUE(WriteFileAtomically(path, "old").ok());
-  ASSERT_TRUE(WriteFileAtomically(path, "new content").ok());
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), "new content");
-  struct stat st;
-  ASSERT_EQ(stat(path.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0644u);
-  EXPECT_FALSE(WriteFileAtomically(dir + "/no/such/dir/x.xml", "x").ok());
-  // No temporary file is left beside it.
-  size_t entries = 0;
-  DIR* d = opendir(dir.c_str());
-  ASSERT_NE(d, nullptr);
-  while (struct dirent* e = readdir(d)) entries += e->d_name[0] != '.';
-  closedir(d);
-  EXPECT_EQ(entries, 1u);
-  std::system(("rm -rf '" + dir + "'").c_str());
-}
-
 }  // namespace
 }  // namespace ste

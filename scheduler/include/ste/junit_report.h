@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "ste/atomic_file.h"  // WriteFileAtomically, for the report
 #include "ste/build_session.h"
 
 namespace ste {
@@ -53,10 +54,7 @@ struct JUnitOptions {
 // The document (see top).
 std::string JUnitXml(const std::vector<FinishedTest>& tests, const JUnitOptions& options);
 
-// Writes `content` to `path` atomically: a temporary file beside it,
-// fsync'ed, then renamed over it (mode 0644). Readers see the old file or
-// the new one, never a part.
-absl::Status WriteFileAtomically(const std::string& path, std::string_view content);
+// The report is written with WriteFileAtomically (ste/atomic_file.h).
 
 // `text` made fit for XML 1.0 (see top); `attribute`: for a quoted
 // attribute value (tab, newline and carriage return as character
