@@ -98,11 +98,13 @@ test: build
 # it is loaded into are not ours. The sanitized ste itself is never
 # preloaded by the suites (it preloads the tests it runs); and clang links
 # the ASan runtime statically into it, so there is no libasan.so that
-# LD_PRELOAD could come before (`ste run -- build-san/ste ...` works too). The scheduler's tests also under TSan,
+# LD_PRELOAD could come before (`ste run -- build-san/ste ...` works too). The store's and the
+# scheduler's tests (build ownership, coordination, concurrent store writers) also under TSan,
 # in $(BUILD)-tsan.
 SAN_BUILD := $(BUILD)-san
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-SAN_TESTS := ste_indexer_test ste_scheduler_test
+SAN_TESTS := ste_indexer_test ste_store_test ste_scheduler_test
+TSAN_TESTS := ste_store_test ste_scheduler_test
 FUZZ_TARGETS := log_reader inventory selection_index config runner_results baseline_archive report_stream
 SAN_TARGETS := ste $(SAN_TESTS) $(addprefix ste_fuzz_,$(FUZZ_TARGETS)) ste_fuzz_make_report_seeds
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
@@ -135,9 +137,11 @@ test-sanitize: san-build $(BUILD)-tsan/build.ninja
 	  ctest --output-on-failure -j $(JOBS) --timeout 600 -L ste-e2e
 	@echo "== fuzz targets: committed corpora, then $$(sed -n 's/^STE_FUZZ_SHORT_SECONDS:STRING=//p' $(SAN_BUILD)/CMakeCache.txt) s each"
 	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz
-	cmake --build $(BUILD)-tsan -j $(JOBS) --target ste_scheduler_test
-	@echo "== ste_scheduler_test (TSan)"
-	@TSAN_OPTIONS=halt_on_error=1 $(BUILD)-tsan/tests/ste_scheduler_test --gtest_brief=1
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target $(TSAN_TESTS)
+	@for t in $(TSAN_TESTS); do \
+	  echo "== $$t (TSan)"; \
+	  TSAN_OPTIONS=halt_on_error=1 $(BUILD)-tsan/tests/$$t --gtest_brief=1 || exit 1; \
+	done
 
 # Each fuzz target for FUZZ_SECONDS on one core, from its committed corpus
 # (new inputs into $(SAN_BUILD)/fuzz-work/<target>, never the source tree);

@@ -43,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "inventory_scanner.h"
 #include "ste/inventory.h"
+#include "ste/repo_path.h"
 #include "ste/status_macros.h"
 
 namespace ste {
@@ -66,22 +67,6 @@ int64_t TakenAtNs() {
 absl::Status Annotate(const absl::Status& status, std::string_view context) {
   return absl::Status(status.code(),
                       absl::StrCat(AV(context), ": ", status.message()));
-}
-
-// Is `path` absolute and normalized (no empty, "." or ".." segments, no
-// trailing '/')?
-bool IsNormalizedAbsolute(std::string_view path) {
-  if (path.empty() || path[0] != '/') return false;
-  if (path == "/") return true;
-  size_t start = 1;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view seg = path.substr(start, end - start);
-    if (seg.empty() || seg == "." || seg == "..") return false;
-    start = end + 1;
-  }
-  return true;
 }
 
 }  // namespace
@@ -469,7 +454,6 @@ absl::StatusOr<Scanner::Result> Scanner::Run(const FileStat& root_stat) {
 }  // namespace inventory_internal
 
 using inventory_internal::Annotate;
-using inventory_internal::IsNormalizedAbsolute;
 using inventory_internal::Scanner;
 using inventory_internal::TakenAtNs;
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "ste/inventory.h"
 #include "ste/little_endian.h"
+#include "ste/repo_path.h"
 #include "ste/status_macros.h"
 
 namespace ste {
@@ -67,25 +68,10 @@ std::string_view PyStrip(std::string_view s) {
   return s.substr(b, e - b);
 }
 
-// Every '/'-separated component non-empty and neither "." nor "..".
-bool CleanComponents(std::string_view rest) {
-  size_t start = 0;
-  while (true) {
-    size_t slash = rest.find('/', start);
-    std::string_view c =
-        rest.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (c.empty() || c == "." || c == "..") return false;
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
-}
-
 // A view's <dir> as ComputeViews takes it: "." , clean repo-relative, or
 // "/" or a normalized absolute path.
 bool ValidViewDir(std::string_view dir) {
-  if (dir == "." || dir == "/") return true;
-  if (dir[0] == '/') return CleanComponents(dir.substr(1));
-  return CleanComponents(dir);
+  return IsCleanPath(dir);
 }
 
 std::string_view BaseNameOf(std::string_view path) {

@@ -13,53 +13,11 @@
 namespace ste {
 namespace {
 
-constexpr size_t kMaxPathBytes = 4096;
-
 std::string Quoted(std::string_view path) {
   return absl::StrCat("'", absl::CHexEscape(std::string(path.substr(0, 200))), path.size() > 200 ? "...'" : "'");
 }
 
-// Every component of `rest` (split on '/') is non-empty, not "." or "..".
-bool CleanComponents(std::string_view rest) {
-  size_t start = 0;
-  for (;;) {
-    size_t slash = rest.find('/', start);
-    std::string_view c = rest.substr(start, slash == std::string_view::npos ? rest.npos : slash - start);
-    if (c.empty() || c == "." || c == "..") return false;
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
-}
-
 }  // namespace
-
-absl::Status ValidateDependencyPath(std::string_view path) {
-  if (path.empty()) return absl::InvalidArgumentError("an empty path");
-  if (path.size() > kMaxPathBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("a path of ", path.size(), " bytes: ", Quoted(path)));
-  }
-  if (path.find('\0') != std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("a path with a NUL byte: ", Quoted(path)));
-  }
-  if (path == "." || path == "/") return absl::OkStatus();
-  bool absolute = path[0] == '/';
-  if (!CleanComponents(absolute ? path.substr(1) : path)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        absolute ? "an absolute path that is not normalised: "
-                 : "a repo-relative path with an empty, '.' or '..' component (it could "
-                   "escape the repo): ",
-        Quoted(path)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateTestPath(std::string_view path) {
-  STE_RETURN_IF_ERROR(ValidateDependencyPath(path));
-  if (path[0] == '/' || path == ".") {
-    return absl::InvalidArgumentError(absl::StrCat("a test path must be repo-relative: ", Quoted(path)));
-  }
-  return absl::OkStatus();
-}
 
 BuildSession::BuildSession(BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options)
     : spec_(std::move(spec)), options_(std::move(options)), store_(std::move(store)) {}

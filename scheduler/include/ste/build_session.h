@@ -53,18 +53,11 @@
 #include "ste/build_coordinator.h"
 #include "ste/dependency.h"
 #include "ste/inventory.h"
+#include "ste/repo_path.h"  // ValidateDependencyPath, ValidateTestPath
 #include "ste/selection_index.h"
 
 namespace ste {
 
-// OK iff `path` may be a dependency key sent by a worker: no NUL byte; "."
-// (the repo root) or a repo-relative path without a leading '/' or any
-// empty, "." or ".." component (nothing that could escape the repo); or
-// an absolute path ('/' then components, none empty, "." or ".."); and at
-// most 4096 bytes. InvalidArgument naming the path otherwise.
-absl::Status ValidateDependencyPath(std::string_view path);
-// A test path: as above, repo-relative only, not ".".
-absl::Status ValidateTestPath(std::string_view path);
 
 struct BuildSpec {
   std::string commit;

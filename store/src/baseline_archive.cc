@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "ste/little_endian.h"
 #include "blob_file.h"
-#include "ste/build_session.h"
+#include "ste/repo_path.h"
 #include "ste/inventory.h"
 #include "ste/selection_index.h"
 #include "ste/status_macros.h"

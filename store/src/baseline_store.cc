@@ -99,18 +99,6 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
                                    ": ", fallback.status().message()));
 }
 
-std::string_view TestOutcomeName(TestOutcome outcome) {
-  switch (outcome) {
-    case TestOutcome::kPassed:
-      return "passed";
-    case TestOutcome::kFailed:
-      return "failed";
-    case TestOutcome::kError:
-      return "error";
-  }
-  return "unknown";
-}
-
 std::string_view BaselineStateName(BaselineState state) {
   switch (state) {
     case BaselineState::kBuilding:

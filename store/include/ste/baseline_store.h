@@ -79,18 +79,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ste/test_outcome.h"
 
 namespace ste {
-
-// Stored as these numbers (both stores): never renumber one.
-enum class TestOutcome : uint8_t {
-  kPassed = 0,
-  kFailed = 1,  // ran and exited non-zero
-  kError = 2,   // could not be run, or its records could not be trusted
-};
-// Every outcome, in enum order (a new one is added here too).
-inline constexpr TestOutcome kTestOutcomes[] = {
-    TestOutcome::kPassed, TestOutcome::kFailed, TestOutcome::kError};
 
 struct TestResult {
   std::string test;         // repo-relative test path, e.g. tests/test_a.py
@@ -322,9 +313,8 @@ class BaselineStore {
   virtual absl::StatusOr<std::vector<std::string>> RemoveStaleFiles() = 0;
 };
 
-// "passed"/"failed"/"error", "building"/"complete"/"failed"; "unknown" for
-// a value that is not in the enum.
-std::string_view TestOutcomeName(TestOutcome outcome);
+// "building"/"complete"/"failed"; "unknown" for a value that is not in
+// the enum. (TestOutcomeName: ste/test_outcome.h.)
 std::string_view BaselineStateName(BaselineState state);
 
 }  // namespace ste
