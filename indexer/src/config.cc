@@ -46,6 +46,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "ste/glob.h"
+#include "ste/store_url.h"
 
 namespace ste {
 
@@ -308,9 +309,8 @@ std::string Config::BuildDir() const {
 }
 
 std::string Config::SqlitePath() const {
-  if (store_url.rfind("sqlite:", 0) != 0) return "";
-  std::string path = store_url.substr(7);  // after "sqlite:"
-  return path[0] == '/' ? path : root + "/" + path;
+  absl::StatusOr<StoreUrl> url = StoreUrl::Parse(store_url);
+  return url.ok() ? url->SqliteFile(root) : "";
 }
 
 absl::StatusOr<Config> ParseConfig(std::string_view text,
@@ -449,10 +449,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
     *out = *std::move(set);
   }
   c.selection.config_file = name.substr(name.rfind('/') + 1);
-  const bool sqlite = c.store_url.rfind("sqlite:", 0) == 0 && c.store_url.size() > 7;
-  const bool postgres = c.store_url.rfind("postgresql://", 0) == 0 ||
-                        c.store_url.rfind("postgres://", 0) == 0;
-  if (!sqlite && !postgres) {
+  if (!StoreUrl::Parse(c.store_url).ok()) {
     const toml::node* n = r.Find("store", "url");
     return Error(name, *n,
                  "'store.url' must be sqlite:PATH or postgresql://... (a libpq "

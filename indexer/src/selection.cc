@@ -10,13 +10,11 @@
 #include "ste/git.h"
 #include "ste/glob.h"
 #include "ste/json.h"
+#include "ste/repo_path.h"
+#include "ste/test_scope.h"
 
 namespace ste {
 namespace {
-
-std::string TestOfScope(std::string_view scope) {
-  return std::string(scope.substr(4));  // "//r/" + path
-}
 
 std::string_view BaseNameOf(std::string_view path) {
   return path.substr(path.rfind('/') + 1);  // npos + 1 == 0
@@ -196,12 +194,8 @@ absl::StatusOr<std::vector<std::string>> CTestNames(const Config& config) {
       continue;
     }
     std::string name = line.substr(colon + 2);
-    // The name becomes a scope: "//r/" + name.
-    bool ok = !name.empty() && name[0] != '/' && name.back() != '/' &&
-              name.find("//") == std::string::npos && name != "." && name != ".." &&
-              name.find("/./") == std::string::npos && name.find("/../") == std::string::npos &&
-              name.rfind("./", 0) != 0 && name.rfind("../", 0) != 0;
-    if (!ok) {
+    // The name becomes a scope (ScopeOfTest): a clean repo-relative name.
+    if (!IsCleanRelative(name)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "CTest test '", name, "' cannot be a scope (a name with an empty, '.' or '..' part)"));
     }
@@ -503,7 +497,7 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     absl::StatusOr<Roaring> tests = in.index.Lookup(path, kind);
     if (!tests.ok()) return tests.status();
     for (uint32_t id : *tests) {
-      pick(TestOfScope(in.index.test_scope(id)),
+      pick(std::string(TestOfScope(in.index.test_scope(id))),
            SelectionReason{path, std::string(DepKindName(kind)), change});
     }
     return absl::OkStatus();
@@ -533,12 +527,12 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     }
   }
   for (const std::string& t : in.head_tests) {
-    if (!in.index.FindTest("//r/" + t)) pick(t, {"", "", "new test"});
+    if (!in.index.FindTest(ScopeOfTest(t))) pick(t, {"", "", "new test"});
     if (rules.mandatory.Matches(t)) pick(t, {"", "", "mandatory"});
   }
   for (const std::string& t : in.failed_tests) pick(t, {"", "", "failed in baseline"});
   for (uint32_t id : in.index.OpaqueTests()) {
-    pick(TestOfScope(in.index.test_scope(id)),
+    pick(std::string(TestOfScope(in.index.test_scope(id))),
          {"", "", "opaque: it ran something ste could not trace"});
   }
 

@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "ste/log_format.h"
 #include "ste/log_writer.h"
+#include "ste/test_scope.h"
 
 extern char** environ;
 
@@ -72,14 +73,11 @@ std::string DefaultScratchRoot() {
   return "/tmp";
 }
 
-bool IsValidScope(std::string_view scope_view) {
-  absl::string_view scope(scope_view.data(), scope_view.size());
-  if (scope == "//r") return true;
-  if (!absl::StartsWith(scope, "//r/") || absl::EndsWith(scope, "/")) {
-    return false;
-  }
-  return scope.find("//", 2) == absl::string_view::npos &&
-         scope.find('\0') == absl::string_view::npos;
+bool IsValidScope(std::string_view scope) {
+  if (scope == kRootScope) return true;
+  return IsTestScope(scope) && scope.back() != '/' &&
+         scope.find("//", 2) == std::string_view::npos &&
+         scope.find('\0') == std::string_view::npos;
 }
 
 namespace {

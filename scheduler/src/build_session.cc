@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "build_journal.h"
+#include "ste/build_id.h"
 #include "ste/status_macros.h"
 #include "ste/test_recorder.h"
 
@@ -65,7 +66,7 @@ absl::StatusOr<std::unique_ptr<BuildSession>> BuildSession::Create(
 
 absl::Status BuildSession::Start(int64_t baseline) {
   baseline_id_ = baseline;
-  id_ = absl::StrCat("b", baseline);
+  id_ = BuildIdOf(baseline);
   std::vector<std::string> scopes;
   for (const BuildTest& t : spec_.tests) scopes.push_back(TestScope(t.test));
   absl::Status added = builder_.AddTests(scopes);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "ste/test_scope.h"
 
 namespace ste {
 
@@ -33,7 +34,7 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
   // baseline's are the list. Without a baseline there is none to take.
   if (tree->tests_from_baseline && b) {
     for (uint32_t i = 0; i < b->index->test_count(); i++) {
-      tree->tests.emplace_back(b->index->test_scope(i).substr(4));  // "//r/" + name
+      tree->tests.emplace_back(TestOfScope(b->index->test_scope(i)));
     }
     std::sort(tree->tests.begin(), tree->tests.end());
   }

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <set>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "ste/build_id.h"
 #include "ste/status_macros.h"
 #include "ste/test_recorder.h"
 
@@ -128,9 +128,10 @@ absl::StatusOr<GcReport> CollectGarbage(BaselineStore& store, const GcOptions& o
       while (struct dirent* e = readdir(dir)) names.push_back(e->d_name);
       closedir(dir);
       for (const std::string& name : names) {
-        int64_t id = 0;
-        if (name.size() < 2 || name[0] != 'b' || !absl::SimpleAtoi(name.substr(1), &id)) continue;
-        if (id <= 0 || id > highest || present.count(id)) continue;
+        std::optional<int64_t> built = BaselineOfBuildId(name);  // <output dir>/<build id>
+        if (!built) continue;
+        const int64_t id = *built;
+        if (id > highest || present.count(id)) continue;
         std::string path = options.output_dir + "/" + name;
         RemoveTree(path);
         report.output_dirs.push_back(path);
