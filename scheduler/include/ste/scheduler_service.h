@@ -1,6 +1,12 @@
-// The scheduler: the gRPC service of proto/ste/v1/scheduler.proto, a thin
-// adapter over BuildSession (record builds) and SelectForCheckout
-// (selection queries, selection_pipeline.h) on one baseline store.
+// The scheduler: the gRPC service of proto/ste/v1/scheduler.proto. It
+// converts messages and streams; the work is in three units below it:
+//   - OwnedBuilds (build_ownership.h): the builds this scheduler runs and
+//     whose each build is: CreateBuild begins one there, every call naming
+//     a build finds it there (which may claim and resume it from the
+//     store), and its thread renews, sweeps and takes over (failover);
+//   - BuildSession (build_session.h): one build's workers, leases,
+//     results, journal and stored baseline;
+//   - SelectForCheckout (selection_pipeline.h): selection queries.
 //
 //   ste scheduler --listen ADDR   a SchedulerServer on a port, for workers on
 //                                 many machines;
@@ -12,31 +18,15 @@
 // "b<baseline id>".
 //
 // Resumable builds (options.instance_id set: `ste scheduler`; the embedded
-// `ste record` has none, and its builds end with its process). Each build
-// is begun with an owner, this instance, and a build lease in the store
-// (baseline_store.h "Resumable record builds"); accepted results are
-// journaled in batches, and a Report stream is acknowledged only once its
-// results are in the store. A thread renews the lease of every build this
-// instance runs (every build_lease / 4) and sweeps the store's build rows:
-//   - a build whose row names this instance (this scheduler restarted) or
-//     whose owner's lease has expired (its scheduler was killed, or is
-//     stuck) is claimed and resumed (BuildSession::Resume): workers that
-//     call in are told to register again, their results of leases given
-//     out before are taken once, only tests without an accepted result
-//     are leased again, and watchers get the build's progress again;
-//   - one whose lease expired more than abandon_after ago (no scheduler
-//     came back to it in time) is claimed and marked failed instead: the
-//     previous complete baseline stays in use;
-//   - one another instance holds a live lease on is not touched. Calls
-//     naming it are answered UNAVAILABLE ("run by scheduler X"), which
-//     workers and clients retry (with several scheduler addresses, on
-//     another one).
-// A call naming a build that is not in memory claims and resumes it the
-// same way at once (no need to wait for the sweep). A build that lost its
-// claim (the store refuses its writes: another took it over) is dropped
-// here; calls naming it get UNAVAILABLE. A building baseline without a
-// build row (an embedded `ste record` running, or one begun by a ste
-// before resumable builds) is never touched: NOT_FOUND.
+// `ste record` has none, and its builds end with its process): each build
+// has an owner, this instance, and a build lease in the store; what is
+// renewed, resumed, taken over, failed as abandoned or left alone, and
+// when, is written at the top of build_ownership.h. Here: a Report stream
+// is acknowledged only once its results are in the store (BuildSession::
+// Flush); a call naming a build another instance runs, or one this
+// instance lost, is UNAVAILABLE (workers and clients retry, with several
+// scheduler addresses on another one); a building baseline without a
+// build row is NOT_FOUND and never touched.
 // Shutdown() (SIGTERM) fails the running builds, after any baseline being
 // stored has been stored: a stop asked for is the end of the build.
 
@@ -48,18 +38,16 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "ste/baseline_loader.h"
+#include "ste/build_ownership.h"
 #include "ste/build_session.h"
 #include "ste/v1/scheduler.grpc.pb.h"
 
@@ -97,15 +85,9 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   // and stops renewing and sweeping.
   void Shutdown(const std::string& why);
 
-  // Starts the thread of RenewAndSweep (with an instance id): called by
-  // SchedulerServer::Start once it listens.
+  // Starts the ownership thread (OwnedBuilds::Start, with an instance
+  // id): called by SchedulerServer::Start once it listens.
   void StartOwnership();
-
-  // One pass of the ownership thread: renews this instance's builds,
-  // drops the lost ones, resumes or fails what the store's build rows say
-  // (see "Resumable builds"). Called by the thread; public for tests, and
-  // never to be called while the thread runs (one store object of its own).
-  void RenewAndSweep();
 
   grpc::Status CreateBuild(grpc::ServerContext* ctx, const v1::CreateBuildRequest* req,
                            v1::CreateBuildResponse* resp) override;
@@ -127,20 +109,13 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
  private:
   void Log(const std::string& line);
   grpc::Status Authorize(grpc::ServerContext* ctx, const char* method);
-  // The build of `build_id`; NOT_FOUND (and a stale baseline marked failed)
-  // when this run of the service does not know it.
+  // The build of `build_id` (OwnedBuilds::Find, its status as is).
   grpc::Status FindBuild(const std::string& build_id, std::shared_ptr<BuildSession>* out);
   // Splits "b3/w1" into the build and the coordinator's worker id.
   grpc::Status FindWorker(const std::string& worker_id, std::shared_ptr<BuildSession>* build,
                           std::string* worker);
   absl::StatusOr<std::unique_ptr<BaselineStore>> OpenStore();
-  BuildSession::Options SessionOptions();
-  // Claims build `baseline` for this instance and resumes it (or fails
-  // it, abandoned, when `abandoned`). *out is the session, or null when
-  // the build is not this instance's to take (`why` says whose it is).
-  absl::Status ClaimAndResume(int64_t baseline, bool abandoned, std::shared_ptr<BuildSession>* out,
-                              std::string* why);
-  void OwnershipLoop();
+  OwnedBuilds::Options OwnershipOptions();
   // Authorizes, then finds the worker's build; *build is reset (and OK
   // returned) when that build is over: the caller answers build_done.
   grpc::Status RunningWorker(grpc::ServerContext* ctx, const char* method,
@@ -153,13 +128,7 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   const SchedulerOptions options_;
   CachingBaselineSource baselines_;
   std::mutex log_mu_;
-  std::mutex mu_;  // guards builds_, shutting_down_
-  std::condition_variable stop_cv_;  // with mu_: shutting_down_ set
-  std::map<std::string, std::shared_ptr<BuildSession>> builds_;
-  bool shutting_down_ = false;
-  std::mutex resume_mu_;  // one claim and resumption at a time
-  std::thread ownership_;  // RenewAndSweep, with an instance id
-  std::unique_ptr<BaselineStore> sweep_store_;  // RenewAndSweep's only
+  OwnedBuilds builds_;  // last: its thread stops before the rest goes
 };
 
 // A gRPC server running a SchedulerService.

@@ -1,9 +1,6 @@
-// Copyright: the ste authors. The scheduler service (scheduler_service.h).
-//
-// About 730 lines, over the ~600 of STYLE.md: the RPCs and the ownership
-// loop of resumable builds (renew, sweep, claim and resume) share the map
-// of builds and its lock, and each RPC's lookup of a build may resume it;
-// kept in one file so that who may touch a build is read in one place.
+// Copyright: the ste authors. The scheduler service (scheduler_service.h):
+// authorisation, conversions and streams over OwnedBuilds, BuildSession
+// and SelectForCheckout.
 #include "ste/scheduler_service.h"
 
 #include <sys/socket.h>
@@ -11,14 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <optional>
 #include <string_view>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "ste/status_macros.h"
 #include "report_decoder.h"
 #include "ste/baseline_loader.h"
 #include "ste/config.h"
@@ -72,150 +66,26 @@ void FillProgress(const BuildSnapshot& s, const BuildSession& b, v1::BuildProgre
 
 SchedulerService::SchedulerService(SchedulerOptions options)
     : options_(std::move(options)),
-      baselines_([this] { return OpenStore(); }, kLoadedBaselinesKept) {}
+      baselines_([this] { return OpenStore(); }, kLoadedBaselinesKept),
+      builds_(OwnershipOptions()) {}
 
-void SchedulerService::StartOwnership() {
-  if (!options_.instance_id.empty() && !ownership_.joinable()) {
-    ownership_ = std::thread([this] { OwnershipLoop(); });
-  }
-}
+SchedulerService::~SchedulerService() = default;
 
-SchedulerService::~SchedulerService() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    shutting_down_ = true;
-    stop_cv_.notify_all();
-  }
-  if (ownership_.joinable()) ownership_.join();
-}
-
-BuildSession::Options SchedulerService::SessionOptions() {
-  BuildSession::Options o;
-  o.coordinator.lease_timeout = options_.lease_timeout;
-  o.coordinator.now = options_.now;
+OwnedBuilds::Options SchedulerService::OwnershipOptions() {
+  OwnedBuilds::Options o;
+  o.instance_id = options_.instance_id;
+  o.build_lease = options_.build_lease;
+  o.abandon_after = options_.abandon_after;
+  o.session.coordinator.lease_timeout = options_.lease_timeout;
+  o.session.coordinator.now = options_.now;
+  o.session.log = [this](const std::string& line) { Log(line); };
+  o.session.journal_batch = options_.journal_batch;
+  o.open_store = [this] { return OpenStore(); };
   o.log = [this](const std::string& line) { Log(line); };
-  o.owner = options_.instance_id;
-  o.lease_ms = absl::ToInt64Milliseconds(options_.build_lease);
-  o.journal_batch = options_.journal_batch;
   return o;
 }
 
-void SchedulerService::OwnershipLoop() {
-  const absl::Duration every =
-      std::clamp(options_.build_lease / 4, absl::Milliseconds(50), absl::Seconds(2));
-  for (;;) {
-    RenewAndSweep();
-    std::unique_lock<std::mutex> lock(mu_);
-    if (stop_cv_.wait_for(lock, absl::ToChronoMilliseconds(every), [&] { return shutting_down_; })) {
-      return;
-    }
-  }
-}
-
-void SchedulerService::RenewAndSweep() {
-  std::map<std::string, std::shared_ptr<BuildSession>> builds;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (shutting_down_) return;
-    builds = builds_;
-  }
-  for (auto& [id, b] : builds) {
-    if (!b->Renew()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      builds_.erase(id);  // lost: another scheduler runs it now
-    }
-  }
-  // One store object for the sweeps (a PostgreSQL connection is not made
-  // anew every pass); opened again after an error.
-  if (!sweep_store_) {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
-    if (!store.ok()) {
-      Log(absl::StrCat("cannot look for builds to resume: ", store.status().message()));
-      return;
-    }
-    sweep_store_ = *std::move(store);
-  }
-  absl::StatusOr<std::vector<BuildOwnership>> rows = sweep_store_->ListBuilds();
-  if (!rows.ok()) {
-    sweep_store_.reset();
-    Log(absl::StrCat("cannot look for builds to resume: ", rows.status().message()));
-    return;
-  }
-  const int64_t abandon_ms = absl::ToInt64Milliseconds(options_.abandon_after);
-  for (const BuildOwnership& row : *rows) {
-    const std::string id = absl::StrCat("b", row.baseline);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (shutting_down_) return;
-      auto it = builds_.find(id);
-      if (it != builds_.end() && it->second->running()) continue;  // ours, renewed above
-    }
-    if (row.owner != options_.instance_id && row.lease_left_ms > 0) continue;  // another's
-    std::shared_ptr<BuildSession> session;
-    std::string why;
-    absl::Status s = ClaimAndResume(row.baseline, row.lease_left_ms <= -abandon_ms, &session, &why);
-    if (!s.ok()) Log(absl::StrCat("build ", id, ": ", s.message()));
-  }
-}
-
-absl::Status SchedulerService::ClaimAndResume(int64_t baseline, bool abandoned,
-                                              std::shared_ptr<BuildSession>* out, std::string* why) {
-  out->reset();
-  const std::string id = absl::StrCat("b", baseline);
-  std::lock_guard<std::mutex> resuming(resume_mu_);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (shutting_down_) {
-      *why = "the scheduler is stopping";
-      return absl::OkStatus();
-    }
-    auto it = builds_.find(id);
-    if (it != builds_.end() && !it->second->lost()) {  // resumed by another call meanwhile
-      *out = it->second;
-      return absl::OkStatus();
-    }
-  }
-  STE_ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStore());
-  STE_ASSIGN_OR_RETURN(std::optional<ClaimedBuild> claimed,
-                       store->ClaimBuild(baseline, options_.instance_id,
-                                         absl::ToInt64Milliseconds(options_.build_lease)));
-  if (!claimed) {
-    absl::StatusOr<std::vector<BuildOwnership>> rows = store->ListBuilds();
-    *why = "it is not building";
-    if (rows.ok()) {
-      for (const BuildOwnership& row : *rows) {
-        if (row.baseline != baseline) continue;
-        *why = absl::StrCat("it is run by scheduler ", row.owner, " (its lease runs ",
-                            row.lease_left_ms, " ms more)");
-      }
-    }
-    return absl::OkStatus();
-  }
-  if (abandoned) {
-    const std::string failure = absl::StrCat(
-        "no scheduler ran it for ", absl::FormatDuration(options_.abandon_after),
-        " past its lease (last run by ", claimed->previous_owner,
-        "); the previous baseline stays in use");
-    STE_RETURN_IF_ERROR(store->MarkFailed(baseline, failure));
-    Log(absl::StrCat("build ", id, " failed: ", failure));
-    *why = failure;
-    return absl::OkStatus();
-  }
-  const std::string previous = claimed->previous_owner;
-  absl::StatusOr<std::unique_ptr<BuildSession>> resumed =
-      BuildSession::Resume(baseline, *std::move(claimed), std::move(store), SessionOptions());
-  if (!resumed.ok()) {
-    const bool failed = absl::IsDataLoss(resumed.status()) || absl::IsInvalidArgument(resumed.status());
-    *why = absl::StrCat("it cannot be resumed", failed ? "" : " yet", ": ", resumed.status().message());
-    Log(absl::StrCat("build ", id, failed ? " failed: " : ": ", *why));
-    return absl::OkStatus();
-  }
-  std::shared_ptr<BuildSession> b = *std::move(resumed);
-  std::lock_guard<std::mutex> lock(mu_);
-  builds_[id] = b;
-  *out = b;
-  return absl::OkStatus();
-}
+void SchedulerService::StartOwnership() { builds_.Start(); }
 
 void SchedulerService::Log(const std::string& line) {
   if (!options_.log) return;
@@ -244,83 +114,13 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> SchedulerService::OpenStore() {
   return BaselineStore::Open(options_.store_url, options_.store_root);
 }
 
-void SchedulerService::Shutdown(const std::string& why) {
-  std::map<std::string, std::shared_ptr<BuildSession>> builds;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    shutting_down_ = true;
-    stop_cv_.notify_all();
-    builds = builds_;
-  }
-  if (ownership_.joinable()) ownership_.join();
-  for (auto& [id, b] : builds) b->Fail(why);
-}
+void SchedulerService::Shutdown(const std::string& why) { builds_.Shutdown(why); }
 
 Status SchedulerService::FindBuild(const std::string& build_id,
                                    std::shared_ptr<BuildSession>* out) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = builds_.find(build_id);
-    if (it != builds_.end()) {
-      if (!it->second->lost()) {
-        *out = it->second;
-        return Status::OK;
-      }
-      builds_.erase(it);  // handed over: look in the store again
-    }
-  }
-  int64_t baseline = 0;
-  if (build_id.size() < 2 || build_id[0] != 'b' || !absl::SimpleAtoi(build_id.substr(1), &baseline)) {
-    return Status(StatusCode::NOT_FOUND, absl::StrCat("no build '", build_id, "'"));
-  }
-  // Not in memory: a build of an earlier run of this scheduler, or of
-  // another one on the store. Resumed here if it is ours to take.
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
-  if (!store.ok()) return ToGrpcStatus(store.status());
-  absl::StatusOr<BaselineInfo> info = (*store)->Get(baseline);
-  if (absl::IsNotFound(info.status())) {
-    return Status(StatusCode::NOT_FOUND, absl::StrCat("no build '", build_id, "'"));
-  }
-  if (!info.ok()) return ToGrpcStatus(info.status());
-  if (info->state == BaselineState::kComplete) {
-    return Status(StatusCode::NOT_FOUND,
-                  absl::StrCat("build ", build_id, " is not running in this scheduler (it is complete)"));
-  }
-  if (info->state == BaselineState::kFailed) {
-    return Status(StatusCode::NOT_FOUND, absl::StrCat("build ", build_id, " is not running in this scheduler (it failed: ",
-                                                      info->failure, ")"));
-  }
-  if (options_.instance_id.empty()) {
-    return Status(StatusCode::NOT_FOUND,
-                  absl::StrCat("build ", build_id, " is not running in this scheduler"));
-  }
-  // Abandoned (its lease expired longer than abandon_after ago): failed,
-  // as the sweep would.
-  bool abandoned = false;
-  absl::StatusOr<std::vector<BuildOwnership>> rows = (*store)->ListBuilds();
-  if (!rows.ok()) return ToGrpcStatus(rows.status());
-  for (const BuildOwnership& row : *rows) {
-    if (row.baseline == baseline) {
-      abandoned = row.lease_left_ms <= -absl::ToInt64Milliseconds(options_.abandon_after);
-    }
-  }
-  store->reset();
-  std::shared_ptr<BuildSession> resumed;
-  std::string why;
-  absl::Status claimed = ClaimAndResume(baseline, abandoned, &resumed, &why);
-  if (absl::IsNotFound(claimed)) {
-    // Building, with no build row: not a build any scheduler runs (an
-    // embedded record, a ste before resumable builds). Never touched.
-    return Status(StatusCode::NOT_FOUND,
-                  absl::StrCat("build ", build_id, " is not run by a scheduler (",
-                               claimed.message(), ")"));
-  }
-  if (!claimed.ok()) return ToGrpcStatus(claimed);
-  if (!resumed) {
-    return Status(StatusCode::UNAVAILABLE,
-                  absl::StrCat("build ", build_id, " is not run by this scheduler: ", why));
-  }
-  *out = resumed;
+  absl::StatusOr<std::shared_ptr<BuildSession>> found = builds_.Find(build_id);
+  if (!found.ok()) return ToGrpcStatus(found.status());
+  *out = *std::move(found);
   return Status::OK;
 }
 
@@ -348,10 +148,7 @@ Status SchedulerService::RunningWorker(grpc::ServerContext* ctx, const char* met
 Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateBuildRequest* req,
                                      v1::CreateBuildResponse* resp) {
   if (Status a = Authorize(ctx, "CreateBuild"); !a.ok()) return a;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (shutting_down_) return Status(StatusCode::UNAVAILABLE, "the scheduler is stopping");
-  }
+  if (builds_.stopping()) return Status(StatusCode::UNAVAILABLE, "the scheduler is stopping");
   BuildSpec spec;
   spec.commit = req->commit();
   spec.mri = req->mri();
@@ -364,30 +161,12 @@ Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateB
   absl::StatusOr<Inventory> inventory = Inventory::Parse(req->inventory());
   if (!inventory.ok()) return Invalid(absl::StrCat("inventory: ", inventory.status().message()));
   spec.inventory = *std::move(inventory);
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
-  if (!store.ok()) return ToGrpcStatus(store.status());
-  absl::StatusOr<std::unique_ptr<BuildSession>> build =
-      BuildSession::Create(std::move(spec), *std::move(store), SessionOptions());
+  absl::StatusOr<std::shared_ptr<BuildSession>> build = builds_.Create(std::move(spec));
   if (!build.ok()) {
     Log(absl::StrCat("refused CreateBuild from ", ctx->peer(), ": ", build.status().message()));
     return ToGrpcStatus(build.status());
   }
-  std::shared_ptr<BuildSession> b = *std::move(build);
-  resp->set_build_id(b->id());
-  std::lock_guard<std::mutex> lock(mu_);
-  builds_[b->id()] = b;
-  // Keep the last builds only (their state is in the store anyway).
-  while (builds_.size() > 64) {
-    auto oldest = builds_.end();
-    for (auto it = builds_.begin(); it != builds_.end(); ++it) {
-      if (!it->second->running() &&
-          (oldest == builds_.end() || it->second->baseline_id() < oldest->second->baseline_id())) {
-        oldest = it;
-      }
-    }
-    if (oldest == builds_.end()) break;
-    builds_.erase(oldest);
-  }
+  resp->set_build_id((*build)->id());
   return Status::OK;
 }
 
@@ -399,14 +178,7 @@ Status SchedulerService::RegisterWorker(grpc::ServerContext* ctx,
   if (!req->build_id().empty()) {
     if (Status s = FindBuild(req->build_id(), &build); !s.ok()) return s;
   } else {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, b] : builds_) {
-      if (b->running() && (req->commit().empty() || b->commit().empty() ||
-                           b->commit() == req->commit()) &&
-          (!build || b->baseline_id() > build->baseline_id())) {
-        build = b;
-      }
-    }
+    build = builds_.LatestRunning(req->commit());
     if (!build) {
       return Status(StatusCode::NOT_FOUND,
                     absl::StrCat("no running build", req->commit().empty() ? "" : " of commit ",
