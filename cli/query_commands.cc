@@ -137,7 +137,7 @@ int DepsCommand(const std::vector<std::string>& args) {
   std::optional<LoadedBaseline> base = Baseline("deps", *flags, &config, &exit_code);
   if (!base) return exit_code;
   std::string test = IndexPath(*config, flags->positional[0]);
-  std::optional<uint32_t> id = base->index->FindTest(TestScope(test));
+  std::optional<uint32_t> id = base->index->FindTest(ScopeOfTest(test));
   if (!id) {
     std::fprintf(stderr, "ste deps: %s is not a test of baseline %lld\n", test.c_str(),
                  static_cast<long long>(base->info.id));

@@ -390,7 +390,7 @@ void Replay(const Workload& w, const Flags& f) {
   ste::SelectionIndexBuilder builder;
   std::vector<std::string> scopes;
   for (const ste::TestRecord& r : w.records)
-    scopes.push_back(ste::TestScope(r.test));
+    scopes.push_back(ste::ScopeOfTest(r.test));
   if (!builder.AddTests(scopes).ok()) std::exit(1);
   std::atomic<uint32_t> next{0};
   const double cpu0 = CpuSeconds();

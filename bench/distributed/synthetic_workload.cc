@@ -84,7 +84,7 @@ TestRecord MakeRecord(const WorkloadModel& f, uint32_t t,
   r.test = TestName(t);
   r.seconds = 0.5 + rng.Below(1000) / 100.0;
   ScopeDependencies scope;
-  scope.scope = TestScope(r.test);
+  scope.scope = ScopeOfTest(r.test);
   scope.deps.reserve(count());
   for (uint32_t i : chosen) {
     scope.deps.push_back({files[i], DepKind::kContent});

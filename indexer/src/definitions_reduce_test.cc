@@ -1,4 +1,4 @@
-// ReduceLogs at definition granularity (test_recorder.h, definitions.h):
+// ReduceLogs at definition granularity (log_reduction.h, definitions.h):
 // when a repo file's content dependency becomes its definition views, and
 // every way it stays file level. Real files (the fingerprinter reads them),
 // logs made by hand.
@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "ste/definitions.h"
-#include "ste/test_recorder.h"
+#include "ste/log_reduction.h"
 
 namespace ste {
 namespace {
@@ -162,14 +162,13 @@ TEST_F(ReduceDefinitions, InABatchOnlyTheTestWhoseChildDidNotEndFallsBack) {
   EXPECT_EQ(Deps(all, kA).count("geo.py/@ste-def:perimeter(content)"), 1u);
   EXPECT_EQ(all.untracked_scopes, std::set<std::string>{kB}) << "not the shared scope it was forked in";
   for (const std::string& test : {std::string("tests/a.py"), std::string("tests/b.py")}) {
-    TestRecord r;
-    r.test = test;
+    TestDependencies deps;
     for (const ScopeDependencies& s : all.scopes) {
-      if (s.scope == "//r" || s.scope == TestScope(test)) r.deps.scopes.push_back(s);
+      if (s.scope == "//r" || s.scope == ScopeOfTest(test)) deps.scopes.push_back(s);
     }
-    ApplyDefinitionFallback(all, &r);
+    ApplyDefinitionFallback(all, test, &deps);
     bool file_level = false;
-    for (const ScopeDependencies& s : r.deps.scopes) {
+    for (const ScopeDependencies& s : deps.scopes) {
       for (const DepKey& k : s.deps) file_level = file_level || (k.path == "geo.py" && k.kind == DepKind::kContent);
     }
     EXPECT_EQ(file_level, test == "tests/b.py") << test;

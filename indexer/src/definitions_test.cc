@@ -16,7 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "ste/log_format.h"
-#include "ste/test_recorder.h"
+#include "ste/log_reduction.h"
 
 namespace ste {
 namespace {

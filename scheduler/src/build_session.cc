@@ -68,7 +68,7 @@ absl::Status BuildSession::Start(int64_t baseline) {
   baseline_id_ = baseline;
   id_ = BuildIdOf(baseline);
   std::vector<std::string> scopes;
-  for (const BuildTest& t : spec_.tests) scopes.push_back(TestScope(t.test));
+  for (const BuildTest& t : spec_.tests) scopes.push_back(ScopeOfTest(t.test));
   absl::Status added = builder_.AddTests(scopes);
   if (!added.ok()) {
     (void)store_->MarkFailed(baseline, std::string(added.message()));
@@ -129,7 +129,7 @@ absl::Status BuildSession::Restore(const std::string& bytes) {
                                                    ", which is not a test of build ", id_));
   }
   STE_RETURN_IF_ERROR(AddExternal(Inventory::FromEntries(record.external, 0).value_or(Inventory())));
-  const std::string own = TestScope(test);
+  const std::string own = ScopeOfTest(test);
   std::vector<ResultScope> scopes;
   for (const JournalScope& js : record.scopes) {
     STE_RETURN_IF_ERROR(ValidateScope(js.scope));
@@ -199,7 +199,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
     return absl::InvalidArgumentError(
         absl::StrCat("lease ", r.lease_id, ": duration ", r.seconds, " is not a finite number >= 0"));
   }
-  const std::string own = TestScope(r.test);
+  const std::string own = ScopeOfTest(r.test);
   std::vector<std::string> described;  // paths that need an AddExternal entry
   {
     std::lock_guard<std::mutex> lock(paths_mu_);

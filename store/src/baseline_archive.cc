@@ -161,7 +161,7 @@ absl::Status VerifyContent(const BaselineArchive& a, absl::string_view what) {
     if (!std::isfinite(r.seconds) || r.seconds < 0) {
       return Damaged(what, absl::StrCat(which, " has a bad duration (", r.seconds, ")"));
     }
-    if (!(*index)->FindTest(TestScope(r.test)).has_value()) {
+    if (!(*index)->FindTest(ScopeOfTest(r.test)).has_value()) {
       return Damaged(what, absl::StrCat(which, " is not a test of the index"));
     }
   }

@@ -26,10 +26,10 @@ inline std::string IndexImage(const std::vector<std::string>& tests,
                               const std::string& shared = "lib/common.sh") {
   SelectionIndexBuilder builder;
   std::vector<std::string> scopes;
-  for (const std::string& t : tests) scopes.push_back(TestScope(t));
+  for (const std::string& t : tests) scopes.push_back(ScopeOfTest(t));
   EXPECT_TRUE(builder.AddTests(scopes).ok());
   for (const std::string& t : tests) {
-    std::optional<uint32_t> id = builder.FindTest(TestScope(t));
+    std::optional<uint32_t> id = builder.FindTest(ScopeOfTest(t));
     EXPECT_TRUE(id.has_value());
     EXPECT_TRUE(builder.AddTestDependency(*id, "lib/" + t + ".dep", DepKind::kContent).ok());
     EXPECT_TRUE(builder.AddTestDependency(*id, shared, DepKind::kContent).ok());

@@ -1,6 +1,6 @@
 // Copyright: the ste authors. Fuzz target: the $STE_RESULTS lines a batch
 // runner (any program the test command starts) appends, parsed by
-// ParseRunnerResults (ste/test_recorder.h).
+// ParseRunnerResults (ste/batch_split.h).
 //
 // Properties: every result it returns has a non-empty path, one of the
 // three outcomes and a duration that is wall time (finite, >= 0); and a line that it would form from each result again
@@ -22,9 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& [path, r] : results) {
     STE_FUZZ_CHECK(!path.empty());
     STE_FUZZ_CHECK(path.find('\n') == std::string::npos);
-    STE_FUZZ_CHECK(r.outcome == "passed" || r.outcome == "failed" || r.outcome == "error");
+    STE_FUZZ_CHECK(ste::TestOutcomeName(r.outcome) != "unknown");
     STE_FUZZ_CHECK(std::isfinite(r.seconds) && r.seconds >= 0);
-    std::string line = absl::StrCat(r.outcome, "\t", r.exit_code, "\t0.5\t", path, "\n");
+    std::string line = absl::StrCat(std::string(ste::TestOutcomeName(r.outcome)), "\t", r.exit_code, "\t0.5\t", path, "\n");
     std::map<std::string, ste::RunnerResult> again = ste::ParseRunnerResults(line);
     STE_FUZZ_CHECK(again.size() == 1 && again.begin()->first == path);
     STE_FUZZ_CHECK(again.begin()->second.outcome == r.outcome);

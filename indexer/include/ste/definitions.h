@@ -15,7 +15,8 @@
 //                                     later `begin`: an exec that failed)
 // (the pid makes a forked child's markers its own: the interceptor drops
 // a path the process recorded before the fork)
-// ReduceLogs (test_recorder.h) resolves them with a DefinitionCache.
+// ReduceLogs (log_reduction.h, definition_resolution.cc) resolves them
+// with a DefinitionCache.
 //
 // Dependencies: the views (inventory.h, "Views") of a source file F:
 //   "F/\x01ste-def"          its module-level code (what every importer

@@ -15,9 +15,24 @@
 //
 // The batch protocol is integrations/README.md; $STE_INTEGRATIONS is set by
 // ste when it runs a runner.
+//
+// Beside it, what each integration adds to the environment of a test's run
+// (one row per variable, kRunEnvironment in runner_kind.cc; ours first,
+// then what the user's environment held):
+//
+//   integration  variable          when                       value
+//   python       PYTHONPATH        python_imports = "names"   <integrations>/python/ste_site
+//   python       PYTHONPATH        a batch runner's run       <integrations>/python
+//   ruby         RUBYLIB           a batch runner's run       <integrations>/ruby
+//   python       PYTHONUSERBASE    python_imports = "names"   <integrations>/python/ste_userbase,
+//                                                             the user's in STE_PYTHONUSERBASE
+//   python       STE_PYTHON_VIEWS  python_imports = "names"   1
+//   ste          STE_DEFINITIONS   granularity = "definition" <root>
+//   ruby         RUBYOPT           granularity = "definition" -r<integrations>/ruby/ste_defs.rb
 #ifndef STE_RUNNER_KIND_H_
 #define STE_RUNNER_KIND_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +70,36 @@ std::string_view RequiredPlaceholder(RunnerKind kind);
 // shell-quoted: the files for file kinds, one -R '^(a|b)$' for ctest; ""
 // for no tests (run no test at all: do not call the runner).
 std::string RunnerArguments(RunnerKind kind, const std::vector<std::string>& tests);
+
+// What a test run's environment depends on (IntegrationEnvironment).
+struct RunEnvironmentInputs {
+  bool batch = false;                   // a batch runner's run (RunBatch)
+  bool python_imports_by_name = false;  // runner.python_imports = "names"
+  // granularity = "definition" with a DefinitionCache to resolve the
+  // trackers' records (RunOneTestOptions::definitions).
+  bool definitions = false;
+  std::string root;                     // the repository root
+  std::string integrations_dir;         // RunOneTestOptions::integrations_dir; "" none
+};
+
+// The "NAME=value" entries the integrations add to a test run's
+// environment (RunTraced's extra_env), one per variable, in the order of
+// the table at the top, from the rows whose condition holds. A row that
+// names a file of the integrations folder is left out without one (the
+// Python hook: its imports are then recorded as listings; the Ruby
+// tracker: Ruby processes stay at file level), but for a batch run's,
+// which always has one (IntegrationsDirForRuns). How each variable meets
+// the value the user's environment gave (`inherited`, getenv):
+//   PYTHONPATH, RUBYLIB  ours, ':' and the inherited value (if not empty);
+//   RUBYOPT              ours, ' ' and the inherited value, or nothing when
+//                        ours holds white space (Ruby splits it there);
+//   PYTHONUSERBASE       ours; the inherited one goes in STE_PYTHONUSERBASE
+//                        ("" for none) for the hook to add back, and when
+//                        it is ours already (ste under ste) the outer
+//                        STE_PYTHONUSERBASE is passed on instead;
+//   the others           ours.
+std::vector<std::string> IntegrationEnvironment(
+    const RunEnvironmentInputs& run, const std::function<const char*(const char* name)>& inherited);
 
 }  // namespace ste
 

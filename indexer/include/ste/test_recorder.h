@@ -1,119 +1,54 @@
-// The unit of work of a record build: run one test under the interceptor
-// and turn its logs into the test's result and dependency set.
+// The unit of work of a record build: run one test (or a batch of them)
+// under the interceptor and turn its logs into the test's result and
+// dependency set.
 //
 //   RunOneTest(config, "tests/test_a.py")  ->  TestRecord
 //        runs `sh -c "<runner.command with {test}>"` in the repo root,
 //        scope //r/tests/test_a.py, logs in a fresh directory (removed
-//        afterwards), with the Python import hook on PYTHONPATH
-//        (runner.python_imports, config.h), its stdout and stderr to
-//        options.output_file when set (test_output.h), then ReduceLogs().
+//        afterwards), with the integrations' environment (runner_kind.h,
+//        IntegrationEnvironment: the Python import hook on PYTHONPATH when
+//        runner.python_imports = "names", config.h; the definition
+//        trackers), its stdout and stderr to options.output_file when set
+//        (test_output.h), then ReduceLogs() (log_reduction.h).
 //
 // A record build (embedded or distributed) runs many of these and feeds
 // each TestRecord to the index builder; nothing here knows how records
-// travel.
+// travel. The pieces: log_reduction.h (logs -> dependencies, pure),
+// batch_split.h (a batch's results and dependencies per test, pure),
+// runner_kind.h (each integration's environment, as data), test_run_env.h
+// (the operating system, with a fault-injecting double in the tests).
 //
-// ReduceLogs maps every record to a dependency key:
-//   - a path whose directory lies behind a symlink is also recorded under
-//     its real directory (the inventory does not follow symlinked
-//     directories, so the real file is what it hashes);
-//   - paths inside the repo become repo-relative ("." for the root itself),
-//     paths outside stay absolute; records under the log directory and the
-//     test's private temporary directory (runner.private_tmp) and repo
-//     paths matching inventory.ignore are dropped;
-//   - an `absent` (or `content`) record of a view path "<dir>/\x01<view>"
-//     (inventory.h, "Views") becomes a `content` dependency on the view
-//     path when the view is known, a `listing` of <dir> when it is not;
-//     inventory.ignore applies to <dir>, and a symlinked <dir> is also
-//     recorded as its real directory, as above;
-//   - `write` records are outputs, not dependencies: dropped, but
-//     remembered: a `content` record of a path the test wrote that does
-//     not exist when the test is over (a temporary file it created and
-//     deleted) is dropped too;
-//   - the definition tracker's records (definitions.h) are resolved with
-//     policy.definitions (see ResolveDefinitions in test_recorder.cc: a
-//     repo file's content dependency becomes its module-level view, plus
-//     the definitions that ran, where every process that recorded it was
-//     tracked whole and did not read it as data), or dropped without one;
-//   - an `unfollowed` record, a log that cannot be read whole (corrupt,
-//     truncated, records lost) or a test whose logs are missing makes the
-//     test *opaque*: always selected, with the reason kept.
-// Records keep their scope: the test's own scope (or one beneath it, which
-// rolls up to the test), or an ancestor scope (a forking runner's shared
-// setup), which the index applies to every test beneath it.
+// When a run goes wrong, the record says so and never narrows what the
+// test depends on (RunOneTest and RunBatch alike):
+//   the log directory cannot be made   not started (outcome error), error
+//                                      "cannot create a log directory in
+//                                      <scratch_dir>: <why>", opaque;
+//   the private $TMPDIR cannot be made the test runs with the inherited
+//                                      one, whose records then count;
+//   the runner cannot be started       not started, RunTraced's error,
+//                                      opaque;
+//   it is killed by a signal           exit 128 + signal (failed: selected
+//                                      next time), the logs it left;
+//                                      RunBatch: a test without a results
+//                                      line is not started (error);
+//   the logs cannot be read, or none   opaque, "logs unreadable: <why>";
+//   a results file missing or garbled  RunBatch: each test without a
+//                                      valid line is not started (error).
 #ifndef STE_TEST_RECORDER_H_
 #define STE_TEST_RECORDER_H_
 
 #include <cstdint>
-#include <functional>
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ste/batch_split.h"
 #include "ste/config.h"
 #include "ste/definitions.h"
-#include "ste/dependency.h"
-#include "ste/glob.h"
-#include "ste/log_reader.h"
+#include "ste/log_reduction.h"
+#include "ste/test_run_env.h"
 
 namespace ste {
-
-struct ScopeDependencies {
-  std::string scope;          // "//r/tests/test_a.py", "//r", ...
-  std::vector<DepKey> deps;   // sorted, unique
-};
-
-struct TestDependencies {
-  std::vector<ScopeDependencies> scopes;  // sorted by scope
-  bool opaque = false;
-  std::vector<std::string> opaque_reasons;
-  // The scopes of the unfollowed records (a batch run splits opacity by
-  // test); "" for a reason of the whole run (unreadable logs).
-  std::vector<std::string> opaque_scopes;  // parallel to opaque_reasons
-  // Definition granularity (PathPolicy::definitions): per scope, the repo
-  // files whose content dependency became their module-level view there;
-  // the scopes in which a tracked process did not account for all it ran
-  // (ApplyDefinitionFallback). Not sent anywhere: used where the run is.
-  std::map<std::string, std::vector<std::string>> definition_files;
-  std::set<std::string> untracked_scopes;
-};
-
-struct PathPolicy {
-  std::string root;     // absolute, normalised repo root
-  GlobSet ignore;       // repo-relative paths to drop
-  std::string log_dir;  // absolute; records under it are dropped
-  // The test's private temporary directory ($TMPDIR while it ran, empty
-  // when it started, removed after): what the test finds there it put
-  // there itself, so its records are dropped too ("" for none). An
-  // `unfollowed` record there still makes the test opaque.
-  std::string private_tmp;
-  // True if `abs` exists now (after the test). Default: lstat.
-  std::function<bool(const std::string& abs)> exists;
-  // Definition granularity (definitions.h): resolves the tracker's records
-  // into definition dependencies; null: they are dropped (file level).
-  DefinitionCache* definitions = nullptr;
-};
-
-// The repo-relative form of an absolute path under root ("." for root),
-// or the path itself if it lies outside.
-std::string RepoRelative(const std::string& root, const std::string& abs);
-
-// Reduces the logs of one test's run. `read_status` is what ReadLogDir
-// returned (a non-OK status makes the test opaque).
-TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
-                            const absl::Status& read_status,
-                            const PathPolicy& policy);
-
-// The per-test half of definition granularity: when a scope of `record`'s
-// test (its own, beneath or above) is one of all.untracked_scopes, every
-// file whose content dependency became a module-level view in those
-// scopes is a content dependency of the test's own scope again (file
-// level for it alone). `all` is what ReduceLogs gave for the whole run.
-void ApplyDefinitionFallback(const TestDependencies& all, struct TestRecord* record);
-
-// The scope of a test file: "//r/" + its repo-relative path.
-std::string TestScope(const std::string& test);
 
 struct TestRecord {
   std::string test;           // repo-relative path
@@ -151,6 +86,8 @@ struct RunOneTestOptions {
   // (TracedRunOptions::output_file; its directory must exist); "": they
   // are inherited.
   std::string output_file;
+  // The operating system (test_run_env.h); null: RealTestRunEnv().
+  TestRunEnv* env = nullptr;
 };
 
 // The integrations folder the runs of `config` want in
@@ -162,13 +99,9 @@ struct RunOneTestOptions {
 // cleared otherwise.
 absl::StatusOr<std::string> IntegrationsDirForRuns(const Config& config, std::string* warning);
 
-// Removes `path` and everything below it, best effort; a symlink is
-// removed, never followed (a test's scratch and log folders, a record
-// build's test logs).
-void RemoveTree(const std::string& path);
-
 // Runs one test (see top). Never fails outright: a test that cannot be run
-// comes back with started=false and an error (its outcome is "error").
+// comes back with started=false and an error (its outcome is "error"; the
+// failures at the top).
 TestRecord RunOneTest(const Config& config, const std::string& test,
                       const RunOneTestOptions& options);
 
@@ -180,22 +113,9 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
 // line is an error: not started, always selected next time), its own
 // scopes' dependencies plus those of the scopes above it (the shared
 // ones), opaque if an unfollowed record was made in its scope, beneath or
-// above it, or the logs could not be read.
+// above it, or the logs could not be read (batch_split.h).
 std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::string>& tests,
                                  const RunOneTestOptions& options);
-
-// Parses $STE_RESULTS lines ("outcome\texit\tseconds\tpath\n": the path
-// is everything after the third tab, tabs and a '\r' included); malformed
-// lines (too few fields, an empty path, an outcome other than passed,
-// failed or error, an exit code that is not an int) and a torn last line
-// are skipped; a seconds field that is unreadable, not finite or negative
-// counts as 0. Later lines for a path win.
-struct RunnerResult {
-  std::string outcome;  // passed, failed, error
-  int exit_code = 0;
-  double seconds = 0;
-};
-std::map<std::string, RunnerResult> ParseRunnerResults(std::string_view text);
 
 }  // namespace ste
 

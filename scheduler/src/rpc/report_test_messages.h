@@ -38,7 +38,7 @@ inline v1::ReportMessage Result(
   r->set_seconds(0.25);
   if (!content.empty()) {
     v1::ScopeDependencies* s = r->add_scopes();
-    s->set_scope(scope.empty() ? TestScope(test) : scope);
+    s->set_scope(scope.empty() ? ScopeOfTest(test) : scope);
     for (uint32_t id : content) s->add_content(id);
   }
   return m;

@@ -645,9 +645,9 @@ TEST_F(SchedulerServiceTest,
   ASSERT_NE(loaded.index, nullptr);
   EXPECT_EQ(Keys(*loaded.index),
             (std::set<std::string>{"content:lib/c.py", "content:" + ok}));
-  EXPECT_TRUE(loaded.index->opaque(*loaded.index->FindTest(TestScope(a))));
-  EXPECT_TRUE(loaded.index->opaque(*loaded.index->FindTest(TestScope(b))));
-  EXPECT_FALSE(loaded.index->opaque(*loaded.index->FindTest(TestScope(ok))));
+  EXPECT_TRUE(loaded.index->opaque(*loaded.index->FindTest(ScopeOfTest(a))));
+  EXPECT_TRUE(loaded.index->opaque(*loaded.index->FindTest(ScopeOfTest(b))));
+  EXPECT_FALSE(loaded.index->opaque(*loaded.index->FindTest(ScopeOfTest(ok))));
 
   // Watchers are told why.
   std::vector<v1::BuildProgress> progress;
@@ -889,12 +889,12 @@ TEST_F(SchedulerServiceTest,
   TestRecord record;
   record.test = "t/test_a.py";
   record.seconds = 1.5;
-  ScopeDependencies own{TestScope(record.test), {}};
+  ScopeDependencies own{ScopeOfTest(record.test), {}};
   for (int i = 0; i < 8; i++)
     own.deps.push_back(DepKey{"lib/m" + std::to_string(i) + ".py"});
   own.deps.push_back(DepKey{"lib/gone.py", DepKind::kAbsent});
   own.deps.push_back(DepKey{"lib", DepKind::kListing});
-  ScopeDependencies sub{TestScope(record.test) + "/child",
+  ScopeDependencies sub{ScopeOfTest(record.test) + "/child",
                         {DepKey{"lib/sub.py"}}};
   record.deps.scopes = {own, sub};
   record.output_log = "/w/out/t/test_a.py.log";
@@ -959,7 +959,7 @@ TEST_F(SchedulerServiceTest,
 
   LoadedBaseline loaded = Load(BaselineOf(j.build_id));
   ASSERT_NE(loaded.index, nullptr);
-  std::optional<uint32_t> a = loaded.index->FindTest(TestScope(record.test));
+  std::optional<uint32_t> a = loaded.index->FindTest(ScopeOfTest(record.test));
   ASSERT_TRUE(a.has_value());
   absl::StatusOr<std::vector<DepKey>> deps = loaded.index->DependenciesOf(*a);
   ASSERT_TRUE(deps.ok());

@@ -1,0 +1,58 @@
+// What recording a test needs from the operating system, behind one small
+// interface (the model is LevelDB's Env): make and remove its temporary
+// directories, run the traced command and wait for it, read the logs it
+// left and the file its runner wrote. RunOneTest and RunBatch
+// (test_recorder.h) go through it and nothing else; the real one is
+// RealTestRunEnv(), and a test wraps it to inject faults
+// (test_recorder_fault_test.cc) so that every failure path is tested.
+//
+// Every method is safe to call from several threads at once.
+#ifndef STE_TEST_RUN_ENV_H_
+#define STE_TEST_RUN_ENV_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ste/log_reader.h"
+#include "ste/traced_run.h"
+
+namespace ste {
+
+class TestRunEnv {
+ public:
+  virtual ~TestRunEnv() = default;
+
+  // Creates a new, empty directory named `prefix` plus six random
+  // characters (mkdtemp: "<dir>/logs-" gives "<dir>/logs-a8Zq0b") and
+  // returns its path. Errors: the errno's code (the parent is missing,
+  // not writable, full) with strerror's text alone (the caller names the
+  // directory).
+  virtual absl::StatusOr<std::string> MakeTempDir(const std::string& prefix) = 0;
+
+  // Removes `path` and everything below it, best effort (RemoveTree).
+  virtual void RemoveTree(const std::string& path) = 0;
+
+  // Runs the command under the interceptor and waits for it (RunTraced,
+  // traced_run.h: a command killed by a signal is an exit, not an error).
+  virtual absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) = 0;
+
+  // Reads every log in `dir` (ReadLogDir, log_reader.h).
+  virtual absl::Status ReadLogDir(const std::string& dir, std::vector<ProcessLog>* out) = 0;
+
+  // The whole content of a file. NotFound if it does not exist.
+  virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
+};
+
+// The real operating system. Never null; lives forever.
+TestRunEnv* RealTestRunEnv();
+
+// Removes `path` and everything below it, best effort; a symlink is
+// removed, never followed (a test's scratch and log folders, a record
+// build's test logs).
+void RemoveTree(const std::string& path);
+
+}  // namespace ste
+
+#endif  // STE_TEST_RUN_ENV_H_

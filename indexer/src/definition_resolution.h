@@ -1,0 +1,58 @@
+// Definition resolution (internal to log_reduction.cc): what the
+// definition tracker (definitions.h) said in each process of a run, and
+// how ReduceLogs turns it into definition dependencies. Pure: reads files
+// only through the DefinitionCache of the policy.
+#ifndef STE_DEFINITION_RESOLUTION_H_
+#define STE_DEFINITION_RESOLUTION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ste/dependency.h"
+#include "ste/log_reduction.h"
+
+namespace ste {
+
+// What the definition tracker said in one process.
+struct ProcessCode {
+  bool begin = false;  // an account was opened
+  bool end = false;    // ... and the last one was closed (records come in order)
+  std::vector<std::string> scopes;  // where it recorded anything, in order of first use
+  // scope -> abs file -> first lines of the code objects that ran
+  std::map<std::string, std::map<std::string, std::set<uint32_t>>> lines;
+  std::set<std::string> data;  // abs files read as data
+  std::map<std::string, std::set<std::string>> data_in;  // scope -> those read there
+
+  // Takes `r` if it is one of the tracker's records (a marker, code ran,
+  // a file read as data): true, and it is no dependency itself.
+  bool Take(const LogRecord& r);
+  // Notes that the process recorded something in `scope`.
+  void Touch(const std::string& scope);
+};
+
+// Which processes (indexes into the ProcessCode vector) recorded each repo
+// file's content in each scope: scope -> repo-relative path -> processes.
+using ContentRecorders = std::map<std::string, std::map<std::string, std::set<size_t>>>;
+
+// Definition granularity (definitions.h, docs/concepts.md "Definitions"):
+// in each scope, the content dependency on a repo file F becomes F's
+// module-level view when every process that recorded it there was tracked
+// from start to end, ran code of F, and did not read F as data; the code
+// each process ran becomes dependencies on the definitions holding it (and
+// on F's module-level code), in the scope it ran in. A tracked process
+// that did not end its account taints the scopes it recorded in (a forked
+// child: those past the one it was forked in): their tests fall back to
+// file level (ApplyDefinitionFallback). A file read as data is a content
+// dependency of the scope it was read in.
+// Requires: policy.definitions != nullptr.
+void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecorders& content_by,
+                        const PathPolicy& policy, std::map<std::string, std::set<DepKey>>* by_scope,
+                        TestDependencies* out);
+
+}  // namespace ste
+
+#endif  // STE_DEFINITION_RESOLUTION_H_

@@ -1,0 +1,160 @@
+// Log reduction (log_reduction.h): the logs of one traced run to its
+// dependency set, per scope. Pure but for lstat and realpath (a written
+// file that is gone, a symlinked directory); the definition tracker's
+// records are resolved in definition_resolution.cc.
+#include "ste/log_reduction.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "definition_resolution.h"
+#include "ste/inventory.h"
+
+namespace ste {
+namespace {
+
+bool LstatExists(const std::string& abs) {
+  struct stat st;
+  return lstat(abs.c_str(), &st) == 0;
+}
+
+bool Under(const std::string& dir, const std::string& path) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+// Resolves the directory part of absolute paths through symlinks, once per
+// directory. The file name itself is left alone: a symlinked *file* is an
+// inventory entry whose hash covers what it points to.
+class DirectoryResolver {
+ public:
+  // The path with its directory resolved, or "" if that changes nothing
+  // (or the directory cannot be resolved).
+  std::string Canonical(const std::string& abs) {
+    size_t slash = abs.rfind('/');
+    if (slash == 0 || slash == std::string::npos) return "";
+    std::string dir = abs.substr(0, slash);
+    auto [it, added] = dirs_.try_emplace(dir);
+    if (added) {
+      char real[PATH_MAX];
+      if (realpath(dir.c_str(), real) != nullptr && dir != real) it->second = real;
+    }
+    if (it->second.empty()) return "";
+    return it->second + abs.substr(slash);
+  }
+
+ private:
+  absl::flat_hash_map<std::string, std::string> dirs_;  // "" = itself
+};
+
+// The directory of a view path: "." for one in the root, "/" for one in /.
+std::string ViewDirectory(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+std::string RepoRelative(const std::string& root, const std::string& abs) {
+  if (abs == root) return ".";
+  if (root == "/") return abs.substr(1);
+  if (Under(root, abs)) return abs.substr(root.size() + 1);
+  return abs;
+}
+
+
+TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
+                            const absl::Status& read_status,
+                            const PathPolicy& policy) {
+  TestDependencies out;
+  if (!read_status.ok()) {
+    out.opaque = true;
+    out.opaque_reasons.push_back(
+        absl::StrCat("logs unreadable: ", read_status.message()));
+    out.opaque_scopes.push_back("");
+  }
+  std::map<std::string, std::set<DepKey>> by_scope;
+  absl::flat_hash_set<std::string> written;
+  DirectoryResolver resolver;
+  // Definition granularity: what each process's tracker said, and which
+  // processes recorded each repo file's content in each scope.
+  std::vector<ProcessCode> code(logs.size());
+  ContentRecorders content_by;
+  for (size_t li = 0; li < logs.size(); li++) {
+    const ProcessLog& log = logs[li];
+    for (const LogRecord& r : log.records) {
+      if (r.path == policy.log_dir || Under(policy.log_dir, r.path)) continue;
+      if (r.kind != RecordKind::kUnfollowed && !policy.private_tmp.empty() &&
+          (r.path == policy.private_tmp || Under(policy.private_tmp, r.path))) {
+        continue;
+      }
+      // The definition tracker's records are never dependencies themselves.
+      if (code[li].Take(r)) continue;
+      code[li].Touch(r.scope);
+      if (r.kind == RecordKind::kUnfollowed) {
+        out.opaque = true;
+        out.opaque_reasons.push_back(absl::StrCat("unfollowed: ", r.path));
+        out.opaque_scopes.push_back(r.scope);
+        continue;
+      }
+      if (r.kind == RecordKind::kWrite) {
+        written.insert(r.path);
+        continue;
+      }
+      DepKind kind = r.kind == RecordKind::kContent  ? DepKind::kContent
+                     : r.kind == RecordKind::kAbsent ? DepKind::kAbsent
+                                                     : DepKind::kListing;
+      // A stat of "<dir>/\x01<view>" records a view (inventory.h, "Views").
+      const bool view = kind != DepKind::kListing && IsViewPath(r.path);
+      // A path read through a symlinked directory names a file the
+      // inventory does not walk: depend on the real one too.
+      std::string canonical = resolver.Canonical(r.path);
+      for (const std::string* abs : {&r.path, static_cast<const std::string*>(&canonical)}) {
+        if (abs->empty()) continue;
+        std::string path = RepoRelative(policy.root, *abs);
+        if (view) {
+          // A known view is a content dependency on its path; an unknown
+          // one the listing of its directory (coarser, never lost).
+          // inventory.ignore applies to the directory.
+          std::optional<View> known = ParseView(path);
+          if (known && known->kind == ViewKind::kDefinition) known.reset();  // only ste makes those
+          std::string dir = ViewDirectory(path);
+          if (dir[0] != '/' && dir != "." && policy.ignore.Matches(dir)) continue;
+          by_scope[r.scope].insert(known ? DepKey{std::move(path), DepKind::kContent}
+                                         : DepKey{std::move(dir), DepKind::kListing});
+          continue;
+        }
+        if (path[0] != '/' && path != "." && policy.ignore.Matches(path)) continue;
+        if (policy.definitions != nullptr && kind == DepKind::kContent && path[0] != '/') {
+          content_by[r.scope][path].insert(li);
+        }
+        by_scope[r.scope].insert(DepKey{std::move(path), kind});
+      }
+    }
+  }
+  // Temporary files the test created and removed are not dependencies.
+  auto exists = policy.exists ? policy.exists : LstatExists;
+  for (const std::string& abs : written) {
+    if (exists(abs)) continue;
+    for (const std::string& path : {abs, resolver.Canonical(abs)}) {
+      if (path.empty()) continue;
+      DepKey key{RepoRelative(policy.root, path), DepKind::kContent};
+      for (auto& [scope, deps] : by_scope) deps.erase(key);
+    }
+  }
+  if (policy.definitions != nullptr) ResolveDefinitions(code, content_by, policy, &by_scope, &out);
+  for (auto& [scope, deps] : by_scope) {
+    if (deps.empty()) continue;
+    out.scopes.push_back(ScopeDependencies{scope, {deps.begin(), deps.end()}});
+  }
+  return out;
+}
+
+}  // namespace ste
