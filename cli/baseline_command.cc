@@ -81,9 +81,9 @@ constexpr char kListHelp[] =
     "commit, state (building, complete, failed), tests, size (its blobs),\n"
     "age (since its record build began). A building one says whether a\n"
     "writer still holds it; a failed one, why it failed. json (or --json):\n"
-    "{\"version\":1,\"baselines\":[{\"id\",\"mri\",\"commit\",\"state\",\"tests\",\"bytes\",\n"
+    "{\"baselines\":[{\"id\",\"mri\",\"commit\",\"state\",\"tests\",\"bytes\",\n"
     "\"created_unix\",\"completed_unix\",\"age_seconds\",\"writer_alive\" (null\n"
-    "unless building),\"failure\"}]}.\n"
+    "unless building),\"failure\"}],\"version\":1}.\n"
     "\n"
     "Exit status: 0; 1 the store failed; 2 bad usage or configuration.\n"
     "\n";

@@ -165,7 +165,7 @@ std::string SelectionText(const Selection& s, bool explain, bool null) {
 
 std::string SelectionJson(const Selection& s, const std::optional<BaselineInfo>& base) {
   JsonWriter j;
-  j.BeginObject().VersionMember();
+  j.BeginObject();
   j.Key("mode").String(SelectionModeName(s.mode));
   j.Key("reason").String(s.reason);
   j.Key("baseline");
@@ -201,7 +201,7 @@ std::string SelectionJson(const Selection& s, const std::optional<BaselineInfo>&
     }
     j.EndArray().Key("more_entries").Int(static_cast<int64_t>(w.more_entries)).EndObject();
   }
-  j.EndArray().EndObject();
+  j.EndArray().VersionMember().EndObject();
   return j.Take() + "\n";
 }
 
@@ -290,7 +290,7 @@ std::string WhyText(const std::vector<Dependent>& dependents) {
 
 std::string WhyJson(std::string_view path, const std::vector<Dependent>& dependents) {
   JsonWriter j;
-  j.BeginObject().VersionMember().PathMember("path", path).Key("tests").BeginArray();
+  j.BeginObject().PathMember("path", path).Key("tests").BeginArray();
   for (const Dependent& d : dependents) {
     j.BeginObject().PathMember("test", d.test).Key("kind").String(d.kind);
     if (d.kind == "view") {
@@ -298,7 +298,7 @@ std::string WhyJson(std::string_view path, const std::vector<Dependent>& depende
     }
     j.EndObject();
   }
-  j.EndArray().EndObject();
+  j.EndArray().VersionMember().EndObject();
   return j.Take() + "\n";
 }
 
@@ -313,13 +313,13 @@ std::string DepsText(const TestDependencies& deps) {
 
 std::string DepsJson(const TestDependencies& deps) {
   JsonWriter j;
-  j.BeginObject().VersionMember().PathMember("test", deps.test);
+  j.BeginObject().PathMember("test", deps.test);
   j.Key("baseline").Int(deps.baseline).Key("opaque").Bool(deps.opaque);
   j.Key("deps").BeginArray();
   for (const DepKey& k : deps.deps) {
     j.BeginObject().PathMember("path", k.path).Key("kind").String(DepKindName(k.kind)).EndObject();
   }
-  j.EndArray().EndObject();
+  j.EndArray().VersionMember().EndObject();
   return j.Take() + "\n";
 }
 
@@ -327,7 +327,7 @@ std::string DepsJson(const TestDependencies& deps) {
 
 std::string BaselineListJson(const std::vector<BaselineSummary>& baselines, int64_t now_unix) {
   JsonWriter j;
-  j.BeginObject().VersionMember().Key("baselines").BeginArray();
+  j.BeginObject().Key("baselines").BeginArray();
   for (const BaselineSummary& b : baselines) {
     j.BeginObject().Key("id").Int(b.info.id).Key("mri").Int(b.info.mri);
     j.Key("commit").String(b.info.commit).Key("state").String(BaselineStateName(b.info.state));
@@ -342,7 +342,7 @@ std::string BaselineListJson(const std::vector<BaselineSummary>& baselines, int6
     }
     j.Key("failure").String(b.info.failure).EndObject();
   }
-  j.EndArray().EndObject();
+  j.EndArray().VersionMember().EndObject();
   return j.Take() + "\n";
 }
 

@@ -6,10 +6,10 @@
 // JSON outputs (docs/outputs.md): every JSON document ste prints has a
 // top-level "version": kJsonOutputVersion (an integer), the version of that
 // output's layout; it grows only when a field changes meaning or goes away
-// (new fields do not change it). A document printed whole (select, why,
-// deps, baseline list) has it first; an output of one object per line
-// (index dump, inventory, log dump) has it last in every line, so that
-// each line still starts with what it is about. The one exception is
+// (new fields do not change it). It is the last key: of the document
+// printed whole (select, why, deps, baseline list), of every line of an
+// output of one object per line (index dump, inventory, log dump), so
+// that a document still starts with what it is about. The one exception is
 // `select --format matrix`: it is GitHub's strategy.matrix, where every
 // top-level key is a matrix dimension, so it has no "version".
 //
@@ -100,11 +100,11 @@ std::string SelectionReasonText(const SelectionReason& reason);
 // "  <- reason" lines; `null`: each as it is, ended by a NUL byte.
 std::string SelectionText(const Selection& selection, bool explain, bool null);
 
-// {"version","mode","reason","baseline":{"id","mri","commit"}|null,
+// {"mode","reason","baseline":{"id","mri","commit"}|null,
 //  "changed":[{"path","change","type"}],
 //  "tests":[{"test","reasons":[{"path","kind","change"}],"more_reasons","seconds"?}],
-//  "wide":[{"path","kind","change","tests","entries":[{"path","change"}],"more_entries"}]}
-// and a newline.
+//  "wide":[{"path","kind","change","tests","entries":[{"path","change"}],"more_entries"}],
+//  "version"} and a newline.
 std::string SelectionJson(const Selection& selection, const std::optional<BaselineInfo>& baseline);
 
 // The selection's tests split into at most `shards` shards (ste/shards.h).
@@ -143,7 +143,7 @@ struct Dependent {
 // "kind<TAB>test" per line; a view "view NAME<TAB>test<TAB>(description)".
 std::string WhyText(const std::vector<Dependent>& dependents);
 
-// {"version","path","tests":[{"test","kind","view"?,"description"?}]} and a
+// {"path","tests":[{"test","kind","view"?,"description"?}],"version"} and a
 // newline.
 std::string WhyJson(std::string_view path, const std::vector<Dependent>& dependents);
 
@@ -158,15 +158,15 @@ struct TestDependencies {
 // "kind<TAB>path" per dependency, then "opaque<TAB>(...)" when opaque.
 std::string DepsText(const TestDependencies& deps);
 
-// {"version","test","baseline","opaque","deps":[{"path","kind"}]} and a
+// {"test","baseline","opaque","deps":[{"path","kind"}],"version"} and a
 // newline.
 std::string DepsJson(const TestDependencies& deps);
 
 // ---- baseline list, log dump, record ----------------------------------
 
-// {"version","baselines":[{"id","mri","commit","state","tests","bytes",
-// "created_unix","completed_unix","age_seconds","writer_alive","failure"}]}
-// and a newline; ages as of `now_unix`.
+// {"baselines":[{"id","mri","commit","state","tests","bytes",
+// "created_unix","completed_unix","age_seconds","writer_alive","failure"}],
+// "version"} and a newline; ages as of `now_unix`.
 std::string BaselineListJson(const std::vector<BaselineSummary>& baselines, int64_t now_unix);
 
 // One record of a process log: "pid ppid scope kind op path" tab-separated

@@ -103,16 +103,16 @@ TEST(SelectionFormats, TextJsonRunner) {
   info.mri = 7;
   info.commit = "abc";
   EXPECT_EQ(SelectionJson(s, info),
-            R"({"version":1,"mode":"subset","reason":"2 of 4 tests are affected",)"
+            R"({"mode":"subset","reason":"2 of 4 tests are affected",)"
             R"("baseline":{"id":3,"mri":7,"commit":"abc"},)"
             R"("changed":[{"path":"lib/a.sh","change":"modified","type":"regular"}],)"
             R"("tests":[{"test":"tests/test_a.sh","reasons":[{"path":"lib/a.sh","kind":"content",)"
             R"("change":"modified"}],"more_reasons":0,"seconds":0.250},)"
             R"({"test":"tests/test b.sh","reasons":[{"path":"","kind":"","change":"failed in baseline"}],)"
-            R"("more_reasons":2}],"wide":[]})"
+            R"("more_reasons":2}],"wide":[],"version":1})"
             "\n");
   EXPECT_EQ(SelectionJson(Selection{}, std::nullopt),
-            R"({"version":1,"mode":"all","reason":"","baseline":null,"changed":[],"tests":[],"wide":[]})"
+            R"({"mode":"all","reason":"","baseline":null,"changed":[],"tests":[],"wide":[],"version":1})"
             "\n");
   EXPECT_EQ(SelectionText(s, false, false), "tests/test_a.sh\ntests/test b.sh\n");
   EXPECT_EQ(SelectionText(s, true, false),
@@ -157,11 +157,11 @@ TEST(WhyAndDeps, TextAndJson) {
   EXPECT_EQ(WhyText(why),
             "content\ttests/test_a.sh\nview ste-dists\ttests/t\\tab.py\t(the *.dist-info names)\n");
   EXPECT_EQ(WhyJson("lib", why),
-            R"({"version":1,"path":"lib","tests":[{"test":"tests/test_a.sh","kind":"content"},)"
+            R"({"path":"lib","tests":[{"test":"tests/test_a.sh","kind":"content"},)"
             R"({"test":"tests/t\tab.py","kind":"view","view":"ste-dists",)"
-            R"("description":"the *.dist-info names"}]})"
+            R"("description":"the *.dist-info names"}],"version":1})"
             "\n");
-  EXPECT_EQ(WhyJson("x", {}), "{\"version\":1,\"path\":\"x\",\"tests\":[]}\n");
+  EXPECT_EQ(WhyJson("x", {}), "{\"path\":\"x\",\"tests\":[],\"version\":1}\n");
 
   TestDependencies deps;
   deps.test = "tests/test_b.sh";
@@ -169,8 +169,8 @@ TEST(WhyAndDeps, TextAndJson) {
   deps.deps = {{"lib/b.sh", DepKind::kContent}, {"config/local.env", DepKind::kAbsent}};
   EXPECT_EQ(DepsText(deps), "content\tlib/b.sh\nabsent\tconfig/local.env\n");
   EXPECT_EQ(DepsJson(deps),
-            R"({"version":1,"test":"tests/test_b.sh","baseline":2,"opaque":false,)"
-            R"("deps":[{"path":"lib/b.sh","kind":"content"},{"path":"config/local.env","kind":"absent"}]})"
+            R"({"test":"tests/test_b.sh","baseline":2,"opaque":false,"deps":[{"path":"lib/b.sh",)"
+            R"("kind":"content"},{"path":"config/local.env","kind":"absent"}],"version":1})"
             "\n");
   deps.opaque = true;
   deps.deps.clear();
@@ -194,12 +194,12 @@ TEST(BaselineList, Json) {
   failed.tests = 3;
   failed.blob_bytes = 10;
   EXPECT_EQ(BaselineListJson({building, failed}, 150),
-            R"({"version":1,"baselines":[{"id":2,"mri":5,"commit":"","state":"building","tests":0,)"
+            R"({"baselines":[{"id":2,"mri":5,"commit":"","state":"building","tests":0,)"
             R"("bytes":0,"created_unix":100,"completed_unix":0,"age_seconds":50,"writer_alive":true,)"
             R"("failure":""},{"id":1,"mri":4,"commit":"c1","state":"failed","tests":3,"bytes":10,)"
-            R"("created_unix":200,"completed_unix":0,"age_seconds":0,"writer_alive":null,"failure":"boom"}]})"
+            R"("created_unix":200,"completed_unix":0,"age_seconds":0,"writer_alive":null,"failure":"boom"}],"version":1})"
             "\n");
-  EXPECT_EQ(BaselineListJson({}, 0), "{\"version\":1,\"baselines\":[]}\n");
+  EXPECT_EQ(BaselineListJson({}, 0), "{\"baselines\":[],\"version\":1}\n");
 }
 
 TEST(JUnit, TheReportOfTheScheduler) {

@@ -27,7 +27,7 @@ const CommandSpec kWhySpec = {
     "listing (listed it); for a directory also its views ('view NAME', what a\n"
     "test used of its listing, e.g. view ste-dists: its *.dist-info names).\n"
     "PATH is relative to the current directory or absolute.\n"
-    "json: {\"version\":1,\"path\",\"tests\":[{\"test\",\"kind\",\"view\",\"description\"}]}\n"
+    "json: {\"path\",\"tests\":[{\"test\",\"kind\",\"view\",\"description\"}],\"version\":1}\n"
     "(view and description for kind view only).\n"
     "Exit status: 0 (also when no test depends on it), 1 no baseline, 2 bad usage.\n\n",
     {kBaseFlag, kConfigFlag},
@@ -37,17 +37,18 @@ const CommandSpec kDepsSpec = {
     "deps",
     "Usage: ste deps [--format text|json] TEST\n\nWhat TEST (a test file's repo-relative path) depended on in\n"
     "the baseline, one 'kind<TAB>path' per line, sorted.\n"
-    "json: {\"version\":1,\"test\",\"baseline\",\"opaque\",\"deps\":[{\"path\",\"kind\"}]}.\n"
+    "json: {\"test\",\"baseline\",\"opaque\",\"deps\":[{\"path\",\"kind\"}],\"version\":1}.\n"
     "Exit status: 0, 1 no baseline or no such test, 2 bad usage.\n\n",
     {kBaseFlag, kConfigFlag},
     kTextOrJson};
 
 const CommandSpec kIndexSpec = {
     "index dump",
-    "Usage: ste index dump [--format json] [--base auto|ID]\n\nEvery test of the "
-    "baseline's index with its sorted dependencies, one JSON object\nper line: "
-    "{\"test\",\"opaque\",\"deps\":[{\"path\",\"kind\"}],\"version\":1}. Two indexes with the "
-    "same\ndump select identically. json is the only format (--json is accepted too).\n\n",
+    "Usage: ste index dump [--format json] [--base auto|ID]\n\n"
+    "Every test of the baseline's index with its sorted dependencies, one JSON\n"
+    "object per line: {\"test\",\"opaque\",\"deps\":[{\"path\",\"kind\"}],\"version\":1}.\n"
+    "Two indexes with the same dump select identically. json is the only\n"
+    "format (--json is accepted too).\n\n",
     {kBaseFlag, kConfigFlag},
     {OutputFormat::kJson}};
 
