@@ -12,8 +12,8 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "commands.h"
-#include "flags.h"
-#include "repo_context.h"
+#include "invocation.h"
+#include "output_format.h"
 #include "ste/baseline_archive.h"
 #include "ste/baseline_retention.h"
 #include "ste/baseline_store.h"
@@ -80,10 +80,10 @@ constexpr char kListHelp[] =
     "Every baseline of the store, newest (highest id) first: id, mri,\n"
     "commit, state (building, complete, failed), tests, size (its blobs),\n"
     "age (since its record build began). A building one says whether a\n"
-    "writer still holds it; a failed one, why it failed. json:\n"
+    "writer still holds it; a failed one, why it failed. json (or --json):\n"
     "{\"baselines\":[{\"id\",\"mri\",\"commit\",\"state\",\"tests\",\"bytes\",\n"
     "\"created_unix\",\"completed_unix\",\"age_seconds\",\"writer_alive\" (null\n"
-    "unless building),\"failure\"}]}.\n"
+    "unless building),\"failure\"}],\"version\":1}.\n"
     "\n"
     "Exit status: 0; 1 the store failed; 2 bad usage or configuration.\n"
     "\n";
@@ -131,55 +131,38 @@ std::string Size(int64_t bytes) {
 
 int64_t Now() { return static_cast<int64_t>(std::time(nullptr)); }
 
-// Opens the store of ste.toml; prints and sets *exit_code on error.
-std::unique_ptr<BaselineStore> OpenStore(const std::string& command, const ParsedFlags& flags,
-                                         int* exit_code, std::string* root = nullptr) {
-  std::optional<Config> config = LoadRepoConfig(command, flags.Get("config"), exit_code);
-  if (!config) return nullptr;
-  if (root) *root = config->root;
-  if (flags.Has("store")) config->store_url = flags.Get("store");
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store =
-      BaselineStore::Open(config->store_url, config->root);
+// The store of ste.toml (or --store); prints the error.
+BaselineStore* OpenStore(Invocation& in) {
+  if (in.config() == nullptr) return nullptr;  // printed: exit 2
+  absl::StatusOr<BaselineStore*> store = in.store(StoreAccess::kReadWrite);
   if (!store.ok()) {
-    std::fprintf(stderr, "ste %s: store unusable: %s\n", command.c_str(),
-                 std::string(store.status().message()).c_str());
-    *exit_code = 1;
+    in.Fail("store unusable: " + std::string(store.status().message()));
     return nullptr;
   }
-  return *std::move(store);
-}
-
-int Fail(const std::string& command, const absl::Status& status) {
-  std::fprintf(stderr, "ste %s: %s\n", command.c_str(), std::string(status.message()).c_str());
-  return 1;
+  return *store;
 }
 
 int Export(const std::vector<std::string>& args) {
-  const std::string cmd = "baseline export";
-  const std::vector<FlagSpec> specs = {{"output", 'o', true, "FILE", "the file to write (required)"},
-                                       kConfigFlag, kStoreFlag};
-  auto flags = ParseFlags(args, specs);
-  if (!flags.ok()) return UsageError(cmd, std::string(flags.status().message()));
-  if (flags->Has("help")) {
-    std::printf("%s%s", kExportHelp, FlagsHelp(specs).c_str());
-    return 0;
-  }
-  if (flags->positional.size() > 1) return UsageError(cmd, "takes one baseline: ID or latest");
+  Invocation in({"baseline export", kExportHelp,
+                 {{"output", 'o', true, "FILE", "the file to write (required)"}, kConfigFlag,
+                  kStoreFlag}});
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  const ParsedFlags* flags = &in.flags();
+  if (flags->positional.size() > 1) return in.UsageError("takes one baseline: ID or latest");
   int64_t id = 0;
   if (!flags->positional.empty() && flags->positional[0] != "latest" &&
       (!absl::SimpleAtoi(flags->positional[0], &id) || id <= 0)) {
-    return UsageError(cmd, absl::StrCat("the baseline is an id (a number > 0) or 'latest', not '",
-                                        flags->positional[0], "'"));
+    return in.UsageError(absl::StrCat("the baseline is an id (a number > 0) or 'latest', not '",
+                                      flags->positional[0], "'"));
   }
-  if (flags->Get("output").empty()) return UsageError(cmd, "-o FILE is required");
-  int exit_code = 0;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code);
-  if (!store) return exit_code;
+  if (flags->Get("output").empty()) return in.UsageError("-o FILE is required");
+  BaselineStore* store = OpenStore(in);
+  if (store == nullptr) return in.exit_code();
   absl::StatusOr<BaselineArchive> archive = ArchiveFromStore(*store, id);
-  if (!archive.ok()) return Fail(cmd, archive.status());
+  if (!archive.ok()) return in.Fail(archive.status());
   const std::string file = flags->Get("output");
   absl::Status written = WriteBaselineArchiveFile(*archive, file);
-  if (!written.ok()) return Fail(cmd, written);
+  if (!written.ok()) return in.Fail(written);
   std::printf("ste baseline export: baseline %lld (commit %s, mri %lld, %zu tests; index %s, "
               "inventory %s) written to %s\n",
               static_cast<long long>(archive->origin_id),
@@ -187,32 +170,21 @@ int Export(const std::vector<std::string>& args) {
               static_cast<long long>(archive->mri), archive->results.size(),
               Size(static_cast<int64_t>(archive->index.size())).c_str(),
               Size(static_cast<int64_t>(archive->inventory.size())).c_str(), file.c_str());
-  return 0;
+  return ExitCode(Outcome::kSuccess);
 }
 
 int Import(const std::vector<std::string>& args) {
-  const std::string cmd = "baseline import";
-  const std::vector<FlagSpec> specs = {kConfigFlag, kStoreFlag};
-  auto flags = ParseFlags(args, specs);
-  if (!flags.ok()) return UsageError(cmd, std::string(flags.status().message()));
-  if (flags->Has("help")) {
-    std::printf("%s%s", kImportHelp, FlagsHelp(specs).c_str());
-    return 0;
-  }
-  if (flags->positional.size() != 1) return UsageError(cmd, "expected one FILE");
-  const std::string file = flags->positional[0];
+  Invocation in({"baseline import", kImportHelp, {kConfigFlag, kStoreFlag}});
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  if (in.flags().positional.size() != 1) return in.UsageError("expected one FILE");
+  const std::string file = in.flags().positional[0];
   // Everything is checked before the store is opened (opening may create it).
   absl::StatusOr<BaselineArchive> archive = ReadBaselineArchiveFile(file);
-  if (!archive.ok()) {
-    std::fprintf(stderr, "ste %s: refused: %s\n", cmd.c_str(),
-                 std::string(archive.status().message()).c_str());
-    return 1;
-  }
-  int exit_code = 0;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code);
-  if (!store) return exit_code;
+  if (!archive.ok()) return in.Fail("refused: " + std::string(archive.status().message()));
+  BaselineStore* store = OpenStore(in);
+  if (store == nullptr) return in.exit_code();
   absl::StatusOr<ImportOutcome> imported = ImportBaseline(*store, *archive);
-  if (!imported.ok()) return Fail(cmd, imported.status());
+  if (!imported.ok()) return in.Fail(imported.status());
   const std::string what = absl::StrFormat(
       "commit %s, mri %d, %d tests",
       archive->commit.empty() ? "none" : archive->commit.substr(0, 12), archive->mri,
@@ -225,51 +197,22 @@ int Import(const std::vector<std::string>& args) {
     std::printf("ste baseline import: %s imported as baseline %lld (%s)\n", file.c_str(),
                 static_cast<long long>(imported->baseline), what.c_str());
   }
-  return 0;
+  return ExitCode(Outcome::kSuccess);
 }
 
 int List(const std::vector<std::string>& args) {
-  const std::string cmd = "baseline list";
-  const std::vector<FlagSpec> specs = {{"format", 0, true, "FMT", "text (default) or json"},
-                                       kConfigFlag, kStoreFlag};
-  auto flags = ParseFlags(args, specs);
-  if (!flags.ok()) return UsageError(cmd, std::string(flags.status().message()));
-  if (flags->Has("help")) {
-    std::printf("%s%s", kListHelp, FlagsHelp(specs).c_str());
-    return 0;
-  }
-  if (!flags->positional.empty()) return UsageError(cmd, "takes no arguments");
-  const std::string format = flags->Get("format", "text");
-  if (format != "text" && format != "json") return UsageError(cmd, "--format is text or json");
-  int exit_code = 0;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code);
-  if (!store) return exit_code;
+  Invocation in({"baseline list", kListHelp, {kConfigFlag, kStoreFlag},
+                 {OutputFormat::kText, OutputFormat::kJson}});
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  if (!in.flags().positional.empty()) return in.UsageError("takes no arguments");
+  BaselineStore* store = OpenStore(in);
+  if (store == nullptr) return in.exit_code();
   absl::StatusOr<std::vector<BaselineSummary>> list = store->ListSummaries();
-  if (!list.ok()) return Fail(cmd, list.status());
+  if (!list.ok()) return in.Fail(list.status());
   const int64_t now = Now();
-  if (format == "json") {
-    std::string out = "{\"baselines\":[";
-    for (size_t i = 0; i < list->size(); ++i) {
-      const BaselineSummary& b = (*list)[i];
-      absl::StrAppend(&out, i ? "," : "", "{\"id\":", b.info.id, ",\"mri\":", b.info.mri,
-                      ",\"commit\":");
-      AppendJsonString(b.info.commit, &out);
-      absl::StrAppend(&out, ",\"state\":\"", std::string(BaselineStateName(b.info.state)),
-                      "\",\"tests\":", b.tests, ",\"bytes\":", b.blob_bytes,
-                      ",\"created_unix\":", b.info.created_unix,
-                      ",\"completed_unix\":", b.info.completed_unix,
-                      ",\"age_seconds\":", std::max<int64_t>(0, now - b.info.created_unix),
-                      ",\"writer_alive\":",
-                      b.info.state != BaselineState::kBuilding ? "null"
-                      : b.writer_alive                         ? "true"
-                                                               : "false",
-                      ",\"failure\":");
-      AppendJsonString(b.info.failure, &out);
-      out += "}";
-    }
-    out += "]}\n";
-    std::fputs(out.c_str(), stdout);
-    return 0;
+  if (in.json()) {
+    std::fputs(BaselineListJson(*list, now).c_str(), stdout);
+    return ExitCode(Outcome::kSuccess);
   }
   std::printf("%6s %8s  %-12s  %-8s %6s %10s %5s\n", "ID", "MRI", "COMMIT", "STATE", "TESTS", "SIZE",
               "AGE");
@@ -288,7 +231,7 @@ int List(const std::vector<std::string>& args) {
                 DescribeAge(now - b.info.created_unix).c_str(), note.c_str());
   }
   std::fprintf(stderr, "ste baseline list: %zu baselines\n", list->size());
-  return 0;
+  return ExitCode(Outcome::kSuccess);
 }
 
 // "90m", "6h", "2d", "0s" (absl durations, plus whole days).
@@ -312,18 +255,15 @@ int Gc(const std::vector<std::string>& args) {
        "a building baseline nothing holds is abandoned once this old (default 24h)"},
       {"dry-run", 0, false, "", "print what would be removed; remove nothing"},
       kConfigFlag, kStoreFlag};
-  auto flags = ParseFlags(args, specs);
-  if (!flags.ok()) return UsageError(cmd, std::string(flags.status().message()));
-  if (flags->Has("help")) {
-    std::printf("%s%s", kGcHelp, FlagsHelp(specs).c_str());
-    return 0;
-  }
-  if (!flags->positional.empty()) return UsageError(cmd, "takes no arguments");
+  Invocation in({cmd, kGcHelp, specs});
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  const ParsedFlags* flags = &in.flags();
+  if (!flags->positional.empty()) return in.UsageError("takes no arguments");
   GcOptions options;
   int64_t keep = 0;
-  if (!flags->Has("keep")) return UsageError(cmd, "--keep N is required");
+  if (!flags->Has("keep")) return in.UsageError("--keep N is required");
   if (!absl::SimpleAtoi(flags->Get("keep"), &keep) || keep < 1) {
-    return UsageError(cmd, absl::StrCat("--keep needs a number >= 1 (the newest complete baseline "
+    return in.UsageError(absl::StrCat("--keep needs a number >= 1 (the newest complete baseline "
                                         "is never removed), not '",
                                         flags->Get("keep"), "'"));
   }
@@ -331,20 +271,18 @@ int Gc(const std::vector<std::string>& args) {
   if (flags->Has("abandoned-after")) {
     std::optional<int64_t> age = ParseAge(flags->Get("abandoned-after"));
     if (!age) {
-      return UsageError(cmd, absl::StrCat("--abandoned-after needs a duration such as 90m, 6h, "
+      return in.UsageError(absl::StrCat("--abandoned-after needs a duration such as 90m, 6h, "
                                           "2d or 0s, not '",
                                           flags->Get("abandoned-after"), "'"));
     }
     options.abandoned_after_seconds = *age;
   }
   options.dry_run = flags->Has("dry-run");
-  int exit_code = 0;
-  std::string root;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code, &root);
-  if (!store) return exit_code;
-  options.output_dir = root + "/.ste/output";
+  BaselineStore* store = OpenStore(in);
+  if (store == nullptr) return in.exit_code();
+  options.output_dir = in.config()->root + "/.ste/output";
   absl::StatusOr<GcReport> report = CollectGarbage(*store, options, Now());
-  if (!report.ok()) return Fail(cmd, report.status());
+  if (!report.ok()) return in.Fail(report.status());
   size_t kept = 0;
   for (const GcDecision& d : report->decisions) {
     const bool removed = d.remove && (options.dry_run || std::count(report->removed.begin(),
@@ -368,15 +306,15 @@ int Gc(const std::vector<std::string>& args) {
   }
   if (options.dry_run) {
     std::fprintf(stderr, "ste baseline gc: dry run: nothing removed\n");
-    return 0;
+    return ExitCode(Outcome::kSuccess);
   }
   std::fprintf(stderr,
                "ste baseline gc: removed %zu baselines (%s), %zu stale files and %zu test log "
                "folders; kept %zu\n",
                report->removed.size(), Size(report->removed_bytes).c_str(),
                report->stale_files.size(), report->output_dirs.size(), kept);
-  if (!report->status.ok()) return Fail(cmd, report->status);
-  return 0;
+  if (!report->status.ok()) return in.Fail(report->status);
+  return ExitCode(Outcome::kSuccess);
 }
 
 }  // namespace
@@ -384,13 +322,13 @@ int Gc(const std::vector<std::string>& args) {
 int BaselineCommand(const std::vector<std::string>& args) {
   if (args.empty()) {
     std::fputs(kBaselineHelp, stderr);
-    return 2;
+    return ExitCode(Outcome::kUsage);
   }
   const std::string sub = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (sub == "--help" || sub == "-h" || sub == "help") {
     std::fputs(kBaselineHelp, stdout);
-    return 0;
+    return ExitCode(Outcome::kSuccess);
   }
   if (sub == "export") return Export(rest);
   if (sub == "import") return Import(rest);

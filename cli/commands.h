@@ -1,6 +1,7 @@
 // The `ste` subcommands. Each takes the arguments after its name and
-// returns the process exit code: 0 success, 1 failure (the message is
-// already printed), 2 bad usage. `ste run` returns the command's code.
+// returns the process exit code, made by invocation.h's ExitCode (0
+// success, 1 failure with the message already printed, 2 bad usage, 3 no
+// result); `ste run` returns its command's code.
 #ifndef STE_CLI_COMMANDS_H_
 #define STE_CLI_COMMANDS_H_
 
@@ -21,7 +22,9 @@ int SchedulerCommand(const std::vector<std::string>& args);
 int WorkerCommand(const std::vector<std::string>& args);
 int BaselineCommand(const std::vector<std::string>& args);
 
-// Prints "ste <command>: <message>" to stderr and returns 2.
+// Prints "ste <command>: <message> (see ...)" to stderr and returns 2
+// (invocation.h ExitCode(Outcome::kUsage)). For a command that is not
+// parsed by an Invocation yet (an unknown subcommand).
 int UsageError(const std::string& command, const std::string& message);
 
 }  // namespace ste::cli

@@ -13,7 +13,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "commands.h"
-#include "flags.h"
+#include "invocation.h"
+#include "output_format.h"
 #include "record_progress.h"
 #include "repo_context.h"
 #include "rpc_flags.h"
@@ -130,20 +131,17 @@ void PrintSummary(const RecordSummary& r, const std::string& scheduler) {
 }  // namespace
 
 int RecordCommand(const std::vector<std::string>& args) {
-  auto flags = ParseFlags(args, kRecordFlags);
-  if (!flags.ok()) return UsageError("record", std::string(flags.status().message()));
-  if (flags->Has("help")) {
-    std::printf("%s%s", kRecordHelp, FlagsHelp(kRecordFlags).c_str());
-    return 0;
-  }
-  if (!flags->positional.empty()) return UsageError("record", "takes no arguments");
+  Invocation in({"record", kRecordHelp, kRecordFlags});
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  const ParsedFlags* flags = &in.flags();
+  if (!flags->positional.empty()) return in.UsageError("takes no arguments");
   RecordOptions o;
   if (flags->Has("jobs") && (!absl::SimpleAtoi(flags->Get("jobs"), &o.jobs) || o.jobs < 1)) {
-    return UsageError("record", "-j needs a positive number");
+    return in.UsageError("-j needs a positive number");
   }
   std::string progress = flags->Get("progress", "auto");
   if (progress != "auto" && progress != "plain" && progress != "none") {
-    return UsageError("record", "--progress is auto, plain or none");
+    return in.UsageError("--progress is auto, plain or none");
   }
   if (progress == "auto") progress = isatty(2) ? "bar" : "plain";
   int mri_error = 0;
@@ -154,40 +152,39 @@ int RecordCommand(const std::vector<std::string>& args) {
   }
   o.base_commit = flags->Get("base-commit");
   if (!o.base_commit.empty() && o.mri >= 0) {
-    return UsageError("record", "--base-commit and --mri both give the MRI: give one");
+    return in.UsageError("--base-commit and --mri both give the MRI: give one");
   }
   o.scheduler = flags->Get("scheduler");
   const bool remote = flags->Has("scheduler");
-  if (flags->Has("wait") && !remote) return UsageError("record", "--wait goes with --scheduler");
+  if (flags->Has("wait") && !remote) return in.UsageError("--wait goes with --scheduler");
   if (remote && flags->Has("jobs")) {
-    return UsageError("record", "-j is for the embedded record; workers take their own -j");
+    return in.UsageError("-j is for the embedded record; workers take their own -j");
   }
   o.wait = !remote || flags->Has("wait");
   if (remote && flags->Has("output-dir")) {
-    return UsageError("record", "--output-dir is for the embedded record; workers take their own");
+    return in.UsageError("--output-dir is for the embedded record; workers take their own");
   }
   if (flags->Has("output-dir")) {
-    if (flags->Get("output-dir").empty()) return UsageError("record", "--output-dir needs a directory");
+    if (flags->Get("output-dir").empty()) return in.UsageError("--output-dir needs a directory");
     o.output_dir = AbsolutePath(flags->Get("output-dir"));
   }
   const std::string junit = flags->Get("junit");
-  if (flags->Has("junit") && !o.wait) return UsageError("record", "--junit with --scheduler needs --wait");
+  if (flags->Has("junit") && !o.wait) return in.UsageError("--junit with --scheduler needs --wait");
   if (flags->Has("junit")) {
     // Checked now, not after the whole run: its directory must be writable.
     std::filesystem::path parent = std::filesystem::path(junit).parent_path();
     const std::string dir = parent.empty() ? "." : parent.string();
     if (junit.empty() || access(dir.c_str(), W_OK | X_OK) != 0) {
-      return UsageError("record", "--junit FILE: cannot write in " + dir);
+      return in.UsageError("--junit FILE: cannot write in " + dir);
     }
   }
   std::optional<RpcAuth> auth = ClientAuth("record", *flags);
-  if (!auth) return 2;
+  if (!auth) return ExitCode(Outcome::kUsage);
   o.auth = *auth;
 
-  int exit_code = 0;
-  std::optional<Config> config = LoadRepoConfig("record", flags->Get("config"), &exit_code);
-  if (!config) return exit_code;
-  o.config = *std::move(config);
+  const Config* config = in.config();
+  if (config == nullptr) return in.exit_code();
+  o.config = *config;
   if (progress != "none") {
     o.on_phase = [](const std::string& name) { std::fprintf(stderr, "ste record: %s...\n", name.c_str()); };
   }
@@ -202,18 +199,19 @@ int RecordCommand(const std::vector<std::string>& args) {
   absl::StatusOr<RecordSummary> recorded = RecordBaseline(o);
   printer.Finish();
   if (!recorded.ok()) {
-    if (absl::IsInvalidArgument(recorded.status())) {
-      return UsageError("record", std::string(recorded.status().message()));
+    // A configuration the build refused is bad usage; anything else: no
+    // baseline was stored.
+    if (OutcomeOf(recorded.status()) == Outcome::kUsage) {
+      return in.UsageError(std::string(recorded.status().message()));
     }
-    std::fprintf(stderr, "ste record: %s\n", std::string(recorded.status().message()).c_str());
-    return 3;
+    return in.Fail(recorded.status(), Outcome::kNoResult);
   }
   if (recorded->started_only) {
     std::printf("ste record: build %s started on %s: %zu tests, mri %lld; workers join with "
                 "'ste worker --scheduler %s'\n",
                 recorded->build_id.c_str(), o.scheduler.c_str(), recorded->tests,
                 static_cast<long long>(recorded->mri), o.scheduler.c_str());
-    return 0;
+    return ExitCode(Outcome::kSuccess);
   }
   PrintSummary(*recorded, o.scheduler);
   if (flags->Has("junit")) {
@@ -221,11 +219,11 @@ int RecordCommand(const std::vector<std::string>& args) {
     jo.seconds = recorded->tests_seconds;
     jo.read_local_logs = !remote;
     if (!remote) jo.show_path = ShownPath;
-    absl::Status written = WriteFileAtomically(junit, JUnitXml(recorded->finished, jo));
+    absl::Status written = WriteFileAtomically(junit, JUnitReport(recorded->finished, jo));
     if (!written.ok()) {
-      std::fprintf(stderr, "ste record: the baseline is stored, but not the JUnit file: %s\n",
-                   std::string(written.message()).c_str());
-      return 3;
+      return in.Fail("the baseline is stored, but not the JUnit file: " +
+                         std::string(written.message()),
+                     Outcome::kNoResult);
     }
   }
   // As test runners have it: a failing test fails the command (a red main
@@ -235,9 +233,9 @@ int RecordCommand(const std::vector<std::string>& args) {
                  "ste record: %zu failed, %zu errors: exit 1 (the baseline is stored and used; "
                  "--allow-failures exits 0)\n",
                  recorded->failed, recorded->errors);
-    return 1;
+    return ExitCode(Outcome::kFailure);
   }
-  return 0;
+  return ExitCode(Outcome::kSuccess);
 }
 
 }  // namespace ste::cli

@@ -1,6 +1,7 @@
 // What the repository-level commands (record, select, why, deps, index,
 // inventory) share: finding and loading ste.toml, loading a baseline for
-// the query commands.
+// the query commands. Commands reach these through invocation.h, which
+// calls each at most once.
 #ifndef STE_CLI_REPO_CONTEXT_H_
 #define STE_CLI_REPO_CONTEXT_H_
 

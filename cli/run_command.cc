@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "commands.h"
-#include "flags.h"
+#include "invocation.h"
 #include "ste/traced_run.h"
 
 namespace ste::cli {
@@ -47,50 +47,33 @@ int MakeDirs(const std::string& dir) {
 
 }  // namespace
 
-int UsageError(const std::string& command, const std::string& message) {
-  std::fprintf(stderr, "ste %s: %s (see 'ste %s --help')\n", command.c_str(),
-               message.c_str(), command.c_str());
-  return 2;
-}
-
 int RunCommand(const std::vector<std::string>& args) {
-  auto flags = ParseFlags(args, kRunFlags, /*stop_at_positional=*/true);
-  if (!flags.ok()) return UsageError("run", std::string(flags.status().message()));
-  if (flags->Has("help")) {
-    std::printf("%s%s", kRunHelp, FlagsHelp(kRunFlags).c_str());
-    return 0;
-  }
-  if (flags->rest.empty()) return UsageError("run", "no command given");
+  Invocation in({"run", kRunHelp, kRunFlags, {}, /*stop_at_positional=*/true});
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  const ParsedFlags* flags = &in.flags();
+  if (flags->rest.empty()) return in.UsageError("no command given");
 
   TracedRunOptions options;
   options.argv = flags->rest;
   options.scope = flags->Get("scope", "//r");
   if (!IsValidScope(options.scope)) {
-    return UsageError("run", absl::StrCat("bad scope '", options.scope,
-                                          "': expected //r or //r/<name>..."));
+    return in.UsageError(absl::StrCat("bad scope '", options.scope,
+                                      "': expected //r or //r/<name>..."));
   }
   auto preload = FindPreloadLibrary();
-  if (!preload.ok()) {
-    std::fprintf(stderr, "ste run: %s\n",
-                 std::string(preload.status().message()).c_str());
-    return 1;
-  }
+  if (!preload.ok()) return in.Fail(preload.status());
   options.preload_library = *preload;
 
   std::string dir = flags->Get("log-dir");
   if (dir.empty()) {
     std::string pattern = absl::StrCat(DefaultScratchRoot(), "/ste-run-XXXXXX");
     if (mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(stderr, "ste run: cannot create a log directory: %s\n",
-                   std::strerror(errno));
-      return 1;
+      return in.Fail(absl::StrCat("cannot create a log directory: ", std::strerror(errno)));
     }
     dir = pattern;
     std::fprintf(stderr, "ste: logs in %s\n", dir.c_str());
   } else if (MakeDirs(dir) != 0) {
-    std::fprintf(stderr, "ste run: cannot create %s: %s\n", dir.c_str(),
-                 std::strerror(errno));
-    return 1;
+    return in.Fail(absl::StrCat("cannot create ", dir, ": ", std::strerror(errno)));
   }
   if (dir[0] != '/') {
     char* abs = realpath(dir.c_str(), nullptr);
@@ -103,9 +86,8 @@ int RunCommand(const std::vector<std::string>& args) {
 
   auto exit = RunTraced(options);
   if (!exit.ok()) {
-    std::fprintf(stderr, "ste run: %s\n",
-                 std::string(exit.status().message()).c_str());
-    return exit.status().code() == absl::StatusCode::kNotFound ? 127 : 1;
+    return in.Fail(exit.status(), absl::IsNotFound(exit.status()) ? Outcome::kNotStarted
+                                                                   : Outcome::kFailure);
   }
   if (exit->root_unfollowed) {
     std::fprintf(stderr,
@@ -113,7 +95,7 @@ int RunCommand(const std::vector<std::string>& args) {
                  "program?); recorded as unfollowed\n",
                  options.argv[0].c_str());
   }
-  return exit->exit_code;
+  return exit->exit_code;  // CMD's own status, as it is
 }
 
 }  // namespace ste::cli

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "commands.h"
-#include "flags.h"
+#include "invocation.h"
 #include "ste/atomic_file.h"
 #include "ste/rpc_common.h"
 #include "ste/scheduler_service.h"
@@ -84,36 +84,32 @@ bool Seconds(const ParsedFlags& flags, const char* name, absl::Duration* out) {
 }  // namespace
 
 int SchedulerCommand(const std::vector<std::string>& args) {
-  auto flags = ParseFlags(args, kSchedulerFlags);
-  if (!flags.ok()) return UsageError("scheduler", std::string(flags.status().message()));
-  if (flags->Has("help")) {
-    std::printf("%s%s", kSchedulerHelp, FlagsHelp(kSchedulerFlags).c_str());
-    return 0;
-  }
-  if (!flags->positional.empty()) return UsageError("scheduler", "takes no arguments");
-  if (!flags->Has("listen")) return UsageError("scheduler", "--listen ADDR is required");
-  if (!flags->Has("store")) return UsageError("scheduler", "--store URL is required");
+  Invocation in({"scheduler", kSchedulerHelp, kSchedulerFlags});
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  const ParsedFlags* flags = &in.flags();
+  if (!flags->positional.empty()) return in.UsageError("takes no arguments");
+  if (!flags->Has("listen")) return in.UsageError("--listen ADDR is required");
+  if (!flags->Has("store")) return in.UsageError("--store URL is required");
   if (flags->Has("tls-cert") != flags->Has("tls-key")) {
-    return UsageError("scheduler", "--tls-cert and --tls-key go together");
+    return in.UsageError("--tls-cert and --tls-key go together");
   }
   SchedulerOptions options;
   options.store_url = flags->Get("store");
   char cwd[PATH_MAX];
-  if (getcwd(cwd, sizeof cwd) == nullptr) return UsageError("scheduler", "no current directory");
+  if (getcwd(cwd, sizeof cwd) == nullptr) return in.UsageError("no current directory");
   options.store_root = cwd;
   if (!Seconds(*flags, "lease-timeout", &options.lease_timeout) ||
       !Seconds(*flags, "heartbeat", &options.heartbeat_interval) ||
       !Seconds(*flags, "build-lease", &options.build_lease) ||
       !Seconds(*flags, "abandon-after", &options.abandon_after)) {
-    return UsageError("scheduler",
-                      "--lease-timeout, --heartbeat, --build-lease and --abandon-after take a "
+    return in.UsageError("--lease-timeout, --heartbeat, --build-lease and --abandon-after take a "
                       "positive number of seconds");
   }
   SchedulerServer::Listen listen;
   listen.address = flags->Get("listen");
   if (flags->Has("instance-id")) {
     options.instance_id = flags->Get("instance-id");
-    if (options.instance_id.empty()) return UsageError("scheduler", "--instance-id must not be empty");
+    if (options.instance_id.empty()) return in.UsageError("--instance-id must not be empty");
   } else {
     // Unique while it runs: no two processes listen on one address of a
     // host. With port 0 the address differs on each run, so the pid too.
@@ -125,12 +121,9 @@ int SchedulerCommand(const std::vector<std::string>& args) {
   if (flags->Has("max-message-bytes") &&
       (!absl::SimpleAtoi(flags->Get("max-message-bytes"), &listen.max_message_bytes) ||
        listen.max_message_bytes < 1024)) {
-    return UsageError("scheduler", "--max-message-bytes takes a number >= 1024");
+    return in.UsageError("--max-message-bytes takes a number >= 1024");
   }
-  auto fail = [](const std::string& what) {
-    std::fprintf(stderr, "ste scheduler: %s\n", what.c_str());
-    return 1;
-  };
+  auto fail = [&in](const std::string& what) { return in.Fail(what); };
   if (flags->Has("token-file")) {
     absl::StatusOr<std::string> token = ReadTokenFile(flags->Get("token-file"));
     if (!token.ok()) return fail(std::string(token.status().message()));
@@ -183,7 +176,7 @@ int SchedulerCommand(const std::vector<std::string>& args) {
   (*server)->Shutdown(absl::StrCat("the scheduler was stopped (signal ", static_cast<int>(sig), ")"),
                       absl::Seconds(10));
   std::fprintf(stderr, "ste scheduler: stopped\n");
-  return 0;
+  return ExitCode(Outcome::kSuccess);
 }
 
 }  // namespace ste::cli

@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "commands.h"
-#include "flags.h"
+#include "invocation.h"
 #include "repo_context.h"
 #include "rpc_flags.h"
 #include "ste/checkout.h"
@@ -59,39 +59,29 @@ constexpr char kWorkerHelp[] =
 }  // namespace
 
 int WorkerCommand(const std::vector<std::string>& args) {
-  auto flags = ParseFlags(args, kWorkerFlags);
-  if (!flags.ok()) return UsageError("worker", std::string(flags.status().message()));
-  if (flags->Has("help")) {
-    std::printf("%s%s", kWorkerHelp, FlagsHelp(kWorkerFlags).c_str());
-    return 0;
-  }
-  if (!flags->positional.empty()) return UsageError("worker", "takes no arguments");
-  if (!flags->Has("scheduler")) return UsageError("worker", "--scheduler ADDR is required");
+  Invocation in({"worker", kWorkerHelp, kWorkerFlags});
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  const ParsedFlags* flags = &in.flags();
+  if (!flags->positional.empty()) return in.UsageError("takes no arguments");
+  if (!flags->Has("scheduler")) return in.UsageError("--scheduler ADDR is required");
   int jobs = 0;
   if (flags->Has("jobs") && (!absl::SimpleAtoi(flags->Get("jobs"), &jobs) || jobs < 1)) {
-    return UsageError("worker", "-j needs a positive number");
+    return in.UsageError("-j needs a positive number");
   }
   double wait = 60;
   if (flags->Has("wait") && (!absl::SimpleAtod(flags->Get("wait"), &wait) || wait < 0)) {
-    return UsageError("worker", "--wait takes a number of seconds");
+    return in.UsageError("--wait takes a number of seconds");
   }
   std::optional<RpcAuth> auth = ClientAuth("worker", *flags);
-  if (!auth) return 2;
-  int exit_code = 0;
-  std::optional<Config> config = LoadRepoConfig("worker", flags->Get("config"), &exit_code);
-  if (!config) return exit_code;
+  if (!auth) return ExitCode(Outcome::kUsage);
+  const Config* config = in.config();
+  if (config == nullptr) return in.exit_code();
   absl::StatusOr<std::string> preload = FindPreloadLibrary();
-  if (!preload.ok()) {
-    std::fprintf(stderr, "ste worker: %s\n", std::string(preload.status().message()).c_str());
-    return 1;
-  }
+  if (!preload.ok()) return in.Fail(preload.status());
   WorkerOptions o;
   std::string warning;
   absl::StatusOr<std::string> integrations = IntegrationsDirForRuns(*config, &warning);
-  if (!integrations.ok()) {
-    std::fprintf(stderr, "ste worker: %s\n", std::string(integrations.status().message()).c_str());
-    return 1;
-  }
+  if (!integrations.ok()) return in.Fail(integrations.status());
   if (!warning.empty()) std::fprintf(stderr, "ste worker: warning: %s\n", warning.c_str());
   o.integrations_dir = *integrations;
   o.config = *config;
@@ -101,7 +91,7 @@ int WorkerCommand(const std::vector<std::string>& args) {
   o.auth = *auth;
   o.wait_for_build = absl::Seconds(wait);
   if (flags->Has("output-dir")) {
-    if (flags->Get("output-dir").empty()) return UsageError("worker", "--output-dir needs a directory");
+    if (flags->Get("output-dir").empty()) return in.UsageError("--output-dir needs a directory");
     o.output_dir = AbsolutePath(flags->Get("output-dir"));
     if (std::string warning = OutputDirWarning(*config, o.output_dir); !warning.empty()) {
       std::fprintf(stderr, "ste worker: warning: %s\n", warning.c_str());
@@ -116,15 +106,11 @@ int WorkerCommand(const std::vector<std::string>& args) {
   // The commit this checkout is at: the worker joins only a build of it.
   const CommitFacts facts = ReadCommitFacts(config->root);
   if (facts.state == CommitFacts::State::kUnreadable) {
-    std::fprintf(stderr, "ste worker: cannot read the git history: %s\n", facts.error.c_str());
-    return 1;
+    return in.Fail("cannot read the git history: " + facts.error);
   }
   if (facts.state == CommitFacts::State::kReadable) {
     absl::StatusOr<std::string> head = GitHead(config->root);
-    if (!head.ok()) {
-      std::fprintf(stderr, "ste worker: %s\n", std::string(head.status().message()).c_str());
-      return 1;
-    }
+    if (!head.ok()) return in.Fail(head.status());
     o.commit = *head;
   }
   const bool quiet = flags->Has("quiet");
@@ -133,23 +119,17 @@ int WorkerCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "ste worker: %s\n", line.c_str());
   };
   std::string scratch = absl::StrCat(DefaultScratchRoot(), "/ste-worker-XXXXXX");
-  if (mkdtemp(scratch.data()) == nullptr) {
-    std::fprintf(stderr, "ste worker: cannot create a scratch directory\n");
-    return 1;
-  }
+  if (mkdtemp(scratch.data()) == nullptr) return in.Fail("cannot create a scratch directory");
   o.scratch_dir = scratch;
   absl::StatusOr<WorkerSummary> done = RunWorker(MakeChannel(flags->Get("scheduler"), *auth), o);
   rmdir(scratch.c_str());
-  if (!done.ok()) {
-    std::fprintf(stderr, "ste worker: %s\n", std::string(done.status().message()).c_str());
-    return 1;
-  }
+  if (!done.ok()) return in.Fail(done.status());
   std::fprintf(stderr,
                "ste worker: build %s done: ran %zu tests (%zu results accepted, %zu duplicates, "
                "%zu refused)\n",
                done->build_id.c_str(), done->tests_run, done->accepted, done->duplicates,
                done->refused);
-  return 0;
+  return ExitCode(Outcome::kSuccess);
 }
 
 }  // namespace ste::cli

@@ -30,32 +30,12 @@
 #include "absl/time/time.h"
 #include "ste/baseline_store.h"
 #include "ste/config.h"
+#include "ste/report_encoder.h"
 #include "ste/rpc_common.h"
 #include "ste/test_recorder.h"
 #include "ste/v1/scheduler.pb.h"
 
 namespace ste {
-
-// Dictionary coding of results on one Report stream: each path is sent
-// once (PathTable), then referred to by id. A result with more ids than
-// `max_ids_per_message` is split into several TestResult messages
-// (continued), a path table into several PathTables.
-class ReportEncoder {
- public:
-  explicit ReportEncoder(size_t max_ids_per_message = 1 << 20);
-  // Appends the messages for one result (worker_id not set).
-  void Encode(uint64_t lease_id, const TestRecord& record, std::vector<v1::ReportMessage>* out);
-  // A new stream: every path will be sent again.
-  void Reset();
-  size_t paths() const { return ids_.size(); }
-
- private:
-  size_t max_ids_;
-  absl::flat_hash_map<std::string, uint32_t> ids_;
-};
-
-// The outcome a test's record stands for.
-TestOutcome OutcomeOf(const TestRecord& record);
 
 struct WorkerOptions {
   Config config;

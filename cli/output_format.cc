@@ -1,0 +1,366 @@
+#include "output_format.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "ste/ci_output.h"
+#include "ste/json.h"
+
+namespace ste::cli {
+
+std::string_view OutputFormatName(OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kText: return "text";
+    case OutputFormat::kJson: return "json";
+    case OutputFormat::kGithub: return "github";
+    case OutputFormat::kMatrix: return "matrix";
+    case OutputFormat::kRunner: return "runner";
+    case OutputFormat::kJunit: return "junit";
+  }
+  return "?";
+}
+
+absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view value,
+                                               const std::vector<OutputFormat>& allowed) {
+  std::string names;
+  for (size_t i = 0; i < allowed.size(); i++) {
+    if (OutputFormatName(allowed[i]) == value) return allowed[i];
+    absl::StrAppend(&names, i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ",
+                    std::string(OutputFormatName(allowed[i])));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--format is ", names, ", not '", std::string(value), "'"));
+}
+
+// ---- JsonWriter ---------------------------------------------------------
+
+void JsonWriter::Separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (empty_.empty()) return;
+  if (!empty_.back()) out_ += ',';
+  empty_.back() = false;
+}
+
+JsonWriter& JsonWriter::Open(char bracket) {
+  Separate();
+  out_ += bracket;
+  empty_.push_back(true);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Close(char bracket) {
+  out_ += bracket;
+  empty_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::Key(std::string_view name) {
+  Separate();
+  AppendJsonString(name, &out_);
+  out_ += ':';
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::String(std::string_view bytes) {
+  Separate();
+  AppendJsonString(bytes, &out_);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Int(int64_t value) {
+  Separate();
+  absl::StrAppend(&out_, value);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Seconds(double value) {
+  Separate();
+  absl::StrAppendFormat(&out_, "%.3f", value);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Bool(bool value) {
+  Separate();
+  out_ += value ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::Null() {
+  Separate();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::PathMember(std::string_view name, std::string_view value) {
+  Separate();
+  AppendJsonPathField(name, value, &out_);
+  return *this;
+}
+
+JsonWriter& JsonWriter::VersionMember() { return Key("version").Int(kJsonOutputVersion); }
+
+std::string JsonWriter::Take() {
+  std::string out = std::move(out_);
+  out_.clear();
+  empty_.clear();
+  after_key_ = false;
+  return out;
+}
+
+std::string AddVersionToJsonLines(std::string_view lines) {
+  const std::string version = absl::StrCat(",\"version\":", kJsonOutputVersion, "}");
+  std::string out;
+  out.reserve(lines.size() + lines.size() / 8);
+  size_t start = 0;
+  while (start < lines.size()) {
+    size_t end = lines.find('\n', start);
+    if (end == std::string_view::npos) end = lines.size();
+    std::string_view line = lines.substr(start, end - start);
+    // A JSON string holds no raw newline: each line is one whole object.
+    if (!line.empty() && line.back() == '}') {
+      absl::StrAppend(&out, std::string(line.substr(0, line.size() - 1)), version);
+    } else {
+      out.append(line.data(), line.size());
+    }
+    if (end < lines.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+// ---- select -------------------------------------------------------------
+
+std::string SelectionReasonText(const SelectionReason& r) {
+  if (r.kind.empty()) return r.change;
+  if (std::string view = DescribeViewChange(r.path, r.change); !view.empty()) {
+    return EscapeForText(view);
+  }
+  std::string what = r.kind == "absent"    ? "was absent, now exists"
+                     : r.kind == "listing" ? "listing changed"
+                                           : absl::StrCat("content ", r.change);
+  return absl::StrCat(EscapeForText(r.path), " (", what, ")");
+}
+
+std::string SelectionText(const Selection& s, bool explain, bool null) {
+  std::string out;
+  if (null) {
+    for (const SelectedTest& t : s.tests) absl::StrAppend(&out, t.test, std::string(1, '\0'));
+    return out;
+  }
+  for (const SelectedTest& t : s.tests) {
+    absl::StrAppend(&out, EscapeForText(t.test), "\n");
+    if (!explain) continue;
+    for (const SelectionReason& r : t.reasons) {
+      absl::StrAppend(&out, "  <- ", SelectionReasonText(r), "\n");
+    }
+    if (t.more_reasons) absl::StrAppend(&out, "  <- and ", t.more_reasons, " more\n");
+  }
+  return out;
+}
+
+std::string SelectionJson(const Selection& s, const std::optional<BaselineInfo>& base) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("mode").String(SelectionModeName(s.mode));
+  j.Key("reason").String(s.reason);
+  j.Key("baseline");
+  if (base) {
+    j.BeginObject().Key("id").Int(base->id).Key("mri").Int(base->mri);
+    j.Key("commit").String(base->commit).EndObject();
+  } else {
+    j.Null();
+  }
+  j.Key("changed").BeginArray();
+  for (const InventoryChange& c : s.changed) {
+    j.BeginObject().PathMember("path", c.path);
+    j.Key("change").String(ChangeWord(c)).Key("type").String(FileTypeName(c.type)).EndObject();
+  }
+  j.EndArray().Key("tests").BeginArray();
+  for (const SelectedTest& t : s.tests) {
+    j.BeginObject().PathMember("test", t.test).Key("reasons").BeginArray();
+    for (const SelectionReason& r : t.reasons) {
+      j.BeginObject().PathMember("path", r.path);
+      j.Key("kind").String(r.kind).Key("change").String(r.change).EndObject();
+    }
+    j.EndArray().Key("more_reasons").Int(static_cast<int64_t>(t.more_reasons));
+    if (t.seconds) j.Key("seconds").Seconds(*t.seconds);
+    j.EndObject();
+  }
+  j.EndArray().Key("wide").BeginArray();
+  for (const WideCause& w : s.wide) {
+    j.BeginObject().PathMember("path", w.path);
+    j.Key("kind").String(w.kind).Key("change").String(w.change);
+    j.Key("tests").Int(static_cast<int64_t>(w.tests)).Key("entries").BeginArray();
+    for (const auto& [path, change] : w.entries) {
+      j.BeginObject().PathMember("path", path).Key("change").String(change).EndObject();
+    }
+    j.EndArray().Key("more_entries").Int(static_cast<int64_t>(w.more_entries)).EndObject();
+  }
+  j.EndArray().VersionMember().EndObject();
+  return j.Take() + "\n";
+}
+
+std::vector<Shard> SelectionShards(const Selection& s, size_t shards) {
+  std::vector<ShardInput> in;
+  for (const SelectedTest& t : s.tests) in.push_back({t.test, t.seconds});
+  return SplitIntoShards(in, shards);
+}
+
+std::string MatrixJson(const std::vector<Shard>& shards, RunnerKind kind) {
+  JsonWriter j;
+  j.BeginObject().Key("include").BeginArray();
+  for (const Shard& sh : shards) {
+    j.BeginObject().Key("shard").Int(static_cast<int64_t>(sh.index));
+    j.Key("of").Int(static_cast<int64_t>(shards.size()));
+    j.Key("count").Int(static_cast<int64_t>(sh.tests.size())).Key("seconds").Seconds(sh.seconds);
+    j.Key("tests").BeginArray();
+    for (const std::string& test : sh.tests) j.String(test);
+    j.EndArray().Key("args").String(RunnerArguments(kind, sh.tests)).EndObject();
+  }
+  j.EndArray().EndObject();
+  return j.Take();
+}
+
+std::string RunnerLine(const Selection& s, RunnerKind kind) {
+  std::vector<std::string> tests;
+  for (const SelectedTest& t : s.tests) tests.push_back(t.test);
+  std::string line = RunnerArguments(kind, tests);
+  return line.empty() ? "" : line + "\n";
+}
+
+absl::StatusOr<std::string> GithubOutputEntries(const Selection& s, const std::string& tests_file,
+                                                const std::string& matrix) {
+  std::vector<std::pair<std::string, std::string>> values = {
+      {"mode", std::string(SelectionModeName(s.mode))},
+      {"reason", s.reason},
+      {"tests_file", tests_file},
+  };
+  if (!matrix.empty()) values.emplace_back("matrix", matrix);
+  std::string entries;
+  for (const auto& [name, value] : values) {
+    absl::StatusOr<std::string> entry = GithubFileEntry(name, value);
+    if (!entry.ok()) return entry.status();
+    entries += *entry;
+  }
+  return entries;
+}
+
+std::string GithubSummary(const Selection& s) {
+  CappedSummary md;
+  md.AddText(absl::StrCat("### ste select: ", std::string(SelectionModeName(s.mode)), "\n\n",
+                          MarkdownText(s.reason), "\n\n"));
+  if (!s.wide.empty()) {
+    md.AddText("Most tests came from:\n\n");
+    for (const WideCause& w : s.wide) {
+      md.AddText(absl::StrCat("- ", MarkdownCode(DescribeWideCause(w)), "\n"));
+    }
+    md.AddText("\n");
+  }
+  md.AddText("| test | why |\n|---|---|\n");
+  for (const SelectedTest& t : s.tests) {
+    std::string why;
+    for (const SelectionReason& r : t.reasons) {
+      absl::StrAppend(&why, why.empty() ? "" : "; ", MarkdownText(SelectionReasonText(r)));
+    }
+    if (t.more_reasons) absl::StrAppend(&why, "; and ", t.more_reasons, " more");
+    md.AddRow(absl::StrCat("| ", MarkdownCode(t.test), " | ", why, " |"));
+  }
+  return md.Finish("tests");
+}
+
+// ---- why, deps ----------------------------------------------------------
+
+std::string WhyText(const std::vector<Dependent>& dependents) {
+  std::string out;
+  for (const Dependent& d : dependents) {
+    if (d.kind == "view") {
+      absl::StrAppend(&out, "view ", EscapeForText(d.view), "\t", EscapeForText(d.test), "\t(",
+                      EscapeForText(d.description), ")\n");
+    } else {
+      absl::StrAppend(&out, d.kind, "\t", EscapeForText(d.test), "\n");
+    }
+  }
+  return out;
+}
+
+std::string WhyJson(std::string_view path, const std::vector<Dependent>& dependents) {
+  JsonWriter j;
+  j.BeginObject().PathMember("path", path).Key("tests").BeginArray();
+  for (const Dependent& d : dependents) {
+    j.BeginObject().PathMember("test", d.test).Key("kind").String(d.kind);
+    if (d.kind == "view") {
+      j.Key("view").String(d.view).Key("description").String(d.description);
+    }
+    j.EndObject();
+  }
+  j.EndArray().VersionMember().EndObject();
+  return j.Take() + "\n";
+}
+
+std::string DepsText(const TestDependencies& deps) {
+  std::string out;
+  for (const DepKey& k : deps.deps) {
+    absl::StrAppend(&out, std::string(DepKindName(k.kind)), "\t", EscapeForText(k.path), "\n");
+  }
+  if (deps.opaque) out += "opaque\t(it ran something ste could not trace)\n";
+  return out;
+}
+
+std::string DepsJson(const TestDependencies& deps) {
+  JsonWriter j;
+  j.BeginObject().PathMember("test", deps.test);
+  j.Key("baseline").Int(deps.baseline).Key("opaque").Bool(deps.opaque);
+  j.Key("deps").BeginArray();
+  for (const DepKey& k : deps.deps) {
+    j.BeginObject().PathMember("path", k.path).Key("kind").String(DepKindName(k.kind)).EndObject();
+  }
+  j.EndArray().VersionMember().EndObject();
+  return j.Take() + "\n";
+}
+
+// ---- baseline list, log dump, record ------------------------------------
+
+std::string BaselineListJson(const std::vector<BaselineSummary>& baselines, int64_t now_unix) {
+  JsonWriter j;
+  j.BeginObject().Key("baselines").BeginArray();
+  for (const BaselineSummary& b : baselines) {
+    j.BeginObject().Key("id").Int(b.info.id).Key("mri").Int(b.info.mri);
+    j.Key("commit").String(b.info.commit).Key("state").String(BaselineStateName(b.info.state));
+    j.Key("tests").Int(b.tests).Key("bytes").Int(b.blob_bytes);
+    j.Key("created_unix").Int(b.info.created_unix).Key("completed_unix").Int(b.info.completed_unix);
+    j.Key("age_seconds").Int(std::max<int64_t>(0, now_unix - b.info.created_unix));
+    j.Key("writer_alive");
+    if (b.info.state != BaselineState::kBuilding) {
+      j.Null();
+    } else {
+      j.Bool(b.writer_alive);
+    }
+    j.Key("failure").String(b.info.failure).EndObject();
+  }
+  j.EndArray().VersionMember().EndObject();
+  return j.Take() + "\n";
+}
+
+std::string LogRecordLine(const ProcessLog& log, const LogRecord& r, OutputFormat format) {
+  if (format != OutputFormat::kJson) {
+    return absl::StrCat(log.pid, "\t", log.ppid, "\t", EscapeForText(r.scope), "\t",
+                        std::string(RecordKindName(r.kind)), "\t", RecordOpName(r.op), "\t",
+                        EscapeForText(r.path), "\n");
+  }
+  JsonWriter j;
+  j.BeginObject().Key("pid").Int(log.pid).Key("ppid").Int(log.ppid).PathMember("scope", r.scope);
+  j.Key("kind").String(RecordKindName(r.kind)).Key("op").String(RecordOpName(r.op));
+  j.PathMember("path", r.path).PathMember("log", log.file).VersionMember().EndObject();
+  return j.Take() + "\n";
+}
+
+std::string JUnitReport(const std::vector<FinishedTest>& tests, const JUnitOptions& options) {
+  return JUnitXml(tests, options);
+}
+
+}  // namespace ste::cli
