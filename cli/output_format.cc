@@ -136,13 +136,13 @@ std::string AddVersionToJsonLines(std::string_view lines) {
 // ---- select -------------------------------------------------------------
 
 std::string SelectionReasonText(const SelectionReason& r) {
-  if (r.kind.empty()) return r.change;
-  if (std::string view = DescribeViewChange(r.path, r.change); !view.empty()) {
+  if (r.rule) return std::string(ReasonChangeWord(r));
+  if (std::string view = DescribeViewChange(r.path, ReasonChangeWord(r)); !view.empty()) {
     return EscapeForText(view);
   }
-  std::string what = r.kind == "absent"    ? "was absent, now exists"
-                     : r.kind == "listing" ? "listing changed"
-                                           : absl::StrCat("content ", r.change);
+  std::string what = r.kind == DepKind::kAbsent    ? "was absent, now exists"
+                     : r.kind == DepKind::kListing ? "listing changed"
+                                                   : absl::StrCat("content ", std::string(ReasonChangeWord(r)));
   return absl::StrCat(EscapeForText(r.path), " (", what, ")");
 }
 
@@ -185,7 +185,7 @@ std::string SelectionJson(const Selection& s, const std::optional<BaselineInfo>&
     j.BeginObject().PathMember("test", t.test).Key("reasons").BeginArray();
     for (const SelectionReason& r : t.reasons) {
       j.BeginObject().PathMember("path", r.path);
-      j.Key("kind").String(r.kind).Key("change").String(r.change).EndObject();
+      j.Key("kind").String(ReasonKindWord(r)).Key("change").String(ReasonChangeWord(r)).EndObject();
     }
     j.EndArray().Key("more_reasons").Int(static_cast<int64_t>(t.more_reasons));
     if (t.seconds) j.Key("seconds").Seconds(*t.seconds);
@@ -193,8 +193,8 @@ std::string SelectionJson(const Selection& s, const std::optional<BaselineInfo>&
   }
   j.EndArray().Key("wide").BeginArray();
   for (const WideCause& w : s.wide) {
-    j.BeginObject().PathMember("path", w.path);
-    j.Key("kind").String(w.kind).Key("change").String(w.change);
+    j.BeginObject().PathMember("path", w.cause.path);
+    j.Key("kind").String(ReasonKindWord(w.cause)).Key("change").String(ReasonChangeWord(w.cause));
     j.Key("tests").Int(static_cast<int64_t>(w.tests)).Key("entries").BeginArray();
     for (const auto& [path, change] : w.entries) {
       j.BeginObject().PathMember("path", path).Key("change").String(change).EndObject();

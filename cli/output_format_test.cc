@@ -86,11 +86,11 @@ Selection TwoTests() {
   s.changed.push_back(c);
   SelectedTest a;
   a.test = "tests/test_a.sh";
-  a.reasons.push_back({"lib/a.sh", "content", "modified"});
+  a.reasons.push_back(SelectionReason::Dependency("lib/a.sh", DepKind::kContent, ChangeKind::kModified));
   a.seconds = 0.25;
   SelectedTest b;
   b.test = "tests/test b.sh";
-  b.reasons.push_back({"", "", "failed in baseline"});
+  b.reasons.push_back(SelectionReason::Rule(SelectionRule::kFailedInBaseline));
   b.more_reasons = 2;
   s.tests = {a, b};
   return s;

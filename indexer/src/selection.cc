@@ -29,26 +29,31 @@ bool Deleted(const InventoryChange& c) {
          (c.change == ChangeKind::kModified && c.type == FileType::kMissing);
 }
 
+// How many tests each cause pulled in, by its words (path, kind, change):
+// the order ties keep in Selection::wide.
+using PulledCauses =
+    std::map<std::tuple<std::string, std::string, std::string>, std::pair<SelectionReason, size_t>>;
+
 // The causes that pulled in the most tests (see Selection::wide).
-std::vector<WideCause> WideCauses(
-    const std::map<std::tuple<std::string, std::string, std::string>, size_t>& pulled,
-    const std::vector<InventoryChange>& changed) {
+std::vector<WideCause> WideCauses(const PulledCauses& pulled,
+                                  const std::vector<InventoryChange>& changed) {
   std::vector<WideCause> all;
-  for (const auto& [key, n] : pulled) {
+  for (const auto& [key, counted] : pulled) {
     WideCause c;
-    std::tie(c.path, c.kind, c.change) = key;
-    c.tests = n;
+    c.cause = counted.first;
+    c.tests = counted.second;
     all.push_back(std::move(c));
   }
   std::stable_sort(all.begin(), all.end(),
                    [](const WideCause& a, const WideCause& b) { return a.tests > b.tests; });
   if (all.size() > kMaxWideCauses) all.resize(kMaxWideCauses);
   for (WideCause& c : all) {
-    if (c.kind != "listing") continue;
+    if (c.cause.rule || c.cause.kind != DepKind::kListing) continue;
     for (const InventoryChange& e : changed) {
       size_t slash = e.path.rfind('/');
       std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : e.path.substr(0, slash);
-      if (parent != c.path || e.path == c.path || IsViewPath(e.path) || !(Added(e) || Deleted(e))) {
+      if (parent != c.cause.path || e.path == c.cause.path || IsViewPath(e.path) ||
+          !(Added(e) || Deleted(e))) {
         continue;
       }
       if (c.entries.size() < kMaxWideEntries) {
@@ -143,21 +148,62 @@ Selection SelectWithoutBaseline(const std::string& why, const std::vector<std::s
 }
 
 std::string DescribeWideCause(const WideCause& c) {
+  const SelectionReason& r = c.cause;
   std::string what;
-  if (c.kind.empty()) {
-    what = c.change;
-  } else if (std::string view = DescribeViewChange(c.path, c.change); !view.empty()) {
+  if (r.rule) {
+    what = std::string(ReasonChangeWord(r));
+  } else if (std::string view = DescribeViewChange(r.path, ReasonChangeWord(r)); !view.empty()) {
     what = std::move(view);
-  } else if (c.kind == "listing" && !c.entries.empty()) {
+  } else if (r.kind == DepKind::kListing && !c.entries.empty()) {
     for (const auto& [path, word] : c.entries) {
       absl::StrAppend(&what, what.empty() ? "" : ", ", path, " ", word);
     }
     if (c.more_entries) absl::StrAppend(&what, " and ", c.more_entries, " more");
-    absl::StrAppend(&what, ": listing of ", c.path);
+    absl::StrAppend(&what, ": listing of ", r.path);
   } else {
-    what = absl::StrCat(c.path, " ", c.change, ": ", c.kind);
+    what = absl::StrCat(r.path, " ", std::string(ReasonChangeWord(r)), ": ",
+                        std::string(ReasonKindWord(r)));
   }
   return absl::StrCat(what, " -> ", c.tests, c.tests == 1 ? " test" : " tests");
+}
+
+std::string_view ReasonKindWord(const SelectionReason& r) {
+  return r.rule ? std::string_view() : DepKindName(r.kind);
+}
+
+std::string_view ReasonChangeWord(const SelectionReason& r) {
+  if (r.rule) {
+    switch (*r.rule) {
+      case SelectionRule::kNewTest: return "new test";
+      case SelectionRule::kFailedInBaseline: return "failed in baseline";
+      case SelectionRule::kMandatory: return "mandatory";
+      case SelectionRule::kOpaque: return "opaque: it ran something ste could not trace";
+    }
+    return "unknown rule";
+  }
+  if (r.kind == DepKind::kListing && r.change == ChangeKind::kModified) return "changed";
+  return ChangeKindName(r.change);
+}
+
+absl::StatusOr<SelectionReason> ReasonFromWords(std::string path, std::string_view kind,
+                                                std::string_view change) {
+  if (kind.empty()) {
+    for (SelectionRule rule : kSelectionRules) {
+      SelectionReason r = SelectionReason::Rule(rule);
+      if (path.empty() && ReasonChangeWord(r) == change) return r;
+    }
+    return absl::InvalidArgumentError(absl::StrCat("an unknown selection rule '",
+                                                   std::string(change), "'"));
+  }
+  std::optional<DepKind> k = ParseDepKind(kind);
+  if (k) {
+    for (ChangeKind c : {ChangeKind::kModified, ChangeKind::kAdded, ChangeKind::kDeleted}) {
+      SelectionReason r = SelectionReason::Dependency(path, *k, c);
+      if (ReasonChangeWord(r) == change) return r;
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("an unknown selection reason '", std::string(kind),
+                                                 " ", std::string(change), "' for ", path));
 }
 
 std::string_view SelectionModeName(SelectionMode mode) {
@@ -479,11 +525,13 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
 
   std::set<std::string> head(in.head_tests.begin(), in.head_tests.end());
   std::map<std::string, SelectedTest> picked;
-  // How many tests each (path, kind, change) or rule pulled in.
-  std::map<std::tuple<std::string, std::string, std::string>, size_t> pulled;
+  PulledCauses pulled;  // how many tests each cause pulled in
   auto pick = [&](const std::string& test, SelectionReason reason) {
     if (!head.count(test)) return;  // deleted since the baseline
-    pulled[{reason.path, reason.kind, reason.change}]++;
+    auto [counted, fresh] = pulled.try_emplace(
+        {reason.path, std::string(ReasonKindWord(reason)), std::string(ReasonChangeWord(reason))},
+        reason, 0);
+    counted->second.second++;
     SelectedTest& t = picked[test];
     t.test = test;
     if (t.reasons.size() < kMaxReasons) {
@@ -492,13 +540,12 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
       t.more_reasons++;
     }
   };
-  auto add_key = [&](const std::string& path, DepKind kind,
-                     const std::string& change) -> absl::Status {
+  auto add_key = [&](const std::string& path, DepKind kind, ChangeKind change) -> absl::Status {
     absl::StatusOr<Roaring> tests = in.index.Lookup(path, kind);
     if (!tests.ok()) return tests.status();
     for (uint32_t id : *tests) {
       pick(std::string(TestOfScope(in.index.test_scope(id))),
-           SelectionReason{path, std::string(DepKindName(kind)), change});
+           SelectionReason::Dependency(path, kind, change));
     }
     return absl::OkStatus();
   };
@@ -507,19 +554,21 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     if (IsViewPath(c.path)) {
       // A view is a value: whatever way it changed (its directory came or
       // went too), its dependents are the tests that used it.
-      s = add_key(c.path, DepKind::kContent, std::string(ChangeWord(c)));
+      s = add_key(c.path, DepKind::kContent, Added(c) ? ChangeKind::kAdded
+                                             : Deleted(c) ? ChangeKind::kDeleted
+                                                          : ChangeKind::kModified);
     } else if (Added(c)) {
-      s = add_key(c.path, DepKind::kAbsent, "added");
+      s = add_key(c.path, DepKind::kAbsent, ChangeKind::kAdded);
     } else if (Deleted(c)) {
-      s = add_key(c.path, DepKind::kContent, "deleted");
-      if (s.ok()) s = add_key(c.path, DepKind::kListing, "deleted");
+      s = add_key(c.path, DepKind::kContent, ChangeKind::kDeleted);
+      if (s.ok()) s = add_key(c.path, DepKind::kListing, ChangeKind::kDeleted);
     } else {
       bool was_dir = c.old_type == FileType::kDirectory;
       bool is_dir = c.type == FileType::kDirectory;
-      if (was_dir || is_dir) s = add_key(c.path, DepKind::kListing, "changed");
+      if (was_dir || is_dir) s = add_key(c.path, DepKind::kListing, ChangeKind::kModified);
       // A directory's own content is its existence and type.
       if (s.ok() && (!was_dir || !is_dir)) {
-        s = add_key(c.path, DepKind::kContent, "modified");
+        s = add_key(c.path, DepKind::kContent, ChangeKind::kModified);
       }
     }
     if (!s.ok()) {
@@ -527,13 +576,15 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     }
   }
   for (const std::string& t : in.head_tests) {
-    if (!in.index.FindTest(ScopeOfTest(t))) pick(t, {"", "", "new test"});
-    if (rules.mandatory.Matches(t)) pick(t, {"", "", "mandatory"});
+    if (!in.index.FindTest(ScopeOfTest(t))) pick(t, SelectionReason::Rule(SelectionRule::kNewTest));
+    if (rules.mandatory.Matches(t)) pick(t, SelectionReason::Rule(SelectionRule::kMandatory));
   }
-  for (const std::string& t : in.failed_tests) pick(t, {"", "", "failed in baseline"});
+  for (const std::string& t : in.failed_tests) {
+    pick(t, SelectionReason::Rule(SelectionRule::kFailedInBaseline));
+  }
   for (uint32_t id : in.index.OpaqueTests()) {
     pick(std::string(TestOfScope(in.index.test_scope(id))),
-         {"", "", "opaque: it ran something ste could not trace"});
+         SelectionReason::Rule(SelectionRule::kOpaque));
   }
 
   Selection s;

@@ -236,9 +236,8 @@ TEST(Select, ReasonsNameTheChangeAndAreCapped) {
   ASSERT_EQ(s.tests.size(), 1u);
   EXPECT_EQ(s.tests[0].reasons.size(), kMaxReasons);
   EXPECT_EQ(s.tests[0].more_reasons, 20 - kMaxReasons);
-  EXPECT_EQ(s.tests[0].reasons[0].path, "lib/f10.py");
-  EXPECT_EQ(s.tests[0].reasons[0].kind, "content");
-  EXPECT_EQ(s.tests[0].reasons[0].change, "modified");
+  EXPECT_EQ(s.tests[0].reasons[0],
+            SelectionReason::Dependency("lib/f10.py", DepKind::kContent, ChangeKind::kModified));
 }
 
 TEST(Select, AnUnreadableBitmapWidensToAll) {
@@ -273,8 +272,8 @@ TEST(Select, AWideSelectionNamesWhatPulledItIn) {
   Selection s = Select(Rules(), in);
   EXPECT_EQ(s.mode, SelectionMode::kAll);
   ASSERT_EQ(s.wide.size(), 2u);
-  EXPECT_EQ(s.wide[0].path, ".");
-  EXPECT_EQ(s.wide[0].kind, "listing");
+  EXPECT_EQ(s.wide[0].cause.path, ".");
+  EXPECT_EQ(s.wide[0].cause.kind, DepKind::kListing);
   EXPECT_EQ(s.wide[0].tests, 4u);
   ASSERT_EQ(s.wide[0].entries.size(), 1u);
   EXPECT_EQ(s.wide[0].entries[0], (std::pair<std::string, std::string>{"NOTES.txt", "added"}));
@@ -305,6 +304,39 @@ TEST(Select, WithoutBaselineIsAllWithTheReason) {
   EXPECT_EQ(s.mode, SelectionMode::kAll);
   EXPECT_EQ(s.reason, "no usable baseline: no completed baseline in the store");
   EXPECT_EQ(s.tests.size(), 2u);
+}
+
+}  // namespace
+}  // namespace ste
+
+namespace ste {
+namespace {
+
+// The words of every reason (what json, text and the wire say) read back
+// to the same reason; words no reason has are refused, not guessed.
+TEST(SelectionReasonWords, EveryReasonRoundTripsThroughItsWords) {
+  std::vector<SelectionReason> all;
+  for (SelectionRule rule : kSelectionRules) {
+    all.push_back(SelectionReason::Rule(rule));
+  }
+  for (DepKind kind : {DepKind::kContent, DepKind::kAbsent, DepKind::kListing}) {
+    for (ChangeKind change : {ChangeKind::kModified, ChangeKind::kAdded, ChangeKind::kDeleted}) {
+      all.push_back(SelectionReason::Dependency("lib/a b.py", kind, change));
+    }
+  }
+  for (const SelectionReason& r : all) {
+    absl::StatusOr<SelectionReason> back =
+        ReasonFromWords(r.path, ReasonKindWord(r), ReasonChangeWord(r));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, r) << ReasonKindWord(r) << " " << ReasonChangeWord(r);
+  }
+  EXPECT_EQ(ReasonChangeWord(SelectionReason::Dependency(".", DepKind::kListing, ChangeKind::kModified)),
+            "changed");
+  EXPECT_EQ(ReasonKindWord(SelectionReason::Rule(SelectionRule::kMandatory)), "");
+  EXPECT_FALSE(ReasonFromWords("", "", "because").ok());
+  EXPECT_FALSE(ReasonFromWords("a", "", "new test").ok());  // a rule names no path
+  EXPECT_FALSE(ReasonFromWords("a", "content", "changed").ok());
+  EXPECT_FALSE(ReasonFromWords("a", "stat", "modified").ok());
 }
 
 }  // namespace

@@ -95,9 +95,8 @@ TEST(SelectViews, ANewDistributionSelectsTheViewTestToo) {
   EXPECT_EQ(r.tests, (Tests{"tests/test_l.py", "tests/test_v.py"})) << r.selection.reason;
   const SelectedTest& v = r.selection.tests[1];
   ASSERT_EQ(v.reasons.size(), 1u);
-  EXPECT_EQ(v.reasons[0].path, kRootDists);
-  EXPECT_EQ(v.reasons[0].kind, "content");
-  EXPECT_EQ(v.reasons[0].change, "modified");
+  EXPECT_EQ(v.reasons[0],
+            SelectionReason::Dependency(kRootDists, DepKind::kContent, ChangeKind::kModified));
 }
 
 TEST(SelectViews, AViewWhoseDirectoryCameOrWentSelectsItsTests) {
@@ -105,10 +104,10 @@ TEST(SelectViews, AViewWhoseDirectoryCameOrWentSelectsItsTests) {
   Result r = SelectFor({Added("new", FileType::kDirectory), Added("new/x.dist-info", FileType::kDirectory),
                   Listing("."), Added(kNewDists)});
   EXPECT_EQ(r.tests, (Tests{"tests/test_l.py", "tests/test_n.py"})) << r.selection.reason;
-  EXPECT_EQ(r.selection.tests[1].reasons[0].change, "added");
+  EXPECT_EQ(ReasonChangeWord(r.selection.tests[1].reasons[0]), "added");
   r = SelectFor({Deleted("src", FileType::kDirectory), Deleted("src/a.pth"), Listing("."), Deleted(kSrcPth)});
   EXPECT_EQ(r.tests, (Tests{"tests/test_l.py", "tests/test_s.py"})) << r.selection.reason;
-  EXPECT_EQ(r.selection.tests[1].reasons[0].change, "deleted");
+  EXPECT_EQ(ReasonChangeWord(r.selection.tests[1].reasons[0]), "deleted");
 }
 
 TEST(SelectViews, AnExternalViewChangeSelectsItsTestsAndIsNeverSkippable) {
@@ -162,9 +161,7 @@ TEST(SelectViews, TheExplanationReadsAView) {
   EXPECT_EQ(DescribeViewChange(kSrcPth, "deleted"), "src: the *.pth names changed (the directory went)");
   EXPECT_EQ(DescribeViewChange("lib/x.py", "modified"), "");
   WideCause wide;
-  wide.path = kPlugins;
-  wide.kind = "content";
-  wide.change = "modified";
+  wide.cause = SelectionReason::Dependency(kPlugins, DepKind::kContent, ChangeKind::kModified);
   wide.tests = 12;
   EXPECT_EQ(DescribeWideCause(wide),
             "/usr/lib/python3/dist-packages: entry points [pytest11] of its distributions changed -> 12 "
@@ -174,7 +171,7 @@ TEST(SelectViews, TheExplanationReadsAView) {
   ASSERT_FALSE(r.selection.wide.empty());
   bool found = false;
   for (const WideCause& c : r.selection.wide) {
-    if (c.path == kRootDists) {
+    if (c.cause.path == kRootDists) {
       found = true;
       EXPECT_EQ(DescribeWideCause(c), ".: the *.dist-info and *.egg-info names changed -> 1 test");
     }

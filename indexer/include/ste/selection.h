@@ -53,14 +53,48 @@ namespace ste {
 enum class SelectionMode { kAll, kSubset, kNone };
 std::string_view SelectionModeName(SelectionMode mode);  // all/subset/none
 
-// Why one test was selected: a dependency that changed ("lib/a.py",
-// content, "modified"), or a rule (path empty, kind unset, change one of
-// "new test", "failed in baseline", "mandatory", "opaque: <why>").
-struct SelectionReason {
-  std::string path;
-  std::string kind;    // "content", "absent", "listing" or "" for a rule
-  std::string change;  // "modified", "added", "deleted", "changed" (a listing), or the rule
+// The rules that select a test whatever changed.
+enum class SelectionRule : uint8_t {
+  kNewTest,           // not in the baseline
+  kFailedInBaseline,  // did not pass in the baseline
+  kMandatory,         // selection.mandatory names it
+  kOpaque,            // it ran something ste could not trace
 };
+// Every rule, in enum order (a new one is added here too).
+inline constexpr SelectionRule kSelectionRules[] = {
+    SelectionRule::kNewTest, SelectionRule::kFailedInBaseline, SelectionRule::kMandatory,
+    SelectionRule::kOpaque};
+
+// Why one test was selected: a dependency that changed (lib/a.py, content,
+// modified), or a rule. Typed here; the words of the outputs and the wire
+// (ReasonKindWord, ReasonChangeWord) are made at the edges only.
+struct SelectionReason {
+  std::string path;                          // the dependency; "" for a rule
+  DepKind kind = DepKind::kContent;          // a dependency's
+  ChangeKind change = ChangeKind::kModified; // a dependency's
+  std::optional<SelectionRule> rule;         // set: a rule (path, kind,
+                                             // change unused)
+
+  static SelectionReason Dependency(std::string path, DepKind kind, ChangeKind change) {
+    return SelectionReason{std::move(path), kind, change, std::nullopt};
+  }
+  static SelectionReason Rule(SelectionRule rule) { return SelectionReason{"", {}, {}, rule}; }
+  bool operator==(const SelectionReason& o) const {
+    return rule ? rule == o.rule : !o.rule && path == o.path && kind == o.kind && change == o.change;
+  }
+  bool operator!=(const SelectionReason& o) const { return !(*this == o); }
+};
+
+// "content", "absent", "listing"; "" for a rule.
+std::string_view ReasonKindWord(const SelectionReason& reason);
+// "modified", "added", "deleted", "changed" (a listing whose directory is
+// still one), or the rule: "new test", "failed in baseline", "mandatory",
+// "opaque: it ran something ste could not trace".
+std::string_view ReasonChangeWord(const SelectionReason& reason);
+// The reason those two words (and `path`) name; InvalidArgument for words
+// no reason has (a peer that speaks another version: the caller widens).
+absl::StatusOr<SelectionReason> ReasonFromWords(std::string path, std::string_view kind,
+                                                std::string_view change);
 
 struct SelectedTest {
   std::string test;  // repo-relative path
@@ -74,9 +108,7 @@ struct SelectedTest {
 
 // A dependency (or a rule) that pulled many tests into a selection.
 struct WideCause {
-  std::string path;    // the dependency's path; "" for a rule
-  std::string kind;    // "content", "absent", "listing"; "" for a rule
-  std::string change;  // as in SelectionReason
+  SelectionReason cause;
   size_t tests = 0;    // tests of the selection it pulled in
   // For a listing: the entries that came or went in `path` (at most
   // kMaxWideEntries; path and "added" or "deleted"), and how many more.

@@ -1,6 +1,7 @@
 #include "proto_convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "ste/status_macros.h"
 
 namespace ste {
 namespace {
@@ -161,9 +162,9 @@ void ToProto(const Selection& s, const std::optional<BaselineInfo>& baseline,
   for (const InventoryChange& c : s.changed) ToProto(c, out->add_changed());
   for (const WideCause& w : s.wide) {
     v1::WideCause* cause = out->add_wide();
-    cause->set_path(w.path);
-    cause->set_kind(w.kind);
-    cause->set_change(w.change);
+    cause->set_path(w.cause.path);
+    cause->set_kind(std::string(ReasonKindWord(w.cause)));
+    cause->set_change(std::string(ReasonChangeWord(w.cause)));
     cause->set_tests(w.tests);
     for (const auto& [path, word] : w.entries) {
       v1::Change* e = cause->add_entries();
@@ -180,8 +181,8 @@ void ToProto(const Selection& s, const std::optional<BaselineInfo>& baseline,
     for (const SelectionReason& r : t.reasons) {
       v1::SelectionReason* why = test->add_reasons();
       why->set_path(r.path);
-      why->set_kind(r.kind);
-      why->set_change(r.change);
+      why->set_kind(std::string(ReasonKindWord(r)));
+      why->set_change(std::string(ReasonChangeWord(r)));
     }
   }
 }
@@ -205,9 +206,7 @@ absl::StatusOr<SelectionAnswer> FromProto(const v1::SelectResponse& r) {
   }
   for (const v1::WideCause& w : r.wide()) {
     WideCause cause;
-    cause.path = w.path();
-    cause.kind = w.kind();
-    cause.change = w.change();
+    STE_ASSIGN_OR_RETURN(cause.cause, ReasonFromWords(w.path(), w.kind(), w.change()));
     cause.tests = w.tests();
     for (const v1::Change& e : w.entries()) cause.entries.emplace_back(e.path(), e.change());
     cause.more_entries = w.more_entries();
@@ -219,7 +218,9 @@ absl::StatusOr<SelectionAnswer> FromProto(const v1::SelectResponse& r) {
     out.more_reasons = t.more_reasons();
     if (t.has_seconds()) out.seconds = t.seconds();
     for (const v1::SelectionReason& why : t.reasons()) {
-      out.reasons.push_back(SelectionReason{why.path(), why.kind(), why.change()});
+      STE_ASSIGN_OR_RETURN(SelectionReason reason,
+                           ReasonFromWords(why.path(), why.kind(), why.change()));
+      out.reasons.push_back(std::move(reason));
     }
     s.tests.push_back(std::move(out));
   }

@@ -37,11 +37,16 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
   s.reason = "2 of 5 tests are affected";
   s.changed = {{"lib/a.py", ChangeKind::kModified, FileType::kMissing, FileType::kRegular},
                {"/usr/lib/x.so", ChangeKind::kModified, FileType::kRegular, FileType::kMissing}};
-  s.tests = {{"tests/a.py", {{"lib/a.py", "content", "deleted"}, {"", "", "new test"}}, 3, 2.5},
+  s.tests = {{"tests/a.py",
+              {SelectionReason::Dependency("lib/a.py", DepKind::kContent, ChangeKind::kDeleted),
+               SelectionReason::Rule(SelectionRule::kNewTest)},
+              3,
+              2.5},
              {"tests/b c.py", {}, 0, std::nullopt},
              {"tests/zero.py", {}, 0, 0.0}};
-  s.wide = {{".", "listing", "changed", 31, {{"NOTES.txt", "added"}, {"b c", "deleted"}}, 4},
-            {"", "", "opaque: it ran something ste could not trace", 2, {}, 0}};
+  s.wide = {{SelectionReason::Dependency(".", DepKind::kListing, ChangeKind::kModified), 31,
+             {{"NOTES.txt", "added"}, {"b c", "deleted"}}, 4},
+            {SelectionReason::Rule(SelectionRule::kOpaque), 2, {}, 0}};
   BaselineInfo info;
   info.id = 7;
   info.mri = 42;
@@ -66,16 +71,12 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
         EXPECT_EQ(b.tests[i].seconds, s.tests[i].seconds);
         ASSERT_EQ(b.tests[i].reasons.size(), s.tests[i].reasons.size());
         for (size_t j = 0; j < s.tests[i].reasons.size(); j++) {
-          EXPECT_EQ(b.tests[i].reasons[j].path, s.tests[i].reasons[j].path);
-          EXPECT_EQ(b.tests[i].reasons[j].kind, s.tests[i].reasons[j].kind);
-          EXPECT_EQ(b.tests[i].reasons[j].change, s.tests[i].reasons[j].change);
+          EXPECT_EQ(b.tests[i].reasons[j], s.tests[i].reasons[j]);
         }
       }
       ASSERT_EQ(b.wide.size(), s.wide.size());
       for (size_t i = 0; i < s.wide.size(); i++) {
-        EXPECT_EQ(b.wide[i].path, s.wide[i].path);
-        EXPECT_EQ(b.wide[i].kind, s.wide[i].kind);
-        EXPECT_EQ(b.wide[i].change, s.wide[i].change);
+        EXPECT_EQ(b.wide[i].cause, s.wide[i].cause);
         EXPECT_EQ(b.wide[i].tests, s.wide[i].tests);
         EXPECT_EQ(b.wide[i].entries, s.wide[i].entries);
         EXPECT_EQ(b.wide[i].more_entries, s.wide[i].more_entries);
