@@ -17,6 +17,10 @@
  *     re-enters its hooks;
  *   - it exports only the hooks and the runner API (libste_preload.map).
  *
+ * (Over 600 lines with this comment: the rules and the layer map of the
+ * whole library belong at the top of its entry point, and the hooks of one
+ * family — files, stat, dirs — read best side by side.)
+ *
  * The files are layers, each calling only the layers below it (any of
  * them, not only the next); nothing calls back up:
  *

@@ -1,7 +1,7 @@
 // JSON string output for paths and scopes, which are byte strings.
 //
-// ste's JSON outputs (`ste log dump --json`, `ste inventory --json`,
-// `ste index dump --json`, `ste select --format json`) all write paths the
+// ste's JSON outputs (every `--format json`: docs/outputs.md; each carries
+// a "version" field, written by cli/output_format) all write paths the
 // same way: "path" is always valid UTF-8 (each byte that is not part of a
 // valid UTF-8 sequence becomes U+FFFD), and when that replacement happened
 // a second field "<name>_hex" carries the raw bytes in lowercase hex, so
