@@ -103,7 +103,7 @@ test: build
 # in $(BUILD)-tsan.
 SAN_BUILD := $(BUILD)-san
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-SAN_TESTS := ste_indexer_test ste_store_test ste_scheduler_test
+SAN_TESTS := ste_indexer_test ste_store_test ste_scheduler_test ste_cli_test
 TSAN_TESTS := ste_store_test ste_scheduler_test
 FUZZ_TARGETS := log_reader inventory selection_index config runner_results baseline_archive report_stream
 SAN_TARGETS := ste $(SAN_TESTS) $(addprefix ste_fuzz_,$(FUZZ_TARGETS)) ste_fuzz_make_report_seeds
