@@ -132,14 +132,14 @@ std::string Size(int64_t bytes) {
 int64_t Now() { return static_cast<int64_t>(std::time(nullptr)); }
 
 // Opens the store of ste.toml; prints and sets *exit_code on error.
-std::unique_ptr<BaselineStore> OpenStore(const std::string& command, const ParsedFlags& flags,
+std::unique_ptr<Store> OpenStore(const std::string& command, const ParsedFlags& flags,
                                          int* exit_code, std::string* root = nullptr) {
   std::optional<Config> config = LoadRepoConfig(command, flags.Get("config"), exit_code);
   if (!config) return nullptr;
   if (root) *root = config->root;
   if (flags.Has("store")) config->store_url = flags.Get("store");
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store =
-      BaselineStore::Open(config->store_url, config->root);
+  absl::StatusOr<std::unique_ptr<Store>> store =
+      Store::Open(config->store_url, config->root);
   if (!store.ok()) {
     std::fprintf(stderr, "ste %s: store unusable: %s\n", command.c_str(),
                  std::string(store.status().message()).c_str());
@@ -173,7 +173,7 @@ int Export(const std::vector<std::string>& args) {
   }
   if (flags->Get("output").empty()) return UsageError(cmd, "-o FILE is required");
   int exit_code = 0;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code);
+  std::unique_ptr<Store> store = OpenStore(cmd, *flags, &exit_code);
   if (!store) return exit_code;
   absl::StatusOr<BaselineArchive> archive = ArchiveFromStore(*store, id);
   if (!archive.ok()) return Fail(cmd, archive.status());
@@ -209,7 +209,7 @@ int Import(const std::vector<std::string>& args) {
     return 1;
   }
   int exit_code = 0;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code);
+  std::unique_ptr<Store> store = OpenStore(cmd, *flags, &exit_code);
   if (!store) return exit_code;
   absl::StatusOr<ImportOutcome> imported = ImportBaseline(*store, *archive);
   if (!imported.ok()) return Fail(cmd, imported.status());
@@ -242,7 +242,7 @@ int List(const std::vector<std::string>& args) {
   const std::string format = flags->Get("format", "text");
   if (format != "text" && format != "json") return UsageError(cmd, "--format is text or json");
   int exit_code = 0;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code);
+  std::unique_ptr<Store> store = OpenStore(cmd, *flags, &exit_code);
   if (!store) return exit_code;
   absl::StatusOr<std::vector<BaselineSummary>> list = store->ListSummaries();
   if (!list.ok()) return Fail(cmd, list.status());
@@ -340,7 +340,7 @@ int Gc(const std::vector<std::string>& args) {
   options.dry_run = flags->Has("dry-run");
   int exit_code = 0;
   std::string root;
-  std::unique_ptr<BaselineStore> store = OpenStore(cmd, *flags, &exit_code, &root);
+  std::unique_ptr<Store> store = OpenStore(cmd, *flags, &exit_code, &root);
   if (!store) return exit_code;
   options.output_dir = root + "/.ste/output";
   absl::StatusOr<GcReport> report = CollectGarbage(*store, options, Now());

@@ -23,7 +23,7 @@ std::optional<LoadedBaseline> Baseline(const std::string& command, const ParsedF
                                        std::optional<Config>* config, int* exit_code) {
   *config = LoadRepoConfig(command, flags.Get("config"), exit_code);
   if (!*config) return std::nullopt;
-  auto store = BaselineStore::Open((*config)->store_url, (*config)->root);
+  auto store = Store::Open((*config)->store_url, (*config)->root);
   absl::StatusOr<LoadedBaseline> loaded =
       store.ok() ? LoadBaseline(**store, **config, flags.Get("base")) : store.status();
   if (!loaded.ok()) {
@@ -210,7 +210,7 @@ int InventoryCommand(const std::vector<std::string>& args) {
   std::optional<Inventory> other;
   if (flags->Has("diff")) {
     if (flags->Get("diff") == "baseline") {
-      auto store = BaselineStore::Open(config->store_url, config->root);
+      auto store = Store::Open(config->store_url, config->root);
       absl::StatusOr<LoadedBaseline> base =
           store.ok() ? LoadBaseline(**store, *config, "auto") : store.status();
       if (!base.ok()) {

@@ -376,7 +376,7 @@ int SelectCommand(const std::vector<std::string>& args) {
     outcome = SelectThroughScheduler(MakeChannel(flags->Get("scheduler"), *auth), *auth, checkout, *query);
   } else {
     StoreBaselineSource store(
-        BaselineStore::OpenForReading(checkout.config().store_url, checkout.config().root));
+        Store::OpenForReading(checkout.config().store_url, checkout.config().root));
     outcome = SelectForCheckout(checkout, store, *query);
   }
   Selection& s = outcome.selection;

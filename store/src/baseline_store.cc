@@ -1,4 +1,4 @@
-// Copyright: the ste authors. BaselineStore::Open: picks the
+// Copyright: the ste authors. Store::Open: picks the
 // implementation named by the URL's scheme; the names of states and
 // outcomes; and the rules both implementations apply (store_rules.h).
 #include "ste/baseline_store.h"
@@ -32,7 +32,7 @@ std::optional<Enum> FromStored(const Enum (&all)[N], int64_t stored) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::Open(
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(
     const std::string& url, const std::string& root) {
   absl::string_view u(url);
   if (absl::ConsumePrefix(&u, "sqlite:")) {
@@ -59,9 +59,9 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::Open(
                    "postgresql://..."));
 }
 
-absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
+absl::StatusOr<std::unique_ptr<Store>> Store::OpenForReading(
     const std::string& url, const std::string& root) {
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = Open(url, root);
+  absl::StatusOr<std::unique_ptr<Store>> store = Open(url, root);
   absl::string_view u(url);
   if (store.ok() || !absl::ConsumePrefix(&u, "sqlite:") || u.empty()) return store;
   std::string path(u);
@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return store;
   SqliteStoreOptions options;
   options.open_mode = SqliteDb::Mode::kReadOnly;
-  absl::StatusOr<std::unique_ptr<BaselineStore>> ro = OpenSqliteStore(path, options);
+  absl::StatusOr<std::unique_ptr<Store>> ro = OpenSqliteStore(path, options);
   if (ro.ok()) return ro;
   struct statvfs fs;
   if (statvfs(path.c_str(), &fs) != 0) return store;
@@ -90,7 +90,7 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
   } else {
     return store;
   }
-  absl::StatusOr<std::unique_ptr<BaselineStore>> fallback = OpenSqliteStore(path, options);
+  absl::StatusOr<std::unique_ptr<Store>> fallback = OpenSqliteStore(path, options);
   if (fallback.ok()) return fallback;
   return absl::Status(store.status().code(),
                       absl::StrCat(store.status().message(), "; read ",

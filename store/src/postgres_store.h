@@ -163,7 +163,7 @@ struct PostgresStoreOptions {
 // refuses the connection (no such database or role, authentication) or
 // the database holds something else under the schema "ste", or another
 // schema version; DataLoss for a damaged meta table.
-absl::StatusOr<std::unique_ptr<BaselineStore>> OpenPostgresStore(
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(
     const std::string& url, const std::string& cache_dir,
     const PostgresStoreOptions& options = {});
 

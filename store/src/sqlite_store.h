@@ -114,8 +114,9 @@ inline constexpr int kSqliteStoreSchemaVersion = 2;
 inline constexpr int kSqliteStoreOldestSchemaVersion = 1;
 inline constexpr char kSqliteStoreMagic[] = "ste baseline store";
 
-// The statement LatestCompleted() runs (?1 = max_mri). Exposed so a test
-// can EXPLAIN QUERY PLAN it. The literal `state = 1` (not a parameter) is
+// The statement LatestCompleted() runs (?1 = max_mri), as SQLite reads it
+// (relational_store.cc writes it in the seam's spelling). Exposed so a
+// test can EXPLAIN QUERY PLAN it. The literal `state = 1` (not a parameter) is
 // what lets SQLite use the partial index.
 inline constexpr char kLatestCompletedSql[] =
     "SELECT id, commit_id, mri, state, created_unix, completed_unix, failure"
@@ -147,7 +148,7 @@ struct SqliteStoreOptions {
 // DataLoss for a file that is not an SQLite database; FailedPrecondition
 // for an SQLite database that is not an ste store or has another schema
 // version; Unavailable when the database stays locked by another process.
-absl::StatusOr<std::unique_ptr<BaselineStore>> OpenSqliteStore(
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(
     const std::string& path, const SqliteStoreOptions& options = {});
 
 }  // namespace ste

@@ -133,7 +133,7 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   // Splits "b3/w1" into the build and the coordinator's worker id.
   grpc::Status FindWorker(const std::string& worker_id, std::shared_ptr<BuildSession>* build,
                           std::string* worker);
-  absl::StatusOr<std::unique_ptr<BaselineStore>> OpenStore();
+  absl::StatusOr<std::unique_ptr<Store>> OpenStore();
   BuildSession::Options SessionOptions();
   // Claims build `baseline` for this instance and resumes it (or fails
   // it, abandoned, when `abandoned`). *out is the session, or null when
@@ -159,7 +159,7 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   bool shutting_down_ = false;
   std::mutex resume_mu_;  // one claim and resumption at a time
   std::thread ownership_;  // RenewAndSweep, with an instance id
-  std::unique_ptr<BaselineStore> sweep_store_;  // RenewAndSweep's only
+  std::unique_ptr<Store> sweep_store_;  // RenewAndSweep's only
 };
 
 // A gRPC server running a SchedulerService.

@@ -128,7 +128,7 @@ void SchedulerService::RenewAndSweep() {
   // One store object for the sweeps (a PostgreSQL connection is not made
   // anew every pass); opened again after an error.
   if (!sweep_store_) {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+    absl::StatusOr<std::unique_ptr<Store>> store = OpenStore();
     if (!store.ok()) {
       Log(absl::StrCat("cannot look for builds to resume: ", store.status().message()));
       return;
@@ -175,7 +175,7 @@ absl::Status SchedulerService::ClaimAndResume(int64_t baseline, bool abandoned,
       return absl::OkStatus();
     }
   }
-  STE_ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStore());
+  STE_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore());
   STE_ASSIGN_OR_RETURN(std::optional<ClaimedBuild> claimed,
                        store->ClaimBuild(baseline, options_.instance_id,
                                          absl::ToInt64Milliseconds(options_.build_lease)));
@@ -240,8 +240,8 @@ Status SchedulerService::Authorize(grpc::ServerContext* ctx, const char* method)
   return Status(StatusCode::UNAUTHENTICATED, why + " (this scheduler requires --token-file)");
 }
 
-absl::StatusOr<std::unique_ptr<BaselineStore>> SchedulerService::OpenStore() {
-  return BaselineStore::Open(options_.store_url, options_.store_root);
+absl::StatusOr<std::unique_ptr<Store>> SchedulerService::OpenStore() {
+  return Store::Open(options_.store_url, options_.store_root);
 }
 
 void SchedulerService::Shutdown(const std::string& why) {
@@ -275,7 +275,7 @@ Status SchedulerService::FindBuild(const std::string& build_id,
   }
   // Not in memory: a build of an earlier run of this scheduler, or of
   // another one on the store. Resumed here if it is ours to take.
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenStore();
   if (!store.ok()) return ToGrpcStatus(store.status());
   absl::StatusOr<BaselineInfo> info = (*store)->Get(baseline);
   if (absl::IsNotFound(info.status())) {
@@ -364,7 +364,7 @@ Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateB
   absl::StatusOr<Inventory> inventory = Inventory::Parse(req->inventory());
   if (!inventory.ok()) return Invalid(absl::StrCat("inventory: ", inventory.status().message()));
   spec.inventory = *std::move(inventory);
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = OpenStore();
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenStore();
   if (!store.ok()) return ToGrpcStatus(store.status());
   absl::StatusOr<std::unique_ptr<BuildSession>> build =
       BuildSession::Create(std::move(spec), *std::move(store), SessionOptions());
