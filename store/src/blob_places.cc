@@ -23,6 +23,20 @@ bool PlainFileName(const std::string& file) {
   return !file.empty() && file.find('/') == std::string::npos && file[0] != '.';
 }
 
+// The row of blob `name` of `baseline`: `columns` of ste.blobs. NotFound
+// without one.
+absl::StatusOr<std::unique_ptr<SqlRows>> BlobRow(SqlDb& db, absl::string_view columns,
+                                                 int64_t baseline, const std::string& name) {
+  STE_ASSIGN_OR_RETURN(std::unique_ptr<SqlRows> row,
+                       db.Query(absl::StrCat("SELECT ", columns,
+                                             " FROM ste.blobs WHERE baseline = $1 AND name = $2"),
+                                SqlParams().Int(baseline).Text(name)));
+  if (row->size() == 0) {
+    return absl::NotFoundError(absl::StrCat("baseline ", baseline, " has no \"", name, "\" blob"));
+  }
+  return row;
+}
+
 class BlobFiles final : public BlobPlace {
  public:
   BlobFiles(std::string dir, bool verify_hash, FaultHook hook)
@@ -76,26 +90,18 @@ class BlobFiles final : public BlobPlace {
 
   absl::StatusOr<bool> CheckDurable(SqlDb& db, int64_t baseline,
                                     const std::string& name) override {
-    STE_ASSIGN_OR_RETURN(std::unique_ptr<SqlRows> blob,
-                         db.Query("SELECT file, size FROM ste.blobs WHERE baseline = $1 "
-                                  "AND name = $2",
-                                  SqlParams().Int(baseline).Text(name)));
-    if (blob->size() == 0) return false;
+    absl::StatusOr<std::unique_ptr<SqlRows>> blob = BlobRow(db, "file, size", baseline, name);
+    if (absl::IsNotFound(blob.status())) return false;
+    STE_RETURN_IF_ERROR(blob.status());
     STE_RETURN_IF_ERROR(
-        CheckFile(db, baseline, name, blob->Text(0, 0), blob->Int(0, 1)).status());
+        CheckFile(db, baseline, name, (*blob)->Text(0, 0), (*blob)->Int(0, 1)).status());
     return true;
   }
 
   absl::StatusOr<std::string> Path(SqlDb& db, int64_t baseline,
                                    const std::string& name) override {
     STE_ASSIGN_OR_RETURN(std::unique_ptr<SqlRows> row,
-                         db.Query("SELECT file, size, xxh3_128 FROM ste.blobs "
-                                  "WHERE baseline = $1 AND name = $2",
-                                  SqlParams().Int(baseline).Text(name)));
-    if (row->size() == 0) {
-      return absl::NotFoundError(
-          absl::StrCat("baseline ", baseline, " has no \"", name, "\" blob"));
-    }
+                         BlobRow(db, "file, size, xxh3_128", baseline, name));
     const std::string expected_hash = row->Text(0, 2);
     STE_ASSIGN_OR_RETURN(std::string path,
                          CheckFile(db, baseline, name, row->Text(0, 0), row->Int(0, 1)));
@@ -139,10 +145,10 @@ class BlobFiles final : public BlobPlace {
  private:
   // The file the row of blob `name` names, or "" if there is no such row.
   absl::StatusOr<std::string> StoredFile(SqlDb& db, int64_t baseline, const std::string& name) {
-    STE_ASSIGN_OR_RETURN(std::unique_ptr<SqlRows> row,
-                         db.Query("SELECT file FROM ste.blobs WHERE baseline = $1 AND name = $2",
-                                  SqlParams().Int(baseline).Text(name)));
-    return row->size() > 0 ? row->Text(0, 0) : std::string();
+    absl::StatusOr<std::unique_ptr<SqlRows>> row = BlobRow(db, "file", baseline, name);
+    if (absl::IsNotFound(row.status())) return std::string();
+    STE_RETURN_IF_ERROR(row.status());
+    return (*row)->Text(0, 0);
   }
 
   // DataLoss unless <dir>/`file` exists with `size` bytes; returns its path.
@@ -251,13 +257,7 @@ class BlobBytes final : public BlobPlace {
   absl::StatusOr<std::string> Path(SqlDb& db, int64_t baseline,
                                    const std::string& name) override {
     STE_ASSIGN_OR_RETURN(std::unique_ptr<SqlRows> row,
-                         db.Query("SELECT size, xxh3_128 FROM ste.blobs "
-                                  "WHERE baseline = $1 AND name = $2",
-                                  SqlParams().Int(baseline).Text(name)));
-    if (row->size() == 0) {
-      return absl::NotFoundError(
-          absl::StrCat("baseline ", baseline, " has no \"", name, "\" blob"));
-    }
+                         BlobRow(db, "size, xxh3_128", baseline, name));
     const int64_t size = row->Int(0, 0);
     const std::string hash = row->Text(0, 1);
     STE_RETURN_IF_ERROR(row->ParseStatus());

@@ -15,45 +15,18 @@
 
 namespace ste {
 
-SqlParams& SqlParams::Int(int64_t value) {
-  Value v;
-  v.kind = Kind::kInt;
-  v.i = value;
-  values_.push_back(std::move(v));
+SqlParams& SqlParams::Add(Value value) {
+  values_.push_back(std::move(value));
   return *this;
 }
 
-SqlParams& SqlParams::Double(double value) {
-  Value v;
-  v.kind = Kind::kDouble;
-  v.d = value;
-  values_.push_back(std::move(v));
-  return *this;
-}
-
-SqlParams& SqlParams::Bool(bool value) {
-  Value v;
-  v.kind = Kind::kBool;
-  v.i = value ? 1 : 0;
-  values_.push_back(std::move(v));
-  return *this;
-}
-
+SqlParams& SqlParams::Int(int64_t value) { return Add({Kind::kInt, value, 0, {}, {}}); }
+SqlParams& SqlParams::Double(double value) { return Add({Kind::kDouble, 0, value, {}, {}}); }
+SqlParams& SqlParams::Bool(bool value) { return Add({Kind::kBool, value ? 1 : 0, 0, {}, {}}); }
 SqlParams& SqlParams::Text(absl::string_view value) {
-  Value v;
-  v.kind = Kind::kText;
-  v.text = std::string(value);
-  values_.push_back(std::move(v));
-  return *this;
+  return Add({Kind::kText, 0, 0, std::string(value), {}});
 }
-
-SqlParams& SqlParams::Bytes(absl::string_view bytes) {
-  Value v;
-  v.kind = Kind::kBytes;
-  v.bytes = bytes;
-  values_.push_back(std::move(v));
-  return *this;
-}
+SqlParams& SqlParams::Bytes(absl::string_view bytes) { return Add({Kind::kBytes, 0, 0, {}, bytes}); }
 
 std::string SqliteSpelling(absl::string_view sql) {
   auto ident = [](char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_'; };

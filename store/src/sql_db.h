@@ -62,6 +62,7 @@ class SqlParams {
   const std::vector<Value>& values() const { return values_; }
 
  private:
+  SqlParams& Add(Value value);
   std::vector<Value> values_;
 };
 
