@@ -238,19 +238,10 @@ class BlobBytes final : public BlobPlace {
 
   absl::StatusOr<bool> CheckDurable(SqlDb& db, int64_t baseline,
                                     const std::string& name) override {
-    // octet_length() reads the TOAST header, not the bytes.
-    STE_ASSIGN_OR_RETURN(std::unique_ptr<SqlRows> blob,
-                         db.Query("SELECT b.size, c.bytes IS NOT NULL, "
-                                  "coalesce(octet_length(c.bytes), 0) FROM ste.blobs b "
-                                  "LEFT JOIN ste.blob_contents c USING (baseline, name) "
-                                  "WHERE b.baseline = $1 AND b.name = $2",
-                                  SqlParams().Int(baseline).Text(name)));
-    if (blob->size() == 0) return false;
-    const int64_t size = blob->Int(0, 0);
-    const bool present = blob->Bool(0, 1);
-    const int64_t stored = blob->Int(0, 2);
-    STE_RETURN_IF_ERROR(blob->ParseStatus());
-    STE_RETURN_IF_ERROR(CheckStoredBytes(db, baseline, name, present, size, stored));
+    absl::StatusOr<StoredBlob> blob = ReadStored(db, baseline, name);
+    if (absl::IsNotFound(blob.status())) return false;
+    STE_RETURN_IF_ERROR(blob.status());
+    STE_RETURN_IF_ERROR(CheckStoredBytes(db, baseline, name, *blob));
     return true;
   }
 
@@ -312,17 +303,42 @@ class BlobBytes final : public BlobPlace {
     return absl::DataLossError(absl::StrCat(BlobWhere(db, baseline, name), " has a bad row (size ",
                                             size, ", xxh3_128 \"", hash, "\")"));
   }
-  // DataLoss unless the blob's bytes are on the server (`present`) with
-  // the recorded size (`stored` == `size`).
+  // What the server holds of a blob: its row, and whether its bytes are
+  // there and how many (octet_length() reads the TOAST header, not the
+  // bytes). NotFound without a row.
+  struct StoredBlob {
+    int64_t size = 0;
+    std::string hash;
+    bool present = false;
+    int64_t stored = 0;
+  };
+  static absl::StatusOr<StoredBlob> ReadStored(SqlDb& db, int64_t baseline,
+                                               const std::string& name) {
+    STE_ASSIGN_OR_RETURN(std::unique_ptr<SqlRows> row,
+                         db.Query("SELECT b.size, b.xxh3_128, c.bytes IS NOT NULL, "
+                                  "coalesce(octet_length(c.bytes), 0) FROM ste.blobs b "
+                                  "LEFT JOIN ste.blob_contents c USING (baseline, name) "
+                                  "WHERE b.baseline = $1 AND b.name = $2",
+                                  SqlParams().Int(baseline).Text(name)));
+    if (row->size() == 0) {
+      return absl::NotFoundError(
+          absl::StrCat("baseline ", baseline, " has no \"", name, "\" blob"));
+    }
+    StoredBlob blob{row->Int(0, 0), row->Text(0, 1), row->Bool(0, 2), row->Int(0, 3)};
+    STE_RETURN_IF_ERROR(row->ParseStatus());
+    return blob;
+  }
+  // DataLoss unless the blob's bytes are on the server with the recorded
+  // size.
   static absl::Status CheckStoredBytes(SqlDb& db, int64_t baseline, absl::string_view name,
-                                       bool present, int64_t size, int64_t stored) {
-    if (!present) {
+                                       const StoredBlob& blob) {
+    if (!blob.present) {
       return absl::DataLossError(
           absl::StrCat(BlobWhere(db, baseline, name), " is missing from ste.blob_contents"));
     }
-    if (stored != size) {
-      return absl::DataLossError(absl::StrCat(BlobWhere(db, baseline, name), " is ", stored,
-                                              " bytes, ", size,
+    if (blob.stored != blob.size) {
+      return absl::DataLossError(absl::StrCat(BlobWhere(db, baseline, name), " is ", blob.stored,
+                                              " bytes, ", blob.size,
                                               " were recorded (truncated or replaced)"));
     }
     return absl::OkStatus();
@@ -334,23 +350,11 @@ class BlobBytes final : public BlobPlace {
   absl::StatusOr<std::string> FetchIntoCache(SqlDb& db, int64_t baseline,
                                              const std::string& name) {
     STE_ASSIGN_OR_RETURN(SqlTransaction txn, db.Begin(TxnKind::kSnapshot));
-    STE_ASSIGN_OR_RETURN(std::unique_ptr<SqlRows> row,
-                         db.Query("SELECT b.size, b.xxh3_128, c.bytes IS NOT NULL, "
-                                  "coalesce(octet_length(c.bytes), 0) FROM ste.blobs b "
-                                  "LEFT JOIN ste.blob_contents c USING (baseline, name) "
-                                  "WHERE b.baseline = $1 AND b.name = $2",
-                                  SqlParams().Int(baseline).Text(name)));
-    if (row->size() == 0) {
-      return absl::NotFoundError(
-          absl::StrCat("baseline ", baseline, " has no \"", name, "\" blob"));
-    }
-    const int64_t size = row->Int(0, 0);
-    const std::string hash = row->Text(0, 1);
-    const bool present = row->Bool(0, 2);
-    const int64_t stored = row->Int(0, 3);
-    STE_RETURN_IF_ERROR(row->ParseStatus());
+    STE_ASSIGN_OR_RETURN(StoredBlob blob, ReadStored(db, baseline, name));
+    const int64_t size = blob.size;
+    const std::string& hash = blob.hash;
     if (!IsLowerHex32(hash) || size < 0) return BadRow(db, baseline, name, size, hash);
-    STE_RETURN_IF_ERROR(CheckStoredBytes(db, baseline, name, present, size, stored));
+    STE_RETURN_IF_ERROR(CheckStoredBytes(db, baseline, name, blob));
 
     const std::string path = cache_.PathFor(baseline, name, hash);
     STE_ASSIGN_OR_RETURN(BlobCache::Writer writer, cache_.Create(path));

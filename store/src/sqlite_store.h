@@ -1,7 +1,11 @@
 // Copyright: the ste authors. The SQLite baseline store (internal header).
 //
-// BaselineStore::Open("sqlite:PATH", root) lands here. This header is
-// internal to scheduler/ (and its tests): callers use baseline_store.h.
+// Store::Open("sqlite:PATH", root) lands here. This header is
+// internal to store/ (and its tests): callers use baseline_store.h.
+// What is SQLite's own is here and in sqlite_store.cc: the schema, its
+// creation and migration, the open modes. The protocol is written once in
+// relational_store.h, run over sql_db.h's SQLite adapter with blob files
+// beside the database and flock writer locks (store_strategies.h).
 //
 // On disk, for PATH = .ste/ste.db:
 //
@@ -139,7 +143,7 @@ struct SqliteStoreOptions {
   //   "complete-before-commit"  Complete()'s UPDATE ran; COMMIT has not
   std::function<void(const char* point)> fault_hook;
   // kReadOnly / kImmutable: an existing store, read only (nothing is
-  // created, no pragma is set; writes fail); see BaselineStore::OpenForReading.
+  // created, no pragma is set; writes fail); see Store::OpenForReading.
   SqliteDb::Mode open_mode = SqliteDb::Mode::kReadWrite;
 };
 
