@@ -132,9 +132,9 @@ std::string Size(int64_t bytes) {
 int64_t Now() { return static_cast<int64_t>(std::time(nullptr)); }
 
 // The store of ste.toml (or --store); prints the error.
-BaselineStore* OpenStore(Invocation& in) {
+Store* OpenStore(Invocation& in) {
   if (in.config() == nullptr) return nullptr;  // printed: exit 2
-  absl::StatusOr<BaselineStore*> store = in.store(StoreAccess::kReadWrite);
+  absl::StatusOr<Store*> store = in.store(StoreAccess::kReadWrite);
   if (!store.ok()) {
     in.Fail("store unusable: " + std::string(store.status().message()));
     return nullptr;
@@ -156,7 +156,7 @@ int Export(const std::vector<std::string>& args) {
                                       flags->positional[0], "'"));
   }
   if (flags->Get("output").empty()) return in.UsageError("-o FILE is required");
-  BaselineStore* store = OpenStore(in);
+  Store* store = OpenStore(in);
   if (store == nullptr) return in.exit_code();
   absl::StatusOr<BaselineArchive> archive = ArchiveFromStore(*store, id);
   if (!archive.ok()) return in.Fail(archive.status());
@@ -181,7 +181,7 @@ int Import(const std::vector<std::string>& args) {
   // Everything is checked before the store is opened (opening may create it).
   absl::StatusOr<BaselineArchive> archive = ReadBaselineArchiveFile(file);
   if (!archive.ok()) return in.Fail("refused: " + std::string(archive.status().message()));
-  BaselineStore* store = OpenStore(in);
+  Store* store = OpenStore(in);
   if (store == nullptr) return in.exit_code();
   absl::StatusOr<ImportOutcome> imported = ImportBaseline(*store, *archive);
   if (!imported.ok()) return in.Fail(imported.status());
@@ -205,7 +205,7 @@ int List(const std::vector<std::string>& args) {
                  {OutputFormat::kText, OutputFormat::kJson}});
   if (std::optional<int> done = in.Parse(args)) return *done;
   if (!in.flags().positional.empty()) return in.UsageError("takes no arguments");
-  BaselineStore* store = OpenStore(in);
+  Store* store = OpenStore(in);
   if (store == nullptr) return in.exit_code();
   absl::StatusOr<std::vector<BaselineSummary>> list = store->ListSummaries();
   if (!list.ok()) return in.Fail(list.status());
@@ -278,7 +278,7 @@ int Gc(const std::vector<std::string>& args) {
     options.abandoned_after_seconds = *age;
   }
   options.dry_run = flags->Has("dry-run");
-  BaselineStore* store = OpenStore(in);
+  Store* store = OpenStore(in);
   if (store == nullptr) return in.exit_code();
   options.output_dir = in.config()->root + "/.ste/output";
   absl::StatusOr<GcReport> report = CollectGarbage(*store, options, Now());

@@ -117,23 +117,23 @@ Config* Invocation::config() {
   return config_ ? &*config_ : nullptr;
 }
 
-absl::StatusOr<BaselineStore*> Invocation::store(StoreAccess access) {
+absl::StatusOr<Store*> Invocation::store(StoreAccess access) {
   if (!store_) {
     Config* c = config();
     if (c == nullptr) {
       store_ = absl::FailedPreconditionError("no configuration");
     } else {
-      store_ = access == StoreAccess::kRead ? BaselineStore::OpenForReading(c->store_url, c->root)
-                                            : BaselineStore::Open(c->store_url, c->root);
+      store_ = access == StoreAccess::kRead ? Store::OpenForReading(c->store_url, c->root)
+                                            : Store::Open(c->store_url, c->root);
     }
   }
   if (!store_->ok()) return store_->status();
   return store_->value().get();
 }
 
-absl::StatusOr<std::unique_ptr<BaselineStore>> Invocation::TakeStore(StoreAccess access) {
-  absl::StatusOr<BaselineStore*> opened = store(access);
-  absl::StatusOr<std::unique_ptr<BaselineStore>> taken = std::move(*store_);
+absl::StatusOr<std::unique_ptr<Store>> Invocation::TakeStore(StoreAccess access) {
+  absl::StatusOr<Store*> opened = store(access);
+  absl::StatusOr<std::unique_ptr<Store>> taken = std::move(*store_);
   store_ = absl::FailedPreconditionError("the store was handed over");
   return taken;
 }
@@ -143,7 +143,7 @@ LoadedBaseline* Invocation::Baseline() {
     baseline_loaded_ = true;
     Config* c = config();
     if (c == nullptr) return nullptr;  // printed, exit_code_ set
-    absl::StatusOr<BaselineStore*> opened = store(StoreAccess::kReadWrite);
+    absl::StatusOr<Store*> opened = store(StoreAccess::kReadWrite);
     absl::StatusOr<LoadedBaseline> loaded =
         opened.ok() ? LoadBaseline(**opened, *c, flags_.Get("base")) : opened.status();
     if (!loaded.ok()) {

@@ -62,8 +62,8 @@ struct CommandSpec {
   bool stop_at_positional = false;
 };
 
-// How the store is opened: as BaselineStore::OpenForReading (never creates
-// nor migrates it: a selection) or BaselineStore::Open.
+// How the store is opened: as Store::OpenForReading (never creates
+// nor migrates it: a selection) or Store::Open.
 enum class StoreAccess { kRead, kReadWrite };
 
 class Invocation {
@@ -93,10 +93,10 @@ class Invocation {
 
   // The store of config(), opened once (`access` is the first call's).
   // The error is returned, not printed: a selection widens to all on it.
-  absl::StatusOr<BaselineStore*> store(StoreAccess access);
+  absl::StatusOr<Store*> store(StoreAccess access);
   // The same store, handed over (to a StoreBaselineSource); store() is not
   // to be called after.
-  absl::StatusOr<std::unique_ptr<BaselineStore>> TakeStore(StoreAccess access);
+  absl::StatusOr<std::unique_ptr<Store>> TakeStore(StoreAccess access);
 
   // The baseline --base names (auto, the default, or an ID) in store(),
   // loaded once. nullptr after an error, printed (exit 1).
@@ -112,7 +112,7 @@ class Invocation {
   int exit_code_ = 0;
   std::optional<Config> config_;
   bool config_loaded_ = false;
-  std::optional<absl::StatusOr<std::unique_ptr<BaselineStore>>> store_;
+  std::optional<absl::StatusOr<std::unique_ptr<Store>>> store_;
   std::optional<LoadedBaseline> baseline_;
   bool baseline_loaded_ = false;
 };

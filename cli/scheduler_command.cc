@@ -139,8 +139,8 @@ int SchedulerCommand(const std::vector<std::string>& args) {
   }
   // The store must open (and have ste's schema) before anything listens.
   {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store =
-        BaselineStore::Open(options.store_url, options.store_root);
+    absl::StatusOr<std::unique_ptr<Store>> store =
+        Store::Open(options.store_url, options.store_root);
     if (!store.ok()) return fail(std::string(store.status().message()));
   }
   options.log = [](const std::string& line) {

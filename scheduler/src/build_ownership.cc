@@ -101,7 +101,7 @@ void OwnedBuilds::Shutdown(const std::string& why) {
 
 absl::StatusOr<std::shared_ptr<BuildSession>> OwnedBuilds::Create(BuildSpec spec) {
   if (stopping()) return absl::UnavailableError("the scheduler is stopping");
-  STE_ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, options_.open_store());
+  STE_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, options_.open_store());
   STE_ASSIGN_OR_RETURN(std::unique_ptr<BuildSession> build,
                        BuildSession::Create(std::move(spec), std::move(store), SessionOptions()));
   std::shared_ptr<BuildSession> b = std::move(build);
@@ -158,7 +158,7 @@ void OwnedBuilds::RenewAndSweep() {
   if (options_.instance_id.empty()) return;  // nothing of the store's is ours to take
   // One store object for the sweeps, opened again after an error.
   if (!sweep_store_) {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = options_.open_store();
+    absl::StatusOr<std::unique_ptr<Store>> store = options_.open_store();
     if (!store.ok()) {
       Log(absl::StrCat("cannot look for builds to resume: ", store.status().message()));
       return;
@@ -205,7 +205,7 @@ absl::Status OwnedBuilds::ClaimAndResume(int64_t baseline, bool abandoned,
       return absl::OkStatus();
     }
   }
-  STE_ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, options_.open_store());
+  STE_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, options_.open_store());
   STE_ASSIGN_OR_RETURN(std::optional<ClaimedBuild> claimed,
                        store->ClaimBuild(baseline, options_.instance_id,
                                          absl::ToInt64Milliseconds(options_.build_lease)));
@@ -262,7 +262,7 @@ absl::StatusOr<std::shared_ptr<BuildSession>> OwnedBuilds::Find(const std::strin
   // another one on the store. Resumed here if it is ours to take.
   bool abandoned = false;
   {
-    STE_ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, options_.open_store());
+    STE_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, options_.open_store());
     absl::StatusOr<BaselineInfo> info = store->Get(baseline);
     if (absl::IsNotFound(info.status())) {
       return absl::NotFoundError(absl::StrCat("no build '", build_id, "'"));

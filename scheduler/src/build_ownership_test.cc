@@ -467,7 +467,7 @@ TEST(BuildOwnershipRaceTest, TwoInstancesClaimingOneExpiredBuildFromTwoThreadsOn
     BuildSession::Options o;
     o.owner = "killed";
     o.lease_ms = 0;
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = backend.Open(true);
+    absl::StatusOr<std::unique_ptr<Store>> store = backend.Open(true);
     ASSERT_TRUE(store.ok()) << store.status();
     absl::StatusOr<std::unique_ptr<BuildSession>> b =
         BuildSession::Create(Spec(i + 1), *std::move(store), o);
@@ -507,7 +507,7 @@ TEST(BuildOwnershipRaceTest, TwoInstancesClaimingOneExpiredBuildFromTwoThreadsOn
   instances[1]->Start();
   for (std::thread& t : threads) t.join();
 
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = backend.Open(true);
+  absl::StatusOr<std::unique_ptr<Store>> store = backend.Open(true);
   ASSERT_TRUE(store.ok()) << store.status();
   absl::StatusOr<std::vector<BuildOwnership>> rows = (*store)->ListBuilds();
   ASSERT_TRUE(rows.ok()) << rows.status();

@@ -20,13 +20,13 @@ std::string Quoted(std::string_view path) {
 
 }  // namespace
 
-BuildSession::BuildSession(BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options)
+BuildSession::BuildSession(BuildSpec spec, std::unique_ptr<Store> store, Options options)
     : spec_(std::move(spec)), options_(std::move(options)), store_(std::move(store)) {}
 
 BuildSession::~BuildSession() = default;
 
 absl::StatusOr<std::unique_ptr<BuildSession>> BuildSession::Create(
-    BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options) {
+    BuildSpec spec, std::unique_ptr<Store> store, Options options) {
   if (spec.tests.empty()) return absl::InvalidArgumentError("a build needs at least one test");
   std::set<std::string> seen;
   for (const BuildTest& t : spec.tests) {
@@ -87,10 +87,10 @@ absl::Status BuildSession::Start(int64_t baseline) {
 }
 
 absl::StatusOr<std::unique_ptr<BuildSession>> BuildSession::Resume(
-    int64_t baseline, ClaimedBuild claimed, std::unique_ptr<BaselineStore> store, Options options) {
+    int64_t baseline, ClaimedBuild claimed, std::unique_ptr<Store> store, Options options) {
   // What the store holds cannot be resumed: the build is failed (this
   // object holds the claim), never left for the next sweep to claim again.
-  auto unresumable = [baseline](BaselineStore& claimer, const absl::Status& why) {
+  auto unresumable = [baseline](Store& claimer, const absl::Status& why) {
     (void)claimer.MarkFailed(baseline, absl::StrCat("cannot resume the build: ", why.message()));
     return why;
   };

@@ -40,8 +40,8 @@ TEST(ValidateDependencyPath, AcceptsWhatReduceLogsGivesAndRefusesEscapes) {
 
 class BuildSessionTest : public ::testing::Test {
  protected:
-  std::unique_ptr<BaselineStore> Store() {
-    auto s = BaselineStore::Open("sqlite:" + dir_.path() + "/s.db", dir_.path());
+  std::unique_ptr<ste::Store> Store() {
+    auto s = ste::Store::Open("sqlite:" + dir_.path() + "/s.db", dir_.path());
     EXPECT_TRUE(s.ok()) << s.status();
     return *std::move(s);
   }
@@ -318,8 +318,8 @@ namespace {
 // results, and leases only the tests without a result.
 class ResumeTest : public ::testing::Test {
  protected:
-  std::unique_ptr<BaselineStore> Store(const std::string& name) {
-    auto s = BaselineStore::Open("sqlite:" + dir_.path() + "/" + name + ".db", dir_.path());
+  std::unique_ptr<ste::Store> Store(const std::string& name) {
+    auto s = ste::Store::Open("sqlite:" + dir_.path() + "/" + name + ".db", dir_.path());
     EXPECT_TRUE(s.ok()) << s.status();
     return *std::move(s);
   }
@@ -379,7 +379,7 @@ class ResumeTest : public ::testing::Test {
       EXPECT_EQ(*taken, BuildCoordinator::Acceptance::kAccepted);
     }
   }
-  static std::string Blob(BaselineStore& store, int64_t baseline, const std::string& name) {
+  static std::string Blob(ste::Store& store, int64_t baseline, const std::string& name) {
     auto path = store.BlobPath(baseline, name);
     EXPECT_TRUE(path.ok()) << path.status();
     return testing_util::ReadWholeFile(*path);
@@ -408,7 +408,7 @@ TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
     Feed(**killed, {"tests/t5.py", "tests/t3.py", "tests/t1.py", "tests/t0.py"});
     ASSERT_TRUE((*killed)->Flush().ok());
   }
-  std::unique_ptr<BaselineStore> store = Store("faulty");
+  std::unique_ptr<ste::Store> store = Store("faulty");
   auto claimed = store->ClaimBuild(baseline, "second", 60000);
   ASSERT_TRUE(claimed.ok() && claimed->has_value()) << claimed.status();
   o.owner = "second";
@@ -443,7 +443,7 @@ TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
   ASSERT_EQ(snap.state, BaselineState::kComplete) << snap.failure;
   EXPECT_EQ(snap.finished.size(), 6u);
 
-  std::unique_ptr<BaselineStore> a = Store("reference"), b = Store("faulty");
+  std::unique_ptr<ste::Store> a = Store("reference"), b = Store("faulty");
   EXPECT_EQ(Blob(*b, baseline, "index"), Blob(*a, 1, "index"));
   EXPECT_EQ(Blob(*b, baseline, "inventory"), Blob(*a, 1, "inventory"));
   auto ra = a->Results(1), rb = b->Results(baseline);
@@ -459,7 +459,7 @@ TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
 }
 
 TEST_F(ResumeTest, AJournalThatCannotBeReadFailsTheBuildInsteadOfResumingIt) {
-  std::unique_ptr<BaselineStore> first = Store("s");
+  std::unique_ptr<ste::Store> first = Store("s");
   absl::StatusOr<int64_t> baseline = first->BeginBuild("c", 1, "first", EncodeBuildSpec(Spec()), 0);
   ASSERT_TRUE(baseline.ok()) << baseline.status();
   AcceptedEntry damaged;
@@ -467,7 +467,7 @@ TEST_F(ResumeTest, AJournalThatCannotBeReadFailsTheBuildInsteadOfResumingIt) {
   damaged.record = "STEJRNL but not a record";
   ASSERT_TRUE(first->PutAccepted(*baseline, {damaged}).ok());
   first.reset();
-  std::unique_ptr<BaselineStore> store = Store("s");
+  std::unique_ptr<ste::Store> store = Store("s");
   auto claimed = store->ClaimBuild(*baseline, "second", 60000);
   ASSERT_TRUE(claimed.ok() && claimed->has_value());
   BuildSession::Options o;
@@ -487,7 +487,7 @@ TEST_F(ResumeTest, TheOldOwnerOfATakenBuildIsLostAndNeverFailsIt) {
   auto first = BuildSession::Create(Spec(), Store("s"), o);
   ASSERT_TRUE(first.ok());
   const int64_t baseline = (*first)->baseline_id();
-  std::unique_ptr<BaselineStore> store = Store("s");
+  std::unique_ptr<ste::Store> store = Store("s");
   auto claimed = store->ClaimBuild(baseline, "second", 60000);
   ASSERT_TRUE(claimed.ok() && claimed->has_value());
   Feed(**first, {"tests/t0.py"});  // accepted in memory, journaled later

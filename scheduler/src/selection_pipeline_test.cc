@@ -206,7 +206,7 @@ namespace {
 std::string StoreWithBaselines(int n) {
   std::string dir = "/tmp/ste-caching-XXXXXX";
   EXPECT_NE(mkdtemp(dir.data()), nullptr);
-  auto store = BaselineStore::Open("sqlite:" + dir + "/ste.db", dir);
+  auto store = Store::Open("sqlite:" + dir + "/ste.db", dir);
   EXPECT_TRUE(store.ok()) << store.status();
   SelectionIndexBuilder builder;
   EXPECT_TRUE(builder.AddTests({"//r/tests/a.py"}).ok());
@@ -235,7 +235,7 @@ TEST(CachingBaselineSource, LoadsABaselineOnceAndKeepsTheLastFew) {
   CachingBaselineSource source(
       [&] {
         opened++;
-        return BaselineStore::Open("sqlite:" + dir + "/ste.db", dir);
+        return Store::Open("sqlite:" + dir + "/ste.db", dir);
       },
       2);
   auto first = source.Load(Which(INT64_MAX, 0));  // the latest: 3
@@ -271,7 +271,7 @@ TEST(CachingBaselineSource, LoadsABaselineOnceAndKeepsTheLastFew) {
 }
 
 TEST(CachingBaselineSource, AStoreThatCannotOpenIsNoBaselineWithTheReason) {
-  CachingBaselineSource source([] { return absl::StatusOr<std::unique_ptr<BaselineStore>>(
+  CachingBaselineSource source([] { return absl::StatusOr<std::unique_ptr<Store>>(
                                         absl::UnavailableError("connection refused")); },
                                4);
   auto b = source.Load(Which(INT64_MAX, 0));

@@ -419,7 +419,7 @@ absl::Status WriteBaselineArchiveFile(const BaselineArchive& archive, const std:
   return WriteFileDurably(dir, name, bytes);
 }
 
-absl::StatusOr<BaselineArchive> ArchiveFromStore(BaselineStore& store, int64_t id) {
+absl::StatusOr<BaselineArchive> ArchiveFromStore(Store& store, int64_t id) {
   BaselineInfo info;
   if (id > 0) {
     STE_ASSIGN_OR_RETURN(info, store.Get(id));
@@ -463,7 +463,7 @@ absl::StatusOr<BaselineArchive> ArchiveFromStore(BaselineStore& store, int64_t i
 namespace {
 
 // A complete baseline of `store` holding exactly `a`, if any.
-absl::StatusOr<std::optional<int64_t>> FindCopy(BaselineStore& store, const BaselineArchive& a) {
+absl::StatusOr<std::optional<int64_t>> FindCopy(Store& store, const BaselineArchive& a) {
   const std::vector<BlobInfo> want = {
       {"index", static_cast<int64_t>(a.index.size()), Xxh3Hex(a.index)},
       {"inventory", static_cast<int64_t>(a.inventory.size()), Xxh3Hex(a.inventory)}};
@@ -487,7 +487,7 @@ absl::StatusOr<std::optional<int64_t>> FindCopy(BaselineStore& store, const Base
 
 }  // namespace
 
-absl::StatusOr<ImportOutcome> ImportBaseline(BaselineStore& store, const BaselineArchive& a) {
+absl::StatusOr<ImportOutcome> ImportBaseline(Store& store, const BaselineArchive& a) {
   STE_RETURN_IF_ERROR(VerifyBaselineArchive(a));
   STE_ASSIGN_OR_RETURN(std::optional<int64_t> copy, FindCopy(store, a));
   if (copy) return ImportOutcome{*copy, true};

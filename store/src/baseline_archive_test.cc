@@ -320,19 +320,19 @@ class ArchiveStoreTest : public ::testing::TestWithParam<Backend> {
     Make(copy_dir_, &copy_backend_, &copy_);
   }
   void Make(const ScopedTempDir& dir, std::unique_ptr<StoreBackend>* backend,
-            std::unique_ptr<BaselineStore>* store) {
+            std::unique_ptr<Store>* store) {
     ASSERT_FALSE(dir.path().empty());
     absl::StatusOr<std::unique_ptr<StoreBackend>> b = testing_util::MakeBackend(GetParam(), dir.path());
     ASSERT_TRUE(b.ok()) << b.status();
     *backend = *std::move(b);
-    absl::StatusOr<std::unique_ptr<BaselineStore>> s = (*backend)->Open();
+    absl::StatusOr<std::unique_ptr<Store>> s = (*backend)->Open();
     ASSERT_TRUE(s.ok()) << s.status();
     *store = *std::move(s);
   }
 
   ScopedTempDir origin_dir_, copy_dir_;
   std::unique_ptr<StoreBackend> origin_backend_, copy_backend_;
-  std::unique_ptr<BaselineStore> origin_, copy_;
+  std::unique_ptr<Store> origin_, copy_;
 };
 
 TEST_P(ArchiveStoreTest, AnExportImportedElsewhereIsTheSameBaseline) {

@@ -76,7 +76,7 @@ inline BaselineArchive SampleArchive(const std::string& commit = "0123456789abcd
 }
 
 // Stores `a` through the life cycle (Begin, blobs, results, Complete).
-inline int64_t StoreArchive(BaselineStore& store, const BaselineArchive& a) {
+inline int64_t StoreArchive(Store& store, const BaselineArchive& a) {
   absl::StatusOr<int64_t> id = store.Begin(a.commit, a.mri);
   EXPECT_TRUE(id.ok()) << id.status();
   EXPECT_TRUE(store.PutBlob(*id, "index", a.index).ok());

@@ -76,7 +76,7 @@ std::vector<GcDecision> PlanGc(const std::vector<BaselineSummary>& baselines,
   return plan;
 }
 
-absl::StatusOr<GcReport> CollectGarbage(BaselineStore& store, const GcOptions& options,
+absl::StatusOr<GcReport> CollectGarbage(RetentionStore& store, const GcOptions& options,
                                         int64_t now_unix) {
   STE_ASSIGN_OR_RETURN(std::vector<BaselineSummary> summaries, store.ListSummaries());
   GcReport report;

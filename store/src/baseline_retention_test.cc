@@ -146,7 +146,7 @@ TEST_P(StoreGcTest, KeepTwoOfFiveLeavesExactlyTheNewestTwoComplete) {
   {
     // A record killed mid-build: its store object (and so its lock) gone,
     // begun two days ago.
-    std::unique_ptr<BaselineStore> killed = OpenStore();
+    std::unique_ptr<Store> killed = OpenStore();
     absl::StatusOr<int64_t> id = killed->Begin("a", 5);
     ASSERT_TRUE(id.ok());
     a = *id;
@@ -207,13 +207,13 @@ TEST_P(StoreGcTest, KeepTwoOfFiveLeavesExactlyTheNewestTwoComplete) {
 
 TEST_P(StoreGcTest, KeepsABuildItsWriterHoldsAndOneTooYoungToBeAbandoned) {
   int64_t c = testing_util::MakeCompleteBaseline(*store_, "c", 1);
-  std::unique_ptr<BaselineStore> writer = OpenStore();
+  std::unique_ptr<Store> writer = OpenStore();
   absl::StatusOr<int64_t> live = writer->Begin("live", 2);
   ASSERT_TRUE(live.ok());
   SetCreated(*live, 1000000000);  // years old, but written
   int64_t young = 0;
   {
-    std::unique_ptr<BaselineStore> gone = OpenStore();
+    std::unique_ptr<Store> gone = OpenStore();
     absl::StatusOr<int64_t> id = gone->Begin("young", 3);
     ASSERT_TRUE(id.ok());
     young = *id;
@@ -247,9 +247,9 @@ TEST_P(StoreGcTest, KeepsABuildItsWriterHoldsAndOneTooYoungToBeAbandoned) {
 // another process's `ste baseline gc` would do it) run right after
 // BlobPath resolves `blob`, before the loader opens the file: the window a
 // select can lose to gc. `removals` is shared by the copies an opener makes.
-class RemovedWhileResolving final : public BaselineStore {
+class RemovedWhileResolving final : public Store {
  public:
-  RemovedWhileResolving(std::unique_ptr<BaselineStore> real, BaselineStore* gc, std::string blob,
+  RemovedWhileResolving(std::unique_ptr<Store> real, Store* gc, std::string blob,
                         std::shared_ptr<int> removals)
       : real_(std::move(real)), gc_(gc), blob_(std::move(blob)), removals_(std::move(removals)) {}
 
@@ -309,8 +309,8 @@ class RemovedWhileResolving final : public BaselineStore {
   absl::StatusOr<std::vector<BuildOwnership>> ListBuilds() override { return real_->ListBuilds(); }
 
  private:
-  std::unique_ptr<BaselineStore> real_;
-  BaselineStore* gc_;
+  std::unique_ptr<Store> real_;
+  Store* gc_;
   std::string blob_;
   std::shared_ptr<int> removals_;
 };
@@ -326,7 +326,7 @@ class LoaderRaceTest : public StoreGcTest {
     }
     return ids;
   }
-  std::unique_ptr<BaselineStore> Racer(const std::string& blob, int removals) {
+  std::unique_ptr<Store> Racer(const std::string& blob, int removals) {
     return std::make_unique<RemovedWhileResolving>(OpenStore(), store_.get(), blob,
                                                    std::make_shared<int>(removals));
   }
@@ -334,7 +334,7 @@ class LoaderRaceTest : public StoreGcTest {
 
 TEST_P(LoaderRaceTest, AnIndexRemovedBeforeItIsOpenedMakesTheLoaderLookAgain) {
   std::vector<int64_t> ids = MakeBaselines(2);
-  std::unique_ptr<BaselineStore> racer = Racer("index", 1);
+  std::unique_ptr<Store> racer = Racer("index", 1);
   absl::StatusOr<LoadedBaseline> loaded = LoadCompletedBaseline(*racer, kAnyMri, 0);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->info.id, ids[0]);  // the newest went; the next one serves
@@ -345,7 +345,7 @@ TEST_P(LoaderRaceTest, AnIndexRemovedBeforeItIsOpenedMakesTheLoaderLookAgain) {
 
 TEST_P(LoaderRaceTest, AnIndexAlreadyMappedStaysReadableAndTheInventoryIsLookedForAgain) {
   std::vector<int64_t> ids = MakeBaselines(2);
-  std::unique_ptr<BaselineStore> racer = Racer("inventory", 1);
+  std::unique_ptr<Store> racer = Racer("inventory", 1);
   absl::StatusOr<LoadedBaseline> loaded = LoadCompletedBaseline(*racer, kAnyMri, 0);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->info.id, ids[0]);
@@ -354,7 +354,7 @@ TEST_P(LoaderRaceTest, AnIndexAlreadyMappedStaysReadableAndTheInventoryIsLookedF
 
 TEST_P(LoaderRaceTest, LosingEveryLookIsAnErrorThatSaysSo) {
   MakeBaselines(4);
-  std::unique_ptr<BaselineStore> racer = Racer("index", 4);
+  std::unique_ptr<Store> racer = Racer("index", 4);
   absl::StatusOr<LoadedBaseline> loaded = LoadCompletedBaseline(*racer, kAnyMri, 0);
   ASSERT_FALSE(loaded.ok());
   EXPECT_TRUE(absl::IsUnavailable(loaded.status())) << loaded.status();
@@ -363,7 +363,7 @@ TEST_P(LoaderRaceTest, LosingEveryLookIsAnErrorThatSaysSo) {
 
 TEST_P(LoaderRaceTest, ABaselineAskedForByIdAndRemovedIsNotFound) {
   std::vector<int64_t> ids = MakeBaselines(2);
-  std::unique_ptr<BaselineStore> racer = Racer("index", 1);
+  std::unique_ptr<Store> racer = Racer("index", 1);
   absl::StatusOr<LoadedBaseline> loaded = LoadCompletedBaseline(*racer, 0, ids[0]);
   ASSERT_FALSE(loaded.ok());
   EXPECT_TRUE(absl::IsNotFound(loaded.status())) << loaded.status();
@@ -373,8 +373,8 @@ TEST_P(LoaderRaceTest, TheSchedulersCachingSourceLooksAgainToo) {
   std::vector<int64_t> ids = MakeBaselines(2);
   std::shared_ptr<int> removals = std::make_shared<int>(1);
   CachingBaselineSource source(
-      [&]() -> absl::StatusOr<std::unique_ptr<BaselineStore>> {
-        return std::unique_ptr<BaselineStore>(
+      [&]() -> absl::StatusOr<std::unique_ptr<Store>> {
+        return std::unique_ptr<Store>(
             new RemovedWhileResolving(OpenStore(), store_.get(), "index", removals));
       },
       4);

@@ -1,4 +1,4 @@
-// Copyright: the ste authors. BaselineStore::Open: picks the
+// Copyright: the ste authors. Store::Open: picks the
 // implementation named by the URL's scheme; the names of states and
 // outcomes; and the rules both implementations apply (store_rules.h).
 #include "ste/baseline_store.h"
@@ -9,13 +9,13 @@
 #include <cstdint>
 #include <optional>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
 #include "postgres_store.h"
 #include "sqlite_store.h"
+#include "ste/status_macros.h"
+#include "ste/store_url.h"
 #include "store_rules.h"
 
 namespace ste {
@@ -32,45 +32,24 @@ std::optional<Enum> FromStored(const Enum (&all)[N], int64_t stored) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::Open(
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(
     const std::string& url, const std::string& root) {
-  absl::string_view u(url);
-  if (absl::ConsumePrefix(&u, "sqlite:")) {
-    if (u.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "store url \"", url, "\" names no file (write sqlite:PATH)"));
-    }
-    std::string path(u);
-    if (path[0] != '/' && !root.empty()) path = absl::StrCat(root, "/", path);
-    return OpenSqliteStore(path);
-  }
-  if (absl::StartsWith(u, "postgresql://") ||
-      absl::StartsWith(u, "postgres://")) {
-    return OpenPostgresStore(url, PostgresCacheDir(root));
-  }
-  if (absl::StartsWith(u, "postgresql:") || absl::StartsWith(u, "postgres:")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "store url \"", url,
-        "\" is not a PostgreSQL connection URI: write postgresql://..."));
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("store url \"", url,
-                   "\" has an unknown scheme; use sqlite:PATH or "
-                   "postgresql://..."));
+  STE_ASSIGN_OR_RETURN(StoreUrl parsed, StoreUrl::Parse(url));
+  if (parsed.scheme == StoreUrl::Scheme::kSqlite) return OpenSqliteStore(parsed.SqliteFile(root));
+  return OpenPostgresStore(url, PostgresCacheDir(root));
 }
 
-absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
+absl::StatusOr<std::unique_ptr<Store>> Store::OpenForReading(
     const std::string& url, const std::string& root) {
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store = Open(url, root);
-  absl::string_view u(url);
-  if (store.ok() || !absl::ConsumePrefix(&u, "sqlite:") || u.empty()) return store;
-  std::string path(u);
-  if (path[0] != '/' && !root.empty()) path = absl::StrCat(root, "/", path);
+  absl::StatusOr<std::unique_ptr<Store>> store = Open(url, root);
+  absl::StatusOr<StoreUrl> parsed = StoreUrl::Parse(url);
+  if (store.ok() || !parsed.ok() || parsed->scheme != StoreUrl::Scheme::kSqlite) return store;
+  const std::string path = parsed->SqliteFile(root);
   struct stat st;
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return store;
   SqliteStoreOptions options;
   options.open_mode = SqliteDb::Mode::kReadOnly;
-  absl::StatusOr<std::unique_ptr<BaselineStore>> ro = OpenSqliteStore(path, options);
+  absl::StatusOr<std::unique_ptr<Store>> ro = OpenSqliteStore(path, options);
   if (ro.ok()) return ro;
   struct statvfs fs;
   if (statvfs(path.c_str(), &fs) != 0) return store;
@@ -90,7 +69,7 @@ absl::StatusOr<std::unique_ptr<BaselineStore>> BaselineStore::OpenForReading(
   } else {
     return store;
   }
-  absl::StatusOr<std::unique_ptr<BaselineStore>> fallback = OpenSqliteStore(path, options);
+  absl::StatusOr<std::unique_ptr<Store>> fallback = OpenSqliteStore(path, options);
   if (fallback.ok()) return fallback;
   return absl::Status(store.status().code(),
                       absl::StrCat(store.status().message(), "; read ",

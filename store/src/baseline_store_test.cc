@@ -1,4 +1,4 @@
-// Copyright: the ste authors. BaselineStore::Open (URL dispatch), the
+// Copyright: the ste authors. Store::Open (URL dispatch), the
 // name helpers, and the rules both stores apply (store_rules.h).
 #include "ste/baseline_store.h"
 
@@ -25,8 +25,8 @@ using testing_util::ScopedTempDir;
 
 TEST(BaselineStoreOpenTest, SqlitePathIsRelativeToTheRoot) {
   ScopedTempDir root;
-  absl::StatusOr<std::unique_ptr<BaselineStore>> store =
-      BaselineStore::Open("sqlite:.ste/ste.db", root.path());
+  absl::StatusOr<std::unique_ptr<Store>> store =
+      Store::Open("sqlite:.ste/ste.db", root.path());
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ(access((root.path() + "/.ste/ste.db").c_str(), F_OK), 0);
   EXPECT_EQ(access((root.path() + "/.ste/blobs").c_str(), F_OK), 0);
@@ -43,20 +43,20 @@ TEST(BaselineStoreOpenTest, AbsoluteSqlitePathIgnoresTheRoot) {
   ScopedTempDir dir;
   ScopedTempDir root;
   std::string path = dir.path() + "/store.db";
-  ASSERT_TRUE(BaselineStore::Open("sqlite:" + path, root.path()).ok());
+  ASSERT_TRUE(Store::Open("sqlite:" + path, root.path()).ok());
   EXPECT_EQ(access(path.c_str(), F_OK), 0);
   EXPECT_NE(access((root.path() + "/store.db").c_str(), F_OK), 0);
 }
 
 TEST(BaselineStoreOpenTest, RejectsOtherSchemesAndAnEmptyPath) {
   for (const char* url : {"", "sqlite:", "mysql://db/ste", "/abs/ste.db"}) {
-    absl::Status status = BaselineStore::Open(url, "/tmp").status();
+    absl::Status status = Store::Open(url, "/tmp").status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << url << ": " << status;
     EXPECT_THAT(status.message(), HasSubstr("sqlite:PATH")) << url;
   }
   // PostgreSQL stores are libpq URIs (opening them: postgres_store_test.cc).
   for (const char* url : {"postgresql:ste", "postgres:/ste"}) {
-    absl::Status status = BaselineStore::Open(url, "/tmp").status();
+    absl::Status status = Store::Open(url, "/tmp").status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << url << ": " << status;
     EXPECT_THAT(status.message(), HasSubstr("postgresql://")) << url;
   }

@@ -1,10 +1,14 @@
 // Copyright: the ste authors. The PostgreSQL baseline store (internal
 // header).
 //
-// BaselineStore::Open("postgresql://..." or "postgres://...", root) lands
+// Store::Open("postgresql://..." or "postgres://...", root) lands
 // here: a store shared by every machine of a CI fleet, behind the same
 // contract as the SQLite one (baseline_store.h). This header is internal
-// to scheduler/ (and its tests): callers use baseline_store.h.
+// to store/ (and its tests): callers use baseline_store.h. What is
+// PostgreSQL's own is here and in postgres_store.cc: the schema, its
+// creation and migration, the connection. The protocol is written once in
+// relational_store.h, run over sql_db.h's PostgreSQL adapter with bytea
+// rows and a local cache, and advisory writer locks (store_strategies.h).
 //
 // Connection. The URL is a libpq connection URI, passed as is (so
 // host=/path/to/socket-dir, sslmode=, connect_timeout= ... query
@@ -163,11 +167,11 @@ struct PostgresStoreOptions {
 // refuses the connection (no such database or role, authentication) or
 // the database holds something else under the schema "ste", or another
 // schema version; DataLoss for a damaged meta table.
-absl::StatusOr<std::unique_ptr<BaselineStore>> OpenPostgresStore(
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(
     const std::string& url, const std::string& cache_dir,
     const PostgresStoreOptions& options = {});
 
-// The cache directory BaselineStore::Open uses: <root>/.ste/pgcache (the
+// The cache directory Store::Open uses: <root>/.ste/pgcache (the
 // inventory never looks into .ste/). An empty root is the current
 // directory.
 std::string PostgresCacheDir(const std::string& root);

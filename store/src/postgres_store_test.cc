@@ -61,19 +61,19 @@ class PostgresStoreTest : public ::testing::Test {
     ASSERT_NE(store_, nullptr);
   }
 
-  std::unique_ptr<BaselineStore> OpenStore(PostgresStoreOptions options = {}) {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store =
+  std::unique_ptr<Store> OpenStore(PostgresStoreOptions options = {}) {
+    absl::StatusOr<std::unique_ptr<Store>> store =
         OpenPostgresStore(url_, cache_dir_, options);
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? std::move(*store) : nullptr;
   }
 
-  int64_t MakeComplete(BaselineStore& store, const std::string& commit,
+  int64_t MakeComplete(Store& store, const std::string& commit,
                        int64_t mri, const std::string& index) {
     return testing_util::MakeCompleteBaseline(store, commit, mri, index);
   }
 
-  std::string BlobFileOf(BaselineStore& store, int64_t baseline,
+  std::string BlobFileOf(Store& store, int64_t baseline,
                          const std::string& name) {
     return testing_util::BlobFileOf(store, baseline, name);
   }
@@ -82,7 +82,7 @@ class PostgresStoreTest : public ::testing::Test {
   testing::PgTestServer* server_ = nullptr;
   std::string url_;
   std::string cache_dir_;
-  std::unique_ptr<BaselineStore> store_;
+  std::unique_ptr<Store> store_;
 };
 
 // --- The blob cache. ---
@@ -119,7 +119,7 @@ TEST_F(PostgresStoreTest, AValidCachedCopyIsUsedWithoutFetching) {
   EXPECT_EQ(after.st_ino, before.st_ino);  // the same file, not rewritten
   EXPECT_EQ(ReadWholeFile(path), "index bytes");
   // Another store object (another process) shares the cache.
-  std::unique_ptr<BaselineStore> other = OpenStore();
+  std::unique_ptr<Store> other = OpenStore();
   ASSERT_NE(other, nullptr);
   EXPECT_EQ(BlobFileOf(*other, id, "index"), path);
 }
@@ -148,7 +148,7 @@ TEST_F(PostgresStoreTest, SizeOnlyVerificationTrustsACachedCopyOfTheRightSize) {
   int64_t id = MakeComplete(*store_, "c", 1, "index bytes");
   PostgresStoreOptions size_only;
   size_only.verify_blob_hash = false;
-  std::unique_ptr<BaselineStore> fast = OpenStore(size_only);
+  std::unique_ptr<Store> fast = OpenStore(size_only);
   ASSERT_NE(fast, nullptr);
   std::string path = BlobFileOf(*fast, id, "index");
   WriteWholeFile(path, "INDEX BYTES");  // same size, other bytes
@@ -162,7 +162,7 @@ TEST_F(PostgresStoreTest, SizeOnlyVerificationTrustsACachedCopyOfTheRightSize) {
 TEST_F(PostgresStoreTest, FetchesInSlices) {
   PostgresStoreOptions small_slices;
   small_slices.fetch_chunk_bytes = 1000;
-  std::unique_ptr<BaselineStore> store = OpenStore(small_slices);
+  std::unique_ptr<Store> store = OpenStore(small_slices);
   ASSERT_NE(store, nullptr);
   const std::string index = PatternBytes("sliced", 54321);  // 55 slices
   int64_t id = MakeComplete(*store, "c", 1, index);
@@ -259,7 +259,7 @@ TEST_F(PostgresStoreTest, FaultHookSeesEveryPointInOrder) {
   std::vector<std::string> points;
   PostgresStoreOptions options;
   options.fault_hook = [&](const char* point) { points.push_back(point); };
-  std::unique_ptr<BaselineStore> store = OpenStore(options);
+  std::unique_ptr<Store> store = OpenStore(options);
   ASSERT_NE(store, nullptr);
   MakeComplete(*store, "c", 1, "i");
   EXPECT_THAT(points, ElementsAre("blob-before-commit", "blob-before-commit",
@@ -269,7 +269,7 @@ TEST_F(PostgresStoreTest, FaultHookSeesEveryPointInOrder) {
 TEST_F(PostgresStoreTest, ABusyBaselineIsUnavailableAfterTheTimeout) {
   PostgresStoreOptions impatient;
   impatient.busy_timeout_ms = 200;
-  std::unique_ptr<BaselineStore> store = OpenStore(impatient);
+  std::unique_ptr<Store> store = OpenStore(impatient);
   ASSERT_NE(store, nullptr);
   absl::StatusOr<int64_t> id = store->Begin("c", 1);
   ASSERT_TRUE(id.ok());
@@ -298,7 +298,7 @@ TEST_F(PostgresStoreTest, ABusyBaselineIsUnavailableAfterTheTimeout) {
 TEST_F(PostgresStoreTest, APutBlobThatFailsLeavesTheStoredBlobAlone) {
   PostgresStoreOptions impatient;
   impatient.busy_timeout_ms = 100;
-  std::unique_ptr<BaselineStore> store = OpenStore(impatient);
+  std::unique_ptr<Store> store = OpenStore(impatient);
   ASSERT_NE(store, nullptr);
   absl::StatusOr<int64_t> id = store->Begin("c", 1);
   ASSERT_TRUE(id.ok());
@@ -438,8 +438,8 @@ TEST_F(PostgresStoreOpenTest, AServerThatDoesNotAnswerIsUnavailable) {
   EXPECT_TRUE(absl::IsUnavailable(status)) << status;
   EXPECT_THAT(status.message(), HasSubstr("cannot connect"));
   EXPECT_THAT(status.message(), HasSubstr(nowhere));  // libpq's own words
-  // Through BaselineStore::Open too, with the other scheme.
-  status = BaselineStore::Open(absl::StrCat("postgres:///ste?host=", nowhere),
+  // Through Store::Open too, with the other scheme.
+  status = Store::Open(absl::StrCat("postgres:///ste?host=", nowhere),
                                dir_.path())
                .status();
   EXPECT_TRUE(absl::IsUnavailable(status)) << status;
@@ -466,8 +466,8 @@ TEST_F(PostgresStoreOpenTest, BaselineStoreOpenTakesBothSchemes) {
   for (const char* scheme : {"postgresql://", "postgres://"}) {
     std::string url = FreshUrl();
     url.replace(0, url.find("://") + 3, scheme);
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store =
-        BaselineStore::Open(url, root.path());
+    absl::StatusOr<std::unique_ptr<Store>> store =
+        Store::Open(url, root.path());
     ASSERT_TRUE(store.ok()) << url << ": " << store.status();
     int64_t id = MakeComplete(**store, "c", 1, "i");
     std::string path = BlobFileOf(**store, id, "index");
@@ -492,8 +492,8 @@ TEST_F(PostgresStoreOpenTest, SharesADatabaseWithOtherApplications) {
   std::string url = FreshUrl();
   RawPg raw(url);
   raw.Exec("CREATE TABLE public.users (name text)");
-  std::unique_ptr<BaselineStore> store;
-  absl::StatusOr<std::unique_ptr<BaselineStore>> opened =
+  std::unique_ptr<Store> store;
+  absl::StatusOr<std::unique_ptr<Store>> opened =
       OpenPostgresStore(url, cache_dir_);
   ASSERT_TRUE(opened.ok()) << opened.status();
   EXPECT_THAT(raw.Column("SELECT tablename FROM pg_tables WHERE schemaname = "

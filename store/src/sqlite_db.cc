@@ -219,6 +219,19 @@ absl::Status Statement::Run() {
 void Statement::Reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
+  bind_status_ = absl::OkStatus();
+}
+
+int Statement::ColumnCount() const { return sqlite3_column_count(stmt_); }
+
+Statement::Kind Statement::ColumnKind(int column) const {
+  switch (sqlite3_column_type(stmt_, column)) {
+    case SQLITE_INTEGER: return Kind::kInt;
+    case SQLITE_FLOAT: return Kind::kFloat;
+    case SQLITE_TEXT: return Kind::kText;
+    case SQLITE_BLOB: return Kind::kBlob;
+    default: return Kind::kNull;
+  }
 }
 
 int64_t Statement::ColumnInt(int column) const {

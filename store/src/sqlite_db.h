@@ -99,10 +99,15 @@ class Statement {
   absl::StatusOr<bool> Step();
   // Steps once and requires that the statement produced no row.
   absl::Status Run();
-  // Makes the statement ready to bind and run again.
+  // Makes the statement ready to bind and run again (bindings and a
+  // remembered Bind*() failure cleared).
   void Reset();
 
-  // Columns of the current row (0-based).
+  // Columns of the current row (0-based): how many, and each one's type
+  // as SQLite stored it.
+  enum class Kind { kNull, kInt, kFloat, kText, kBlob };
+  int ColumnCount() const;
+  Kind ColumnKind(int column) const;
   int64_t ColumnInt(int column) const;
   double ColumnDouble(int column) const;
   std::string ColumnText(int column) const;

@@ -1,7 +1,11 @@
 // Copyright: the ste authors. The SQLite baseline store (internal header).
 //
-// BaselineStore::Open("sqlite:PATH", root) lands here. This header is
-// internal to scheduler/ (and its tests): callers use baseline_store.h.
+// Store::Open("sqlite:PATH", root) lands here. This header is
+// internal to store/ (and its tests): callers use baseline_store.h.
+// What is SQLite's own is here and in sqlite_store.cc: the schema, its
+// creation and migration, the open modes. The protocol is written once in
+// relational_store.h, run over sql_db.h's SQLite adapter with blob files
+// beside the database and flock writer locks (store_strategies.h).
 //
 // On disk, for PATH = .ste/ste.db:
 //
@@ -114,8 +118,9 @@ inline constexpr int kSqliteStoreSchemaVersion = 2;
 inline constexpr int kSqliteStoreOldestSchemaVersion = 1;
 inline constexpr char kSqliteStoreMagic[] = "ste baseline store";
 
-// The statement LatestCompleted() runs (?1 = max_mri). Exposed so a test
-// can EXPLAIN QUERY PLAN it. The literal `state = 1` (not a parameter) is
+// The statement LatestCompleted() runs (?1 = max_mri), as SQLite reads it
+// (relational_store.cc writes it in the seam's spelling). Exposed so a
+// test can EXPLAIN QUERY PLAN it. The literal `state = 1` (not a parameter) is
 // what lets SQLite use the partial index.
 inline constexpr char kLatestCompletedSql[] =
     "SELECT id, commit_id, mri, state, created_unix, completed_unix, failure"
@@ -138,7 +143,7 @@ struct SqliteStoreOptions {
   //   "complete-before-commit"  Complete()'s UPDATE ran; COMMIT has not
   std::function<void(const char* point)> fault_hook;
   // kReadOnly / kImmutable: an existing store, read only (nothing is
-  // created, no pragma is set; writes fail); see BaselineStore::OpenForReading.
+  // created, no pragma is set; writes fail); see Store::OpenForReading.
   SqliteDb::Mode open_mode = SqliteDb::Mode::kReadWrite;
 };
 
@@ -147,7 +152,7 @@ struct SqliteStoreOptions {
 // DataLoss for a file that is not an SQLite database; FailedPrecondition
 // for an SQLite database that is not an ste store or has another schema
 // version; Unavailable when the database stays locked by another process.
-absl::StatusOr<std::unique_ptr<BaselineStore>> OpenSqliteStore(
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(
     const std::string& path, const SqliteStoreOptions& options = {});
 
 }  // namespace ste

@@ -47,8 +47,8 @@ class SqliteStoreTest : public ::testing::Test {
     ASSERT_NE(store_, nullptr);
   }
 
-  std::unique_ptr<BaselineStore> OpenStore(SqliteStoreOptions options = {}) {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store =
+  std::unique_ptr<Store> OpenStore(SqliteStoreOptions options = {}) {
+    absl::StatusOr<std::unique_ptr<Store>> store =
         OpenSqliteStore(db_path_, options);
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? std::move(*store) : nullptr;
@@ -70,7 +70,7 @@ class SqliteStoreTest : public ::testing::Test {
   ScopedTempDir dir_;
   std::string db_path_;
   std::string blobs_dir_;
-  std::unique_ptr<BaselineStore> store_;
+  std::unique_ptr<Store> store_;
 };
 
 TEST_F(SqliteStoreTest, BlobFilesLiveBesideTheDatabaseNamedByHash) {
@@ -101,7 +101,7 @@ TEST_F(SqliteStoreTest, BlobPathDetectsAModifiedByte) {
   // With hash verification off, only the size is checked.
   SqliteStoreOptions size_only;
   size_only.verify_blob_hash = false;
-  std::unique_ptr<BaselineStore> fast = OpenStore(size_only);
+  std::unique_ptr<Store> fast = OpenStore(size_only);
   ASSERT_NE(fast, nullptr);
   absl::StatusOr<std::string> unchecked = fast->BlobPath(id, "index");
   EXPECT_TRUE(unchecked.ok()) << unchecked.status();
@@ -125,7 +125,7 @@ TEST_F(SqliteStoreTest, DatabaseIsWalWithStesApplicationId) {
 }
 
 // A store whose disk is full is read with its WAL index in memory
-// (BaselineStore::OpenForReading, on under 1 MiB free): no -shm file, the
+// (Store::OpenForReading, on under 1 MiB free): no -shm file, the
 // committed frames still in the WAL are seen, and closing it neither
 // checkpoints nor deletes the WAL. A copy of the files while the writer is
 // open (db and WAL, no -shm) is what such a reader finds after a crash.
@@ -141,7 +141,7 @@ TEST_F(SqliteStoreTest, APrivateIndexReaderSeesTheWalWithoutAShmFile) {
   {
     SqliteStoreOptions frozen;
     frozen.open_mode = SqliteDb::Mode::kImmutable;  // the db file alone
-    absl::StatusOr<std::unique_ptr<BaselineStore>> old = OpenSqliteStore(copy_db, frozen);
+    absl::StatusOr<std::unique_ptr<Store>> old = OpenSqliteStore(copy_db, frozen);
     if (old.ok()) {
       EXPECT_NE(testing_util::LatestCompletedId(**old, kAnyMri), second);
     }
@@ -149,7 +149,7 @@ TEST_F(SqliteStoreTest, APrivateIndexReaderSeesTheWalWithoutAShmFile) {
   {
     SqliteStoreOptions options;
     options.open_mode = SqliteDb::Mode::kPrivateIndex;
-    absl::StatusOr<std::unique_ptr<BaselineStore>> reader = OpenSqliteStore(copy_db, options);
+    absl::StatusOr<std::unique_ptr<Store>> reader = OpenSqliteStore(copy_db, options);
     ASSERT_TRUE(reader.ok()) << reader.status();
     EXPECT_EQ(testing_util::LatestCompletedId(**reader, kAnyMri), second);
     EXPECT_EQ(testing_util::LatestCompletedId(**reader, 1), first);
@@ -162,7 +162,7 @@ TEST_F(SqliteStoreTest, APrivateIndexReaderSeesTheWalWithoutAShmFile) {
 TEST_F(SqliteStoreTest, ABusyStoreIsUnavailableAfterTheTimeout) {
   SqliteStoreOptions impatient;
   impatient.busy_timeout_ms = 200;
-  std::unique_ptr<BaselineStore> store = OpenStore(impatient);
+  std::unique_ptr<Store> store = OpenStore(impatient);
   ASSERT_NE(store, nullptr);
   RawDb writer(db_path_);
   writer.Exec("BEGIN IMMEDIATE");
@@ -181,7 +181,7 @@ TEST_F(SqliteStoreTest, ABusyStoreIsUnavailableAfterTheTimeout) {
 TEST_F(SqliteStoreTest, APutBlobThatFailsLeavesTheStoredBlobAlone) {
   SqliteStoreOptions impatient;
   impatient.busy_timeout_ms = 100;
-  std::unique_ptr<BaselineStore> store = OpenStore(impatient);
+  std::unique_ptr<Store> store = OpenStore(impatient);
   ASSERT_NE(store, nullptr);
   absl::StatusOr<int64_t> id = store->Begin("c", 1);
   ASSERT_TRUE(id.ok());
@@ -206,7 +206,7 @@ TEST_F(SqliteStoreTest, FaultHookSeesEveryPointInOrder) {
   std::vector<std::string> points;
   SqliteStoreOptions options;
   options.fault_hook = [&](const char* point) { points.push_back(point); };
-  std::unique_ptr<BaselineStore> store = OpenStore(options);
+  std::unique_ptr<Store> store = OpenStore(options);
   ASSERT_NE(store, nullptr);
   absl::StatusOr<int64_t> id = store->Begin("c", 1);
   ASSERT_TRUE(id.ok());

@@ -123,7 +123,7 @@ class StoreBackend {
   virtual ~StoreBackend() = default;
 
   // Opens this test's store (the same store on every call).
-  virtual absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
+  virtual absl::StatusOr<std::unique_ptr<Store>> Open(
       bool verify_blob_hash = true) = 0;
 
   // Every stored copy of a blob as "<baseline>-<name>-<xxh3>.blob", and
@@ -135,11 +135,11 @@ class StoreBackend {
   // file; PostgreSQL: the row, and local copies are dropped, as on a
   // machine that never fetched it), after checking that BlobPath finds it
   // intact. Each returns what the store's DataLoss message must name.
-  virtual std::string TruncateBlob(BaselineStore& store, int64_t baseline,
+  virtual std::string TruncateBlob(Store& store, int64_t baseline,
                                    const std::string& name, size_t size) = 0;
-  virtual std::string FlipBlobByte(BaselineStore& store, int64_t baseline,
+  virtual std::string FlipBlobByte(Store& store, int64_t baseline,
                                    const std::string& name) = 0;
-  virtual std::string DeleteBlob(BaselineStore& store, int64_t baseline,
+  virtual std::string DeleteBlob(Store& store, int64_t baseline,
                                  const std::string& name) = 0;
 
   // The meta table's values, ordered by key: magic, schema_version.
@@ -197,7 +197,7 @@ class SqliteBackend final : public StoreBackend {
   const std::string& db_path() const { return db_path_; }
   std::string LocalBlobDir() const override { return blobs_dir_; }
 
-  absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
+  absl::StatusOr<std::unique_ptr<Store>> Open(
       bool verify_blob_hash) override {
     SqliteStoreOptions options;
     options.verify_blob_hash = verify_blob_hash;
@@ -206,13 +206,13 @@ class SqliteBackend final : public StoreBackend {
   std::vector<std::string> StoredBlobs() override {
     return FileNames(blobs_dir_);
   }
-  std::string TruncateBlob(BaselineStore& store, int64_t baseline,
+  std::string TruncateBlob(Store& store, int64_t baseline,
                            const std::string& name, size_t size) override {
     std::string path = PathOf(store, baseline, name);
     EXPECT_EQ(truncate(path.c_str(), static_cast<off_t>(size)), 0) << path;
     return path;
   }
-  std::string FlipBlobByte(BaselineStore& store, int64_t baseline,
+  std::string FlipBlobByte(Store& store, int64_t baseline,
                            const std::string& name) override {
     std::string path = PathOf(store, baseline, name);
     std::string bytes = ReadWholeFile(path);
@@ -221,7 +221,7 @@ class SqliteBackend final : public StoreBackend {
     WriteWholeFile(path, bytes);
     return path;
   }
-  std::string DeleteBlob(BaselineStore& store, int64_t baseline,
+  std::string DeleteBlob(Store& store, int64_t baseline,
                          const std::string& name) override {
     std::string path = PathOf(store, baseline, name);
     EXPECT_EQ(unlink(path.c_str()), 0) << path;
@@ -266,7 +266,7 @@ class SqliteBackend final : public StoreBackend {
 
  private:
   // The blob's file, where BlobPath says it is (and it must say so).
-  std::string PathOf(BaselineStore& store, int64_t baseline,
+  std::string PathOf(Store& store, int64_t baseline,
                      const std::string& name) {
     absl::StatusOr<std::string> path = store.BlobPath(baseline, name);
     EXPECT_TRUE(path.ok()) << path.status();
@@ -288,7 +288,7 @@ class PostgresBackend final : public StoreBackend {
   const std::string& cache_dir() const { return cache_dir_; }
   std::string LocalBlobDir() const override { return cache_dir_; }
 
-  absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
+  absl::StatusOr<std::unique_ptr<Store>> Open(
       bool verify_blob_hash) override {
     PostgresStoreOptions options;
     options.verify_blob_hash = verify_blob_hash;
@@ -302,20 +302,20 @@ class PostgresBackend final : public StoreBackend {
         "FROM ste.blob_contents c LEFT JOIN ste.blobs b USING (baseline, "
         "name) ORDER BY 1");
   }
-  std::string TruncateBlob(BaselineStore& store, int64_t baseline,
+  std::string TruncateBlob(Store& store, int64_t baseline,
                            const std::string& name, size_t size) override {
     return Damage(store, baseline, name,
                   absl::StrCat("UPDATE ste.blob_contents SET bytes = "
                                "substring(bytes FROM 1 FOR ",
                                size, ")"));
   }
-  std::string FlipBlobByte(BaselineStore& store, int64_t baseline,
+  std::string FlipBlobByte(Store& store, int64_t baseline,
                            const std::string& name) override {
     return Damage(store, baseline, name,
                   "UPDATE ste.blob_contents SET bytes = set_byte(bytes, "
                   "length(bytes) / 2, get_byte(bytes, length(bytes) / 2) # 1)");
   }
-  std::string DeleteBlob(BaselineStore& store, int64_t baseline,
+  std::string DeleteBlob(Store& store, int64_t baseline,
                          const std::string& name) override {
     return Damage(store, baseline, name, "DELETE FROM ste.blob_contents");
   }
@@ -362,7 +362,7 @@ class PostgresBackend final : public StoreBackend {
  private:
   // Fetches the blob (it must be fine), then runs `sql` + WHERE on its
   // row and drops the local copies.
-  std::string Damage(BaselineStore& store, int64_t baseline,
+  std::string Damage(Store& store, int64_t baseline,
                      const std::string& name, const std::string& sql) {
     absl::StatusOr<std::string> fetched = store.BlobPath(baseline, name);
     EXPECT_TRUE(fetched.ok()) << fetched.status();
@@ -406,15 +406,15 @@ class BackendStoreTest : public ::testing::TestWithParam<Backend> {
     ASSERT_NE(store_, nullptr);
   }
 
-  std::unique_ptr<BaselineStore> OpenStore() {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> store = backend_->Open();
+  std::unique_ptr<Store> OpenStore() {
+    absl::StatusOr<std::unique_ptr<Store>> store = backend_->Open();
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? std::move(*store) : nullptr;
   }
 
   ScopedTempDir dir_;
   std::unique_ptr<StoreBackend> backend_;
-  std::unique_ptr<BaselineStore> store_;
+  std::unique_ptr<Store> store_;
 };
 
 }  // namespace testing_util

@@ -41,14 +41,14 @@ AcceptedEntry Entry(const std::string& test, const std::string& record,
 
 class StoreBuildTest : public testing_util::BackendStoreTest {
  protected:
-  int64_t BeginBuild(BaselineStore& store, const std::string& owner, int64_t lease_ms,
+  int64_t BeginBuild(Store& store, const std::string& owner, int64_t lease_ms,
                      const std::string& spec = "spec bytes\0with a NUL") {
     absl::StatusOr<int64_t> id = store.BeginBuild("c0ffee", 7, owner, spec, lease_ms);
     EXPECT_TRUE(id.ok()) << id.status();
     return id.ok() ? *id : 0;
   }
 
-  std::vector<std::string> JournalOf(BaselineStore& store, int64_t id) {
+  std::vector<std::string> JournalOf(Store& store, int64_t id) {
     absl::StatusOr<std::vector<std::string>> journal = store.Journal(id);
     EXPECT_TRUE(journal.ok()) << journal.status();
     return journal.ok() ? *journal : std::vector<std::string>{};
@@ -109,7 +109,7 @@ TEST_P(StoreBuildTest, PutAcceptedIsWholeOrNothing) {
 }
 
 TEST_P(StoreBuildTest, ALiveLeaseIsNotTakenAnExpiredOneIsAndTheOldOwnerIsFencedOff) {
-  std::unique_ptr<BaselineStore> other = OpenStore();
+  std::unique_ptr<Store> other = OpenStore();
   const int64_t live = BeginBuild(*store_, "sched-a", kLong);
   absl::StatusOr<std::optional<ClaimedBuild>> refused = other->ClaimBuild(live, "sched-b", kLong);
   ASSERT_TRUE(refused.ok()) << refused.status();
@@ -139,7 +139,7 @@ TEST_P(StoreBuildTest, ALiveLeaseIsNotTakenAnExpiredOneIsAndTheOldOwnerIsFencedO
   ASSERT_TRUE(renewed.ok()) << renewed.status();
   EXPECT_FALSE(*renewed);
   // A store object that never claimed it cannot write either.
-  std::unique_ptr<BaselineStore> third = OpenStore();
+  std::unique_ptr<Store> third = OpenStore();
   EXPECT_TRUE(absl::IsFailedPrecondition(third->MarkFailed(expired, "by nobody")));
 
   // The new owner goes on, and finishes it: the build rows go with it.
@@ -165,11 +165,11 @@ TEST_P(StoreBuildTest, ALiveLeaseIsNotTakenAnExpiredOneIsAndTheOldOwnerIsFencedO
 TEST_P(StoreBuildTest, TheSameOwnerTakesItsBuildBackAtOnceAfterARestart) {
   int64_t id = 0;
   {
-    std::unique_ptr<BaselineStore> killed = OpenStore();
+    std::unique_ptr<Store> killed = OpenStore();
     id = BeginBuild(*killed, "host:7070", kLong);
     ASSERT_TRUE(killed->PutAccepted(id, {Entry("tests/a.sh", "a")}).ok());
   }
-  std::unique_ptr<BaselineStore> restarted = OpenStore();
+  std::unique_ptr<Store> restarted = OpenStore();
   absl::StatusOr<std::optional<ClaimedBuild>> back = restarted->ClaimBuild(id, "host:7070", kLong);
   ASSERT_TRUE(back.ok()) << back.status();
   ASSERT_TRUE(back->has_value());
@@ -218,7 +218,7 @@ TEST_P(StoreBuildTest, OfTwoSchedulersClaimingAtOnceOneGetsTheBuild) {
   const int64_t id = BeginBuild(*store_, "dead", 0);
   store_.reset();
   constexpr int kClaimers = 4;
-  std::vector<std::unique_ptr<BaselineStore>> stores;
+  std::vector<std::unique_ptr<Store>> stores;
   for (int i = 0; i < kClaimers; i++) stores.push_back(OpenStore());
   std::vector<absl::StatusOr<std::optional<ClaimedBuild>>> got(kClaimers, std::nullopt);
   std::vector<std::thread> threads;
@@ -246,7 +246,7 @@ TEST_P(StoreBuildTest, RemoveTakesTheBuildRowsWithIt) {
   const int64_t id = BeginBuild(*store_, "sched-a", 0);
   ASSERT_TRUE(store_->PutAccepted(id, {Entry("tests/a.sh", "a")}).ok());
   store_.reset();  // its writer lock goes: the build is abandoned
-  std::unique_ptr<BaselineStore> gc = OpenStore();
+  std::unique_ptr<Store> gc = OpenStore();
   absl::StatusOr<bool> removed = gc->Remove(id, BaselineState::kBuilding);
   ASSERT_TRUE(removed.ok()) << removed.status();
   EXPECT_TRUE(*removed);
@@ -259,7 +259,7 @@ TEST_P(StoreBuildTest, AVersionOneStoreIsMigratedAndKeepsItsBaselines) {
   store_.reset();
   backend_->Downgrade();
   EXPECT_THAT(backend_->MetaValues(), ElementsAre(::testing::_, "1"));
-  std::unique_ptr<BaselineStore> store = OpenStore();
+  std::unique_ptr<Store> store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_THAT(backend_->MetaValues(), ElementsAre(::testing::_, "2"));
   EXPECT_EQ(testing_util::LatestCompletedId(*store, kAnyMri), old);

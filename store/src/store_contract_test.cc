@@ -463,7 +463,7 @@ TEST_P(StoreContractTest, ReopenedStoreKeepsEverything) {
 }
 
 TEST_P(StoreContractTest, TwoConnectionsSeeEachOthersCommits) {
-  std::unique_ptr<BaselineStore> other = OpenStore();
+  std::unique_ptr<Store> other = OpenStore();
   ASSERT_NE(other, nullptr);
   int64_t id = MakeComplete("c", 3);
   absl::StatusOr<std::optional<BaselineInfo>> seen =

@@ -34,7 +34,7 @@ using testing_util::kAnyMri;
 class StoreRetentionTest : public testing_util::BackendStoreTest {
  protected:
   // A complete baseline with results; its blobs say `commit`.
-  int64_t MakeComplete(BaselineStore& store, const std::string& commit, int64_t mri,
+  int64_t MakeComplete(Store& store, const std::string& commit, int64_t mri,
                        std::vector<TestResult> results = {{"tests/a.sh", TestOutcome::kPassed, 0,
                                                           0.25, false}}) {
     absl::StatusOr<int64_t> id = store.Begin(commit, mri);
@@ -48,7 +48,7 @@ class StoreRetentionTest : public testing_util::BackendStoreTest {
   }
 
   // A building baseline like MakeComplete's, not completed.
-  int64_t MakeBuilding(BaselineStore& store, const std::string& commit, int64_t mri,
+  int64_t MakeBuilding(Store& store, const std::string& commit, int64_t mri,
                        const std::vector<TestResult>& results = {
                            {"tests/a.sh", TestOutcome::kPassed, 0, 0.25, false}}) {
     absl::StatusOr<int64_t> id = store.Begin(commit, mri);
@@ -59,7 +59,7 @@ class StoreRetentionTest : public testing_util::BackendStoreTest {
     return *id;
   }
 
-  BaselineSummary SummaryOf(BaselineStore& store, int64_t id) {
+  BaselineSummary SummaryOf(Store& store, int64_t id) {
     absl::StatusOr<std::vector<BaselineSummary>> list = store.ListSummaries();
     EXPECT_TRUE(list.ok()) << list.status();
     if (list.ok()) {
@@ -71,7 +71,7 @@ class StoreRetentionTest : public testing_util::BackendStoreTest {
     return {};
   }
 
-  bool Remove(BaselineStore& store, int64_t id, BaselineState state) {
+  bool Remove(Store& store, int64_t id, BaselineState state) {
     absl::StatusOr<bool> removed = store.Remove(id, state);
     EXPECT_TRUE(removed.ok()) << removed.status();
     return removed.ok() && *removed;
@@ -117,7 +117,7 @@ TEST_P(StoreRetentionTest, ListSummariesCountsTestsAndBytesNewestFirst) {
 }
 
 TEST_P(StoreRetentionTest, AWriterIsAliveWhileTheStoreObjectThatBeganItIsOpen) {
-  std::unique_ptr<BaselineStore> writer = OpenStore();
+  std::unique_ptr<Store> writer = OpenStore();
   int64_t id = MakeBuilding(*writer, "w", 1);
   EXPECT_TRUE(SummaryOf(*store_, id).writer_alive);
   EXPECT_TRUE(SummaryOf(*writer, id).writer_alive);
@@ -125,7 +125,7 @@ TEST_P(StoreRetentionTest, AWriterIsAliveWhileTheStoreObjectThatBeganItIsOpen) {
   EXPECT_FALSE(SummaryOf(*store_, id).writer_alive);
 
   // Complete and MarkFailed let go too (the object stays open).
-  std::unique_ptr<BaselineStore> other = OpenStore();
+  std::unique_ptr<Store> other = OpenStore();
   absl::StatusOr<int64_t> failed = other->Begin("f", 2);
   ASSERT_TRUE(failed.ok());
   ASSERT_TRUE(other->MarkFailed(*failed, "given up").ok());
@@ -172,7 +172,7 @@ TEST_P(StoreRetentionTest, RemoveChangesNothingWhenTheStateIsNotTheOneExpected) 
 }
 
 TEST_P(StoreRetentionTest, RemoveLeavesABuildThatItsWriterStillHolds) {
-  std::unique_ptr<BaselineStore> writer = OpenStore();
+  std::unique_ptr<Store> writer = OpenStore();
   int64_t id = MakeBuilding(*writer, "w", 1);
   const std::vector<std::string> rows = backend_->Rows();
   EXPECT_FALSE(Remove(*store_, id, BaselineState::kBuilding));
@@ -218,7 +218,7 @@ TEST_P(StoreRetentionTest, CompleteImportedOfAnIdenticalBaselineCompletesNothing
   const std::vector<TestResult> results = {{"tests/a.sh", TestOutcome::kPassed, 0, 0.25, false},
                                            {"tests/b.sh", TestOutcome::kFailed, 3, 1.5, true}};
   int64_t first = MakeComplete(*store_, "same", 5, results);
-  std::unique_ptr<BaselineStore> importer = OpenStore();
+  std::unique_ptr<Store> importer = OpenStore();
   int64_t copy = MakeBuilding(*importer, "same", 5, results);
   const std::vector<std::string> rows = backend_->Rows();
   absl::StatusOr<int64_t> done = importer->CompleteImported(copy, 1, 2);

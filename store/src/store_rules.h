@@ -1,10 +1,10 @@
 // Copyright: the ste authors. The rules both baseline stores apply, written
 // once: what results may be stored, when a baseline may still be written,
 // how a stored state or outcome is read back, and whether a store's schema
-// version is one this ste reads. Each back-end (sqlite_store.cc,
-// postgres_store.cc) keeps its SQL and calls these on what it is about to
-// write or has just read. Defined in baseline_store.cc; tested in
-// baseline_store_test.cc.
+// version is one this ste reads. The relational store (relational_store.h)
+// calls these on what it is about to write or has just read; each
+// back-end's Open (sqlite_store.cc, postgres_store.cc) on its meta rows.
+// Defined in baseline_store.cc; tested in baseline_store_test.cc.
 //
 // Stored values: a BaselineState or TestOutcome is stored as its enum value
 // (the numbers in baseline_store.h); kBaselineStates and kTestOutcomes list

@@ -87,7 +87,7 @@ inline std::vector<std::string> FileNames(const std::string& dir) {
 
 // Begin + both blobs + Complete on `store`; returns the id. The index blob
 // holds `index`, or "index of <commit>" when empty.
-inline int64_t MakeCompleteBaseline(BaselineStore& store, const std::string& commit,
+inline int64_t MakeCompleteBaseline(Store& store, const std::string& commit,
                                     int64_t mri, const std::string& index = "") {
   absl::StatusOr<int64_t> id = store.Begin(commit, mri);
   EXPECT_TRUE(id.ok()) << id.status();
@@ -99,14 +99,14 @@ inline int64_t MakeCompleteBaseline(BaselineStore& store, const std::string& com
 }
 
 // The id LatestCompleted(max_mri) returns, or -1 for none.
-inline int64_t LatestCompletedId(BaselineStore& store, int64_t max_mri) {
+inline int64_t LatestCompletedId(Store& store, int64_t max_mri) {
   absl::StatusOr<std::optional<BaselineInfo>> latest = store.LatestCompleted(max_mri);
   EXPECT_TRUE(latest.ok()) << latest.status();
   return latest.ok() && latest->has_value() ? (*latest)->id : -1;
 }
 
 // The local file BlobPath returns, or "" (with a test failure).
-inline std::string BlobFileOf(BaselineStore& store, int64_t baseline, const std::string& name) {
+inline std::string BlobFileOf(Store& store, int64_t baseline, const std::string& name) {
   absl::StatusOr<std::string> path = store.BlobPath(baseline, name);
   EXPECT_TRUE(path.ok()) << path.status();
   return path.ok() ? *path : "";

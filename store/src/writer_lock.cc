@@ -16,15 +16,15 @@
 
 namespace ste {
 
-WriterLocks::~WriterLocks() {
+FlockWriterLocks::~FlockWriterLocks() {
   for (const auto& [baseline, fd] : held_) close(fd);
 }
 
-std::string WriterLocks::PathOf(int64_t baseline) const {
+std::string FlockWriterLocks::PathOf(int64_t baseline) const {
   return absl::StrCat(dir_, "/", baseline, ".lock");
 }
 
-absl::Status WriterLocks::Acquire(int64_t baseline) {
+absl::Status FlockWriterLocks::Acquire(int64_t baseline) {
   if (Holds(baseline)) return absl::OkStatus();
   if (mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
     return absl::ErrnoToStatus(errno, absl::StrCat("create directory ", dir_));
@@ -41,7 +41,7 @@ absl::Status WriterLocks::Acquire(int64_t baseline) {
   return absl::OkStatus();
 }
 
-void WriterLocks::Release(int64_t baseline) {
+void FlockWriterLocks::Release(int64_t baseline) {
   auto it = held_.find(baseline);
   if (it == held_.end()) return;
   // Unlinked while still locked: a probe that opened it before sees it
@@ -53,14 +53,14 @@ void WriterLocks::Release(int64_t baseline) {
   held_.erase(it);
 }
 
-void WriterLocks::Forget(int64_t baseline) {
+void FlockWriterLocks::Forget(int64_t baseline) {
   auto it = held_.find(baseline);
   if (it == held_.end()) return;
   close(it->second);
   held_.erase(it);
 }
 
-absl::StatusOr<bool> WriterLocks::Held(int64_t baseline) const {
+absl::StatusOr<bool> FlockWriterLocks::Held(int64_t baseline) const {
   const std::string path = PathOf(baseline);
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

@@ -33,12 +33,12 @@
 
 namespace ste {
 
-class WriterLocks {
+class FlockWriterLocks {
  public:
-  explicit WriterLocks(std::string dir) : dir_(std::move(dir)) {}
-  ~WriterLocks();  // closes every lock held (their files stay)
-  WriterLocks(const WriterLocks&) = delete;
-  WriterLocks& operator=(const WriterLocks&) = delete;
+  explicit FlockWriterLocks(std::string dir) : dir_(std::move(dir)) {}
+  ~FlockWriterLocks();  // closes every lock held (their files stay)
+  FlockWriterLocks(const FlockWriterLocks&) = delete;
+  FlockWriterLocks& operator=(const FlockWriterLocks&) = delete;
 
   const std::string& dir() const { return dir_; }
   std::string PathOf(int64_t baseline) const;

@@ -6,7 +6,7 @@
 //     fails saying so; with a WAL it cannot read: all, with the reason;
 //   - a blob file removed under a completed baseline: all, with the reason.
 // A read-only store is opened read only, then immutable, by select
-// (BaselineStore::OpenForReading) and selects as before. On a full disk
+// (Store::OpenForReading) and selects as before. On a full disk
 // SQLite cannot set up a -shm file, so select reads the store with its WAL
 // index in memory, and selects as before.
 // Without root (no mount) the tests are skipped, saying so.

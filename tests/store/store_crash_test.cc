@@ -92,7 +92,7 @@ int RunCrasher(const std::string& db, const std::string& step, int delay_ms) {
   return status;
 }
 
-void ExpectBaselineIntact(BaselineStore& store, int n) {
+void ExpectBaselineIntact(Store& store, int n) {
   SCOPED_TRACE(absl::StrCat("baseline ", n));
   absl::StatusOr<BaselineInfo> info = store.Get(n);
   ASSERT_TRUE(info.ok()) << info.status();
@@ -156,12 +156,12 @@ TEST_P(StoreCrashTest, PreviousBaselineSurvivesAndStoreGoesOn) {
           << "wait status " << status;
     }
 
-    absl::StatusOr<std::unique_ptr<BaselineStore>> opened =
+    absl::StatusOr<std::unique_ptr<Store>> opened =
         step.backend == Backend::kPostgres
             ? OpenPostgresStore(db, dir.path() + "/.ste/pgcache")
             : OpenSqliteStore(db);
     ASSERT_TRUE(opened.ok()) << opened.status();
-    BaselineStore& store = **opened;
+    Store& store = **opened;
 
     ExpectBaselineIntact(store, 1);
     absl::StatusOr<std::optional<BaselineInfo>> latest =

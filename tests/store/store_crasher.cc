@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     KillAt(point);
   };
   const std::string where = argv[1];
-  absl::StatusOr<std::unique_ptr<ste::BaselineStore>> store;
+  absl::StatusOr<std::unique_ptr<ste::Store>> store;
   if (absl::StartsWith(where, "postgresql://")) {
     ste::PostgresStoreOptions options;
     options.fault_hook = hook;
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     store = ste::OpenSqliteStore(where, options);
   }
   Check(store.status(), "open");
-  ste::BaselineStore& s = **store;
+  ste::Store& s = **store;
 
   // Baseline 1, complete.
   auto first = s.Begin(cd::Commit(1), 1);

@@ -108,7 +108,7 @@ class OwnedBuilds {
     // log, journal_batch); owner and lease_ms are set from the above.
     BuildSession::Options session;
     // Opens the store (a new object on every call).
-    std::function<absl::StatusOr<std::unique_ptr<BaselineStore>>()> open_store;
+    std::function<absl::StatusOr<std::unique_ptr<Store>>()> open_store;
     // One line per event (claims, take-overs, failures); may be empty.
     // Called from any thread; the caller serialises it if it needs to.
     std::function<void(const std::string&)> log;
@@ -179,7 +179,7 @@ class OwnedBuilds {
   const Options options_;
   std::shared_ptr<OwnershipClock> clock_;
   std::mutex sweep_mu_;   // one pass at a time; guards sweep_store_
-  std::unique_ptr<BaselineStore> sweep_store_;
+  std::unique_ptr<Store> sweep_store_;
   std::mutex resume_mu_;  // one claim and resumption at a time
   std::mutex mu_;         // guards builds_, stopping_, thread_
   std::map<std::string, std::shared_ptr<BuildSession>> builds_;

@@ -19,7 +19,7 @@
 // a refused result reaches the index.
 //
 // Resumable builds (Options::owner set: `ste scheduler`). The baseline is
-// begun with BaselineStore::BeginBuild, its spec (build_journal.h) stored
+// begun with BuildLeaseStore::BeginBuild, its spec (build_journal.h) stored
 // with it, and every accepted result is journaled: kept pending, written
 // in one PutAccepted transaction when `journal_batch` are pending and by
 // Flush(), which the service calls before it acknowledges a Report stream
@@ -150,7 +150,7 @@ class BuildSession {
   // Begins a baseline in `store` (which the session owns from now on).
   // InvalidArgument for a bad test path, a duplicate, or no test.
   static absl::StatusOr<std::unique_ptr<BuildSession>> Create(
-      BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options);
+      BuildSpec spec, std::unique_ptr<Store> store, Options options);
 
   // Goes on with build `baseline`, which `store` has just claimed
   // (ClaimBuild gave `claimed`; options.owner is the claimer): the spec
@@ -163,7 +163,7 @@ class BuildSession {
   // A store error (reading the journal) is returned as it is, the build
   // left building for a later claim.
   static absl::StatusOr<std::unique_ptr<BuildSession>> Resume(
-      int64_t baseline, ClaimedBuild claimed, std::unique_ptr<BaselineStore> store,
+      int64_t baseline, ClaimedBuild claimed, std::unique_ptr<Store> store,
       Options options);
   ~BuildSession();
 
@@ -224,7 +224,7 @@ class BuildSession {
   bool running();
 
  private:
-  BuildSession(BuildSpec spec, std::unique_ptr<BaselineStore> store, Options options);
+  BuildSession(BuildSpec spec, std::unique_ptr<Store> store, Options options);
   // What Create and Resume share once the baseline exists: the builder's
   // tests and the coordinator.
   absl::Status Start(int64_t baseline);
@@ -257,7 +257,7 @@ class BuildSession {
 
   std::mutex mu_;  // guards everything below
   std::condition_variable changed_;
-  std::unique_ptr<BaselineStore> store_;
+  std::unique_ptr<Store> store_;
   BaselineState state_ = BaselineState::kBuilding;
   std::string failure_;
   std::map<std::string, InventoryEntry> external_;

@@ -114,7 +114,7 @@ class SchedulerService final : public ste::v1::Scheduler::Service {
   // Splits "b3/w1" into the build and the coordinator's worker id.
   grpc::Status FindWorker(const std::string& worker_id, std::shared_ptr<BuildSession>* build,
                           std::string* worker);
-  absl::StatusOr<std::unique_ptr<BaselineStore>> OpenStore();
+  absl::StatusOr<std::unique_ptr<Store>> OpenStore();
   OwnedBuilds::Options OwnershipOptions();
   // Authorizes, then finds the worker's build; *build is reset (and OK
   // returned) when that build is over: the caller answers build_done.

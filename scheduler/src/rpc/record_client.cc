@@ -156,11 +156,11 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
 
   // 1. The local store (embedded: the MRI outside git, the stat cache),
   // the commit and the MRI.
-  std::unique_ptr<BaselineStore> store;
+  std::unique_ptr<Store> store;
   std::optional<LoadedBaseline> previous;
   if (!remote) {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> opened =
-        BaselineStore::Open(config.store_url, config.root);
+    absl::StatusOr<std::unique_ptr<Store>> opened =
+        Store::Open(config.store_url, config.root);
     if (!opened.ok()) return WorkError(opened.status());
     store = *std::move(opened);
   }
@@ -184,7 +184,7 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
   }
   if (sum.mri < 0 && !o.base_commit.empty()) {
     // One more than the baseline of the commit this one is based on.
-    BaselineStore* from = store.get();
+    Store* from = store.get();
     if (!from) {
       return absl::InvalidArgumentError("--base-commit needs the local store; with --scheduler pass --mri N");
     }

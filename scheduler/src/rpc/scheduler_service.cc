@@ -110,8 +110,8 @@ Status SchedulerService::Authorize(grpc::ServerContext* ctx, const char* method)
   return Status(StatusCode::UNAUTHENTICATED, why + " (this scheduler requires --token-file)");
 }
 
-absl::StatusOr<std::unique_ptr<BaselineStore>> SchedulerService::OpenStore() {
-  return BaselineStore::Open(options_.store_url, options_.store_root);
+absl::StatusOr<std::unique_ptr<Store>> SchedulerService::OpenStore() {
+  return Store::Open(options_.store_url, options_.store_root);
 }
 
 void SchedulerService::Shutdown(const std::string& why) { builds_.Shutdown(why); }

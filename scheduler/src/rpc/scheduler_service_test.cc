@@ -246,14 +246,14 @@ class SchedulerServiceTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? *std::move(s) : nullptr;
   }
-  std::unique_ptr<BaselineStore> OpenStore(const std::string& dir = "") {
-    absl::StatusOr<std::unique_ptr<BaselineStore>> s = BaselineStore::Open(
+  std::unique_ptr<Store> OpenStore(const std::string& dir = "") {
+    absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(
         UrlOf(dir.empty() ? dir_ : dir), dir.empty() ? dir_ : dir);
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? *std::move(s) : nullptr;
   }
   LoadedBaseline Load(int64_t id, const std::string& dir = "") {
-    std::unique_ptr<BaselineStore> store = OpenStore(dir);
+    std::unique_ptr<Store> store = OpenStore(dir);
     absl::StatusOr<LoadedBaseline> b =
         LoadCompletedBaseline(*store, INT64_MAX, id);
     EXPECT_TRUE(b.ok()) << b.status();
@@ -367,7 +367,7 @@ TEST_F(SchedulerServiceTest,
                   StatusCode::UNAUTHENTICATED, "wrong token"));
   }
   // Nothing of the refused calls happened.
-  std::unique_ptr<BaselineStore> store = OpenStore();
+  std::unique_ptr<Store> store = OpenStore();
   EXPECT_TRUE(store->List()->empty());
 
   Client c(server->address(), RpcAuth{"s3cret", ""});
@@ -625,7 +625,7 @@ TEST_F(SchedulerServiceTest,
 
   // a and b were taken as errors, opaque; c as it said.
   int64_t id = BaselineOf(j.build_id);
-  std::unique_ptr<BaselineStore> store = OpenStore();
+  std::unique_ptr<Store> store = OpenStore();
   EXPECT_EQ(store->Get(id)->state, BaselineState::kComplete);
   absl::StatusOr<std::vector<TestResult>> results = store->Results(id);
   ASSERT_TRUE(results.ok()) << results.status();
@@ -995,7 +995,7 @@ TEST_F(SchedulerServiceTest, ARestartedSchedulerLeavesBuildsItDoesNotRunAlone) {
     EXPECT_EQ(OpenStore()->Get(BaselineOf(stopped))->state,
               BaselineState::kBuilding);
   }  // The destructor fails the running build.
-  std::unique_ptr<BaselineStore> store = OpenStore();
+  std::unique_ptr<Store> store = OpenStore();
   absl::StatusOr<BaselineInfo> info = store->Get(BaselineOf(stopped));
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->state, BaselineState::kFailed);

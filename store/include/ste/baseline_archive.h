@@ -143,7 +143,7 @@ absl::Status WriteBaselineArchiveFile(const BaselineArchive& archive, const std:
 // by mri then id) as an archive, its blobs checked against their recorded
 // hashes. NotFound when there is none; FailedPrecondition for a baseline
 // that is not complete.
-absl::StatusOr<BaselineArchive> ArchiveFromStore(BaselineStore& store, int64_t id);
+absl::StatusOr<BaselineArchive> ArchiveFromStore(Store& store, int64_t id);
 
 struct ImportOutcome {
   int64_t baseline = 0;    // the baseline in the store now holding it
@@ -157,7 +157,7 @@ struct ImportOutcome {
 // that is checked before anything is written, and again atomically at the
 // end (a concurrent import of the same file wins, and this one's rows and
 // files are removed). On any error the partly written baseline is removed.
-absl::StatusOr<ImportOutcome> ImportBaseline(BaselineStore& store, const BaselineArchive& archive);
+absl::StatusOr<ImportOutcome> ImportBaseline(Store& store, const BaselineArchive& archive);
 
 }  // namespace ste
 

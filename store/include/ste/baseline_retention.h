@@ -75,7 +75,7 @@ struct GcReport {
 // Plans with ListSummaries() and carries the plan out (unless dry_run).
 // An error listing is returned; errors removing one baseline or sweeping
 // files are in report.status, the rest having been done.
-absl::StatusOr<GcReport> CollectGarbage(BaselineStore& store, const GcOptions& options,
+absl::StatusOr<GcReport> CollectGarbage(RetentionStore& store, const GcOptions& options,
                                         int64_t now_unix);
 
 // "45s", "12m", "3h", "2d": the largest unit that fits, rounded down.

@@ -15,12 +15,25 @@
 // never serves a half-written one. Blobs are written durably (fsync) before
 // Complete() can succeed.
 //
+// Interfaces. The store is one object with three faces, so that a caller
+// names the part it needs:
+//   BaselineStore    the life cycle above and the reads (`ste record`,
+//                    `ste select`, the loader)
+//   BuildLeaseStore  resumable record builds: leases, claims, the journal
+//                    (the scheduler's build sessions)
+//   RetentionStore   copies and retention: blob lists, summaries, imports,
+//                    removal, the sweep (`ste baseline import|list|gc`)
+// Store is all three; Store::Open and Store::OpenForReading return one.
+//
 // Implementations: SQLite ("sqlite:PATH", the embedded default; blobs are
 // files beside the database, so a select can mmap the index) and
 // PostgreSQL ("postgresql://..." or "postgres://...", a libpq connection
 // URI: a store shared by many machines; blobs are bytea on the server,
-// copied on demand into <root>/.ste/pgcache for BlobPath). Both pass the
-// same contract tests (scheduler/src/store_contract_test.cc).
+// copied on demand into <root>/.ste/pgcache for BlobPath). The protocol
+// is written once (store/src/relational_store.h) over a narrow SQL seam
+// (sql_db.h), with two strategies per back-end: where blobs live and how
+// writers lock (store_strategies.h). Both pass the same contract tests
+// (store/src/store_contract_test.cc and its continuations).
 //
 // Writers. The store object that Begin()s a baseline holds a *writer lock*
 // on it until it completes it, marks it failed, removes it, or is
@@ -63,7 +76,7 @@
 // A baseline without a build row (Begin: `ste record` embedded, imports)
 // is written as before, by whoever began it.
 //
-// Thread-safety: one BaselineStore object per thread; several processes may
+// Thread-safety: one Store object per thread; several processes may
 // open the same store (writers of one baseline are serialised; a busy
 // store is retried for a few seconds, then reported as Unavailable, as is
 // an unreachable server).
@@ -149,30 +162,10 @@ struct BaselineSummary {
   bool writer_alive = false;
 };
 
+// The life cycle of a baseline and the reads of a select.
 class BaselineStore {
  public:
   virtual ~BaselineStore() = default;
-
-  // Opens (creating if needed, with its schema) the store named by `url`:
-  // "sqlite:PATH" (PATH relative to `root` unless absolute), or
-  // "postgresql://..." / "postgres://..." (blob copies go to
-  // `root`/.ste/pgcache). InvalidArgument for another scheme;
-  // DataLoss/FailedPrecondition for a database that is not ste's or has an
-  // unknown schema version; Unavailable for a server that does not answer.
-  static absl::StatusOr<std::unique_ptr<BaselineStore>> Open(
-      const std::string& url, const std::string& root);
-
-  // For a reader (`ste select`): Open, and when an existing SQLite store
-  // cannot be opened so (its disk full, its file system read-only: SQLite
-  // cannot set it up or create its -shm file), the same store read only;
-  // on a read-only file system immutable (no locks: nobody can be writing
-  // there), unless a WAL holds frames that such a read would skip; on a
-  // full disk (under 1 MiB free) with its WAL index in memory
-  // (SqliteDb::Mode::kPrivateIndex: no -shm file to grow; such readers
-  // take turns). Writes through such a store
-  // fail. When nothing opens, the first error, then the fallback's.
-  static absl::StatusOr<std::unique_ptr<BaselineStore>> OpenForReading(
-      const std::string& url, const std::string& root);
 
   // Starts a baseline in state kBuilding; returns its id. This object holds
   // its writer lock from now on (taken before the row is visible to
@@ -228,8 +221,12 @@ class BaselineStore {
   // The highest mri of any baseline + 1 (1 for an empty store): the MRI of
   // a record build outside git when none is given.
   virtual absl::StatusOr<int64_t> NextMri() = 0;
+};
 
-  // --- Resumable record builds (see "Resumable record builds" above). ---
+// Resumable record builds (see "Resumable record builds" above).
+class BuildLeaseStore {
+ public:
+  virtual ~BuildLeaseStore() = default;
 
   // As Begin(), and in the same transaction the build row: owned by
   // `owner` (not empty), generation 1, leased for `lease_ms` (>= 0) from
@@ -270,8 +267,12 @@ class BaselineStore {
 
   // The build rows of every building baseline, by baseline id.
   virtual absl::StatusOr<std::vector<BuildOwnership>> ListBuilds() = 0;
+};
 
-  // --- Copies and retention (`ste baseline import|list|gc`). ---
+// Copies and retention (`ste baseline import|list|gc`).
+class RetentionStore {
+ public:
+  virtual ~RetentionStore() = default;
 
   // The blobs recorded for a baseline (any state), sorted by name.
   // NotFound if there is no such baseline. Reads no blob bytes.
@@ -311,6 +312,34 @@ class BaselineStore {
   // stamps of files that are gone. Never a file of a building baseline
   // nor one a complete baseline names. Returns the paths removed, sorted.
   virtual absl::StatusOr<std::vector<std::string>> RemoveStaleFiles() = 0;
+};
+
+// A store: all three. What Open returns; a caller that needs one part
+// may take that interface (a Store& converts to each).
+class Store : public BaselineStore, public BuildLeaseStore, public RetentionStore {
+ public:
+  ~Store() override = default;
+
+  // Opens (creating if needed, with its schema) the store named by `url`:
+  // "sqlite:PATH" (PATH relative to `root` unless absolute), or
+  // "postgresql://..." / "postgres://..." (blob copies go to
+  // `root`/.ste/pgcache). InvalidArgument for another scheme;
+  // DataLoss/FailedPrecondition for a database that is not ste's or has an
+  // unknown schema version; Unavailable for a server that does not answer.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(
+      const std::string& url, const std::string& root);
+
+  // For a reader (`ste select`): Open, and when an existing SQLite store
+  // cannot be opened so (its disk full, its file system read-only: SQLite
+  // cannot set it up or create its -shm file), the same store read only;
+  // on a read-only file system immutable (no locks: nobody can be writing
+  // there), unless a WAL holds frames that such a read would skip; on a
+  // full disk (under 1 MiB free) with its WAL index in memory
+  // (SqliteDb::Mode::kPrivateIndex: no -shm file to grow; such readers
+  // take turns). Writes through such a store
+  // fail. When nothing opens, the first error, then the fallback's.
+  static absl::StatusOr<std::unique_ptr<Store>> OpenForReading(
+      const std::string& url, const std::string& root);
 };
 
 // "building"/"complete"/"failed"; "unknown" for a value that is not in
