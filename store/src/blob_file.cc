@@ -20,6 +20,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "ste/status_macros.h"
 
 namespace ste {
 namespace {
@@ -43,29 +44,6 @@ std::string TempSuffix() {
   static std::atomic<uint64_t> counter{0};
   static const uint64_t seed = std::random_device{}();
   return absl::StrCat(getpid(), "-", seed % 1000000, "-", counter++);
-}
-
-absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path,
-                      const std::function<void(const char*)>& hook) {
-  const size_t half = bytes.size() / 2;
-  bool half_reported = false;
-  size_t done = 0;
-  while (done < bytes.size()) {
-    size_t want = std::min(kChunk, bytes.size() - done);
-    // Stop at the half-way mark once, so the hook sees exactly half.
-    if (!half_reported && done < half) want = std::min(want, half - done);
-    ssize_t n = write(fd, bytes.data() + done, want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(errno, "write", path);
-    }
-    done += static_cast<size_t>(n);
-    if (!half_reported && done >= half && hook) {
-      half_reported = true;
-      hook("blob-half-written");
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -168,13 +146,11 @@ absl::StatusOr<std::string> Xxh3HexOfFileCached(const std::string& path, bool* r
   }
   std::error_code ec;
   std::filesystem::create_directories(stamp.substr(0, stamp.rfind('/')), ec);
-  const std::string tmp = absl::StrCat(stamp, ".tmp", getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << "v1 " << id.dev << " " << id.ino << " " << id.size << " " << id.mtime_ns << " "
-        << id.ctime_ns << " " << now_ns << " " << *hex << "\n";
-  }
-  if (std::rename(tmp.c_str(), stamp.c_str()) != 0) std::remove(tmp.c_str());
+  // A stamp that cannot be written (a full disk, a read-only store) only
+  // means hashing again next time.
+  (void)WriteFileAtomically(stamp, absl::StrCat("v1 ", id.dev, " ", id.ino, " ", id.size, " ",
+                                                id.mtime_ns, " ", id.ctime_ns, " ", now_ns, " ",
+                                                *hex, "\n"));
   return hex;
 }
 
@@ -210,24 +186,16 @@ absl::StatusOr<int> CreateTempFile(const std::string& dir,
 absl::Status WriteFileDurably(const std::string& dir, const std::string& name,
                               absl::string_view bytes,
                               const std::function<void(const char*)>& hook) {
-  const std::string path = absl::StrCat(dir, "/", name);
-  std::string tmp;
-  absl::StatusOr<int> created = CreateTempFile(dir, name, &tmp);
-  if (!created.ok()) return created.status();
-  const int fd = *created;
-  absl::Status status = WriteAll(fd, bytes, tmp, hook);
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError(errno, "fsync", tmp);
-  if (close(fd) != 0 && status.ok()) status = ErrnoError(errno, "close", tmp);
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError(errno, absl::StrCat("rename ", tmp, " to"), path);
-  }
-  if (!status.ok()) {
-    unlink(tmp.c_str());
-    return status;
-  }
-  // The rename is durable once the directory is.
-  absl::Status synced = SyncDirectory(dir);
-  if (!synced.ok()) return synced;
+  // The one atomic write (ste/atomic_file.h): a temporary beside the file
+  // (".tmp-<name>-…", which RemoveStaleFiles knows), fsync, rename, fsync
+  // of the directory. The crash tests stop it half-way and once renamed.
+  STE_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> file,
+                       AtomicFileWriter::Create(absl::StrCat(dir, "/", name)));
+  const size_t half = bytes.size() / 2;
+  STE_RETURN_IF_ERROR(file->Write(bytes.substr(0, half)));
+  if (hook && !bytes.empty()) hook("blob-half-written");
+  STE_RETURN_IF_ERROR(file->Write(bytes.substr(half)));
+  STE_RETURN_IF_ERROR(file->Commit());
   if (hook) hook("blob-renamed");
   return absl::OkStatus();
 }

@@ -70,21 +70,21 @@ std::optional<BlobFileName> ParseBlobFileName(absl::string_view file,
                                               bool stamp_dir) {
   std::optional<BlobFileName> parsed;
   bool temp = false;
-  if (stamp_dir) {
-    const size_t at = file.rfind(".tmp");
-    if (at != absl::string_view::npos && absl::EndsWith(file.substr(0, at), kBlobSuffix)) {
-      uint64_t pid = 0;
-      if (!absl::SimpleAtoi(file.substr(at + 4), &pid)) return std::nullopt;
-      parsed = ParseFinal(file.substr(0, at));
-      temp = true;
-    } else {
-      parsed = ParseFinal(file);
-    }
-  } else if (absl::StartsWith(file, kTempPrefix)) {
+  if (absl::StartsWith(file, kTempPrefix)) {
+    // ".tmp-<final name>-XXXXXX": the one atomic write's temporary
+    // (ste/atomic_file.h), of a blob or of its hash stamp.
     absl::string_view rest = file.substr(kTempPrefix.size());
     const size_t end = rest.find(".blob-");
     if (end == absl::string_view::npos) return std::nullopt;
     parsed = ParseFinal(rest.substr(0, end + kBlobSuffix.size()));
+    temp = true;
+  } else if (const size_t at = file.rfind(".tmp");
+             stamp_dir && at != absl::string_view::npos &&
+             absl::EndsWith(file.substr(0, at), kBlobSuffix)) {
+    // "<final name>.tmp<pid>": a stamp's temporary as ste 0.1 wrote it.
+    uint64_t pid = 0;
+    if (!absl::SimpleAtoi(file.substr(at + 4), &pid)) return std::nullopt;
+    parsed = ParseFinal(file.substr(0, at));
     temp = true;
   } else {
     parsed = ParseFinal(file);

@@ -273,13 +273,15 @@ TEST_P(StoreRetentionTest, RemoveStaleFilesTakesOnlyWhatNoBaselineNeeds) {
     WriteWholeFile(dir + "/" + name, "junk");
   }
   WriteWholeFile(stamps + "/" + gone_index, "v1 stale stamp");
-  WriteWholeFile(stamps + "/" + gone_index + ".tmp123", "v1 stale stamp");
+  WriteWholeFile(stamps + "/" + gone_index + ".tmp123", "v1 stale stamp");  // ste 0.1's
+  WriteWholeFile(stamps + "/.tmp-" + gone_index + "-Xy12Zq", "v1 stale stamp");  // atomic_file's
   const std::vector<std::string> rows = backend_->Rows();
 
   absl::StatusOr<std::vector<std::string>> removed = store_->RemoveStaleFiles();
   ASSERT_TRUE(removed.ok()) << removed.status();
   EXPECT_THAT(*removed, ElementsAre(dir + "/.tmp-" + gone_index + "-99-1-0",
                                     dir + "/" + orphan, dir + "/" + gone_index,
+                                    stamps + "/.tmp-" + gone_index + "-Xy12Zq",
                                     stamps + "/" + gone_index, stamps + "/" + gone_index + ".tmp123"));
   EXPECT_EQ(backend_->Rows(), rows);
   std::vector<std::string> left = testing_util::FileNames(dir);
