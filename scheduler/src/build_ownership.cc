@@ -17,9 +17,10 @@ namespace {
 
 class RealClock final : public OwnershipClock {
  public:
+  explicit RealClock(std::optional<absl::Duration> every) : every_(every) {}
   bool WaitFor(absl::Duration period) override {
     std::unique_lock<std::mutex> lock(mu_);
-    return !stopped_cv_.wait_for(lock, absl::ToChronoMilliseconds(period),
+    return !stopped_cv_.wait_for(lock, absl::ToChronoMilliseconds(every_.value_or(period)),
                                  [this] { return stopped_; });
   }
   void Stop() override {
@@ -29,6 +30,7 @@ class RealClock final : public OwnershipClock {
   }
 
  private:
+  const std::optional<absl::Duration> every_;
   std::mutex mu_;
   std::condition_variable stopped_cv_;
   bool stopped_ = false;
@@ -39,7 +41,9 @@ constexpr size_t kBuildsKept = 64;
 
 }  // namespace
 
-std::shared_ptr<OwnershipClock> RealOwnershipClock() { return std::make_shared<RealClock>(); }
+std::shared_ptr<OwnershipClock> RealOwnershipClock(std::optional<absl::Duration> every) {
+  return std::make_shared<RealClock>(every);
+}
 
 OwnedBuilds::OwnedBuilds(Options options)
     : options_(std::move(options)),

@@ -75,26 +75,6 @@ class SteppedClock final : public OwnershipClock {
   bool stopped_ = false;
 };
 
-// A clock on which a pass is due every few milliseconds, whatever the
-// build lease: the ownership threads run all along a race.
-class RacingClock final : public OwnershipClock {
- public:
-  bool WaitFor(absl::Duration) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    return !stopped_cv_.wait_for(lock, std::chrono::milliseconds(5), [this] { return stopped_; });
-  }
-  void Stop() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopped_ = true;
-    stopped_cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable stopped_cv_;
-  bool stopped_ = false;
-};
-
 BuildSpec Spec(int64_t mri = 1) {
   BuildSpec spec;
   spec.commit = absl::StrCat("c", mri);
@@ -482,7 +462,9 @@ TEST(BuildOwnershipRaceTest, TwoInstancesClaimingOneExpiredBuildFromTwoThreadsOn
     o.open_store = [&backend] { return backend.Open(true); };
     o.log = log.Sink();
     o.session.log = log.Sink();
-    o.clock = std::make_shared<RacingClock>();
+    // A pass every few milliseconds, whatever the build lease: the
+    // ownership threads run all along the race.
+    o.clock = RealOwnershipClock(absl::Milliseconds(5));
     return std::make_unique<OwnedBuilds>(o);
   };
   std::unique_ptr<OwnedBuilds> instances[2] = {make("x"), make("y")};

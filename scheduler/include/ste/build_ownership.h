@@ -67,6 +67,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -89,8 +90,9 @@ class OwnershipClock {
   virtual void Stop() = 0;
 };
 
-// Real time.
-std::shared_ptr<OwnershipClock> RealOwnershipClock();
+// Real time; with `every`, each WaitFor waits that long whatever it is
+// asked (a test's passes as fast as they go).
+std::shared_ptr<OwnershipClock> RealOwnershipClock(std::optional<absl::Duration> every = std::nullopt);
 
 class OwnedBuilds {
  public:
