@@ -197,7 +197,7 @@ std::string SelectionJson(const Selection& s, const std::optional<BaselineInfo>&
     j.Key("kind").String(ReasonKindWord(w.cause)).Key("change").String(ReasonChangeWord(w.cause));
     j.Key("tests").Int(static_cast<int64_t>(w.tests)).Key("entries").BeginArray();
     for (const auto& [path, change] : w.entries) {
-      j.BeginObject().PathMember("path", path).Key("change").String(change).EndObject();
+      j.BeginObject().PathMember("path", path).Key("change").String(ChangeKindName(change)).EndObject();
     }
     j.EndArray().Key("more_entries").Int(static_cast<int64_t>(w.more_entries)).EndObject();
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ste/repo_path.h"
 #include "ste/checkout.h"
 
 namespace ste::cli {
@@ -74,11 +75,8 @@ std::optional<int64_t> MriFlag(const ParsedFlags& flags, const std::string& comm
 }
 
 std::string AbsolutePath(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::path abs = std::filesystem::absolute(path, ec);
-  std::string out = (ec ? std::filesystem::path(path) : abs).lexically_normal().string();
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
+  absl::StatusOr<std::string> abs = AbsoluteNormalPath(path);
+  return abs.ok() ? *abs : path;
 }
 
 std::string Seconds(double s) {

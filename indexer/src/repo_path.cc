@@ -1,5 +1,9 @@
 #include "ste/repo_path.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -82,6 +86,15 @@ std::string MakeNormalAbsolute(std::string_view path) {
   std::string normal;
   for (std::string_view p : parts) absl::StrAppend(&normal, "/", std::string(p));
   return normal;
+}
+
+absl::StatusOr<std::string> AbsoluteNormalPath(std::string_view path) {
+  if (!path.empty() && path[0] == '/') return MakeNormalAbsolute(path);
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == nullptr) {
+    return absl::ErrnoToStatus(errno, "cannot read the current directory");
+  }
+  return MakeNormalAbsolute(absl::StrCat(cwd, "/", std::string(path)));
 }
 
 }  // namespace ste

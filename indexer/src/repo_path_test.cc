@@ -1,5 +1,8 @@
 #include "ste/repo_path.h"
 
+#include <unistd.h>
+
+#include <climits>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -62,6 +65,14 @@ TEST(RepoPath, MakeNormalAbsoluteFoldsDotsLexically) {
   EXPECT_EQ(MakeNormalAbsolute("/"), "/");
   EXPECT_EQ(MakeNormalAbsolute("//a//b/"), "/a/b");
   EXPECT_EQ(MakeNormalAbsolute("/a/b/../../.."), "/");
+}
+
+TEST(RepoPath, AbsoluteNormalPathStartsFromTheCurrentDirectory) {
+  char cwd[PATH_MAX];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  EXPECT_EQ(*AbsoluteNormalPath("/x/./y/.."), "/x");
+  EXPECT_EQ(*AbsoluteNormalPath("a/../b"), MakeNormalAbsolute(std::string(cwd) + "/b"));
+  EXPECT_EQ(*AbsoluteNormalPath("."), MakeNormalAbsolute(cwd));
 }
 
 }  // namespace

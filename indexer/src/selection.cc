@@ -57,7 +57,7 @@ std::vector<WideCause> WideCauses(const PulledCauses& pulled,
         continue;
       }
       if (c.entries.size() < kMaxWideEntries) {
-        c.entries.emplace_back(e.path, Added(e) ? "added" : "deleted");
+        c.entries.emplace_back(e.path, Added(e) ? ChangeKind::kAdded : ChangeKind::kDeleted);
       } else {
         c.more_entries++;
       }
@@ -155,8 +155,8 @@ std::string DescribeWideCause(const WideCause& c) {
   } else if (std::string view = DescribeViewChange(r.path, ReasonChangeWord(r)); !view.empty()) {
     what = std::move(view);
   } else if (r.kind == DepKind::kListing && !c.entries.empty()) {
-    for (const auto& [path, word] : c.entries) {
-      absl::StrAppend(&what, what.empty() ? "" : ", ", path, " ", word);
+    for (const auto& [path, change] : c.entries) {
+      absl::StrAppend(&what, what.empty() ? "" : ", ", path, " ", std::string(ChangeKindName(change)));
     }
     if (c.more_entries) absl::StrAppend(&what, " and ", c.more_entries, " more");
     absl::StrAppend(&what, ": listing of ", r.path);

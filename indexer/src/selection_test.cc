@@ -276,7 +276,7 @@ TEST(Select, AWideSelectionNamesWhatPulledItIn) {
   EXPECT_EQ(s.wide[0].cause.kind, DepKind::kListing);
   EXPECT_EQ(s.wide[0].tests, 4u);
   ASSERT_EQ(s.wide[0].entries.size(), 1u);
-  EXPECT_EQ(s.wide[0].entries[0], (std::pair<std::string, std::string>{"NOTES.txt", "added"}));
+  EXPECT_EQ(s.wide[0].entries[0], (std::pair<std::string, ChangeKind>{"NOTES.txt", ChangeKind::kAdded}));
   EXPECT_EQ(DescribeWideCause(s.wide[0]), "NOTES.txt added: listing of . -> 4 tests");
   EXPECT_EQ(DescribeWideCause(s.wide[1]), "lib/a.py modified: content -> 2 tests");
 

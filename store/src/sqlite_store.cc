@@ -25,6 +25,7 @@
 #include "relational_store.h"
 #include "sql_db.h"
 #include "sqlite_db.h"
+#include "ste/repo_path.h"
 #include "ste/status_macros.h"
 #include "store_rules.h"
 #include "store_strategies.h"
@@ -211,11 +212,12 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(
     return absl::InvalidArgumentError("the SQLite store path is empty");
   }
   std::error_code ec;
-  const fs::path path = fs::absolute(path_arg, ec).lexically_normal();
-  if (ec) {
-    return absl::ErrnoToStatus(ec.value(),
-                               absl::StrCat("absolute path of ", path_arg));
+  absl::StatusOr<std::string> absolute = AbsoluteNormalPath(path_arg);
+  if (!absolute.ok()) {
+    return absl::Status(absolute.status().code(),
+                        absl::StrCat("absolute path of ", path_arg, ": ", absolute.status().message()));
   }
+  const fs::path path = *absolute;
   const std::string dir = path.parent_path().string();
   const bool read_only = options.open_mode != SqliteDb::Mode::kReadWrite;
   if (read_only) {

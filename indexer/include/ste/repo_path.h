@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace ste {
 
@@ -49,6 +50,10 @@ absl::Status ValidateTestPath(std::string_view path);
 // `path` (absolute) with "." and empty components dropped and ".." taking
 // the previous component off ("/.." is "/"); "/" for nothing left.
 std::string MakeNormalAbsolute(std::string_view path);
+
+// `path` made absolute against the current directory (when relative), then
+// MakeNormalAbsolute. The errno of getcwd when that fails.
+absl::StatusOr<std::string> AbsoluteNormalPath(std::string_view path);
 
 }  // namespace ste
 

@@ -111,8 +111,8 @@ struct WideCause {
   SelectionReason cause;
   size_t tests = 0;    // tests of the selection it pulled in
   // For a listing: the entries that came or went in `path` (at most
-  // kMaxWideEntries; path and "added" or "deleted"), and how many more.
-  std::vector<std::pair<std::string, std::string>> entries;
+  // kMaxWideEntries; path and kAdded or kDeleted), and how many more.
+  std::vector<std::pair<std::string, ChangeKind>> entries;
   size_t more_entries = 0;
 };
 

@@ -166,10 +166,10 @@ void ToProto(const Selection& s, const std::optional<BaselineInfo>& baseline,
     cause->set_kind(std::string(ReasonKindWord(w.cause)));
     cause->set_change(std::string(ReasonChangeWord(w.cause)));
     cause->set_tests(w.tests);
-    for (const auto& [path, word] : w.entries) {
+    for (const auto& [path, change] : w.entries) {
       v1::Change* e = cause->add_entries();
       e->set_path(path);
-      e->set_change(word);
+      e->set_change(std::string(ChangeKindName(change)));
     }
     cause->set_more_entries(w.more_entries);
   }
@@ -208,7 +208,10 @@ absl::StatusOr<SelectionAnswer> FromProto(const v1::SelectResponse& r) {
     WideCause cause;
     STE_ASSIGN_OR_RETURN(cause.cause, ReasonFromWords(w.path(), w.kind(), w.change()));
     cause.tests = w.tests();
-    for (const v1::Change& e : w.entries()) cause.entries.emplace_back(e.path(), e.change());
+    for (const v1::Change& e : w.entries()) {
+      STE_ASSIGN_OR_RETURN(ChangeKind change, ChangeKindFromName(e.change()));
+      cause.entries.emplace_back(e.path(), change);
+    }
     cause.more_entries = w.more_entries();
     s.wide.push_back(std::move(cause));
   }

@@ -45,7 +45,7 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
              {"tests/b c.py", {}, 0, std::nullopt},
              {"tests/zero.py", {}, 0, 0.0}};
   s.wide = {{SelectionReason::Dependency(".", DepKind::kListing, ChangeKind::kModified), 31,
-             {{"NOTES.txt", "added"}, {"b c", "deleted"}}, 4},
+             {{"NOTES.txt", ChangeKind::kAdded}, {"b c", ChangeKind::kDeleted}}, 4},
             {SelectionReason::Rule(SelectionRule::kOpaque), 2, {}, 0}};
   BaselineInfo info;
   info.id = 7;

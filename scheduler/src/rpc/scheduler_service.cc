@@ -16,6 +16,7 @@
 #include "report_decoder.h"
 #include "ste/baseline_loader.h"
 #include "ste/config.h"
+#include "ste/repo_path.h"
 #include "proto_convert.h"
 #include "ste/rpc_common.h"
 #include "ste/selection.h"
@@ -385,7 +386,7 @@ class SubmittedCheckout final : public Checkout {
  public:
   static absl::StatusOr<std::unique_ptr<SubmittedCheckout>> FromRequest(const v1::SelectRequest& req) {
     const std::string name = req.config_name().empty() ? "ste.toml" : req.config_name();
-    if (name.find('/') != std::string::npos || name == "." || name == "..") {
+    if (name.find('/') != std::string::npos || !IsCleanRelative(name)) {
       return absl::InvalidArgumentError(absl::StrCat("config_name '", name, "' is not a file name"));
     }
     absl::StatusOr<Config> config = ParseConfig(req.config(), name, /*root=*/"");
