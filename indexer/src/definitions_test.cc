@@ -238,6 +238,138 @@ TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
   }
 }
 
+// Issue 24: a body is everything between a def's signature and its final
+// `end`, whatever its tokens; the body node's span left some of them (a
+// leading `(`, the `begin`/`end` of a wrapped body, a one-line def's `;`,
+// an empty body's marker) in the module. Edits of kShop's bodies, and of
+// what is not a body.
+const char kShop[] =
+    "# frozen_string_literal: true\n"
+    "class Shop\n"
+    "  TAX = 2\n"
+    "\n"
+    "  def total(items, rate = 1)\n"
+    "    sum = items.sum\n"
+    "    sum * rate\n"
+    "  end\n"
+    "\n"
+    "  def name\n"
+    "    \"shop\"\n"
+    "  end\n"
+    "\n"
+    "  def count(items)\n"
+    "    items.size\n"
+    "  end\n"
+    "\n"
+    "  def noop\n"
+    "  end\n"
+    "\n"
+    "  private\n"
+    "\n"
+    "  def double(a) = a + 1\n"
+    "\n"
+    "  def one; 1; end\n"
+    "\n"
+    "  def self.build(n)\n"
+    "    new\n"
+    "  end\n"
+    "\n"
+    "  class << self\n"
+    "    def origin\n"
+    "      0\n"
+    "    end\n"
+    "  end\n"
+    "end\n";
+
+// kShop with `from` (which must occur once) replaced by `to`.
+struct ShopEdit {
+  std::string name, from, to;
+  std::string unit;  // the unit edited; "" = not a body: the module changes
+};
+
+TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
+  const std::vector<ShopEdit> edits = {
+      {"parentheses", "    sum * rate\n", "    (sum * rate)\n", "Shop#total"},
+      {"begin/rescue around the body", "    sum = items.sum\n    sum * rate\n",
+       "    begin\n      sum = items.sum\n      sum * rate\n    rescue StandardError\n      0\n    end\n",
+       "Shop#total"},
+      {"def-level rescue", "    sum * rate\n  end\n", "    sum * rate\n  rescue ArgumentError\n    0\n  end\n",
+       "Shop#total"},
+      {"def-level ensure", "    sum * rate\n  end\n", "    sum * rate\n  ensure\n    @done = true\n  end\n",
+       "Shop#total"},
+      {"def-level rescue/else/ensure", "    sum * rate\n  end\n",
+       "    sum * rate\n  rescue ArgumentError => e\n    e\n  else\n    1\n  ensure\n    2\n  end\n", "Shop#total"},
+      {"do block", "    items.size\n", "    items.each do |x|\n      x\n    end\n", "Shop#count"},
+      {"brace block", "    items.size\n", "    items.map { |x| x * 2 }\n", "Shop#count"},
+      {"heredoc", "    \"shop\"\n", "    <<~NAME\n      shop\n    NAME\n", "Shop#name"},
+      {"heredoc argument last", "    \"shop\"\n", "    format(<<~NAME, 1)\n      shop %d\n    NAME\n", "Shop#name"},
+      {"case/when", "    items.size\n", "    case items.size\n    when 0 then :none\n    else :some\n    end\n",
+       "Shop#count"},
+      {"if modifier", "    sum * rate\n", "    return 0 if items.empty?\n    sum * rate\n", "Shop#total"},
+      {"unless modifier", "    sum * rate\n", "    sum * rate unless rate.zero?\n", "Shop#total"},
+      {"while", "    items.size\n", "    n = 0\n    while n < items.size\n      n += 1\n    end\n    n\n",
+       "Shop#count"},
+      {"__method__ interpolated", "    \"shop\"\n", "    \"#{__method__} shop\"\n", "Shop#name"},
+      {"first statement of an empty body", "  def noop\n  end\n", "  def noop\n    (nil)\n  end\n", "Shop#noop"},
+      {"def self. body", "    new\n", "    begin\n      (new)\n    rescue\n      nil\n    end\n", "Shop.build"},
+      {"class << self body", "      0\n", "      begin\n        (0)\n      ensure\n        1\n      end\n",
+       "Shop.origin"},
+      {"endless def expression", "def double(a) = a + 1", "def double(a) = a + 2", "Shop#double"},
+      {"endless def parentheses", "def double(a) = a + 1", "def double(a) = (a + 1)", "Shop#double"},
+      {"one-line def", "def one; 1; end", "def one; 2; end", "Shop#one"},
+      {"one-line def parentheses", "def one; 1; end", "def one; (1); end", "Shop#one"},
+      {"parameter added", "def total(items, rate = 1)", "def total(items, rate = 1, extra = nil)", ""},
+      {"default value", "def total(items, rate = 1)", "def total(items, rate = 2)", ""},
+      {"endless def parameter", "def double(a) =", "def double(a, b = 0) =", ""},
+      {"renamed", "  def name\n", "  def title\n", ""},
+      {"method added", "  private\n", "  def added\n    1\n  end\n\n  private\n", ""},
+      {"code between two methods", "  end\n\n  def count", "  end\n  register :total\n\n  def count", ""},
+      {"private call", "  private\n", "  protected\n", ""},
+      {"private removed", "  private\n", "\n", ""},
+      {"constant", "TAX = 2", "TAX = 3", ""},
+      {"one-line def becomes endless", "def one; 1; end", "def one = 1", ""},
+  };
+  std::vector<std::string> paths = {"shop.rb"}, contents = {kShop};
+  for (const ShopEdit& e : edits) {
+    std::string after = kShop;
+    size_t at = after.find(e.from);
+    ASSERT_NE(at, std::string::npos) << e.name;
+    ASSERT_EQ(after.find(e.from, at + 1), std::string::npos) << e.name << ": ambiguous";
+    after.replace(at, e.from.size(), e.to);
+    paths.push_back("shop.rb");
+    contents.push_back(after);
+  }
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const FileDefinitions& base = (*run)[0];
+  ASSERT_TRUE(base.parsed) << base.error;
+  std::vector<std::string> names;
+  for (const DefinitionUnit& u : base.units) names.push_back(u.name);
+  ASSERT_EQ(names, (std::vector<std::string>{"Shop#total", "Shop#name", "Shop#count", "Shop#noop", "Shop#double",
+                                             "Shop#one", "Shop.build", "Shop.origin"}));
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    const FileDefinitions& now = (*run)[i + 1];
+    ASSERT_TRUE(now.parsed) << now.error;
+    if (edits[i].unit.empty()) {
+      EXPECT_NE(Hex(now.module), Hex(base.module));
+      continue;
+    }
+    EXPECT_EQ(Hex(now.module), Hex(base.module));
+    ASSERT_EQ(now.units.size(), base.units.size());
+    for (size_t u = 0; u < base.units.size(); u++) {
+      ASSERT_EQ(now.units[u].name, base.units[u].name);
+      if (base.units[u].name == edits[i].unit) {
+        EXPECT_NE(Hex(now.units[u].hash), Hex(base.units[u].hash)) << "the edited unit";
+      } else if (now.units[u].first_line == base.units[u].first_line) {
+        // A unit the edit moved down changes (its lines are in its
+        // fingerprint); one it did not move keeps its fingerprint.
+        EXPECT_EQ(Hex(now.units[u].hash), Hex(base.units[u].hash)) << base.units[u].name;
+      }
+    }
+  }
+}
+
 TEST(RubyFingerprint, ADefinitionAddedRemovedOrRenamedIsModuleLevel) {
   const std::string base = "class A\n  def x\n    1\n  end\nend\n";
   const std::vector<std::string> others = {

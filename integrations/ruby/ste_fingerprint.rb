@@ -43,17 +43,26 @@
 #     include, attr_accessor, private, alias, define_method, their blocks)
 #     without positions, each unit's `def` kept as its kind, receiver,
 #     name and parameter node (arity, defaults, keywords, rest, block) with
-#     its body (and local table) replaced by a marker;
+#     its body (and local table) replaced by one marker, empty or not;
 #   - the token stream (Ripper.lex: type and text, no positions) of the
-#     file outside the units' bodies: the `def` line with its parameter
-#     names and default values, and what the AST leaves out (regexp flags
-#     of interpolated regexps, literal spelling); white space, newlines
-#     (the AST has the statements) and comments are left out, except magic
-#     comments (coding, frozen_string_literal, warn_indent,
+#     file outside the units' bodies: a unit's signature (`def`, `self.`,
+#     the name, the parameters with their default values; an endless
+#     def's `=`) and its final `end`, and what the AST leaves out (regexp
+#     flags of interpolated regexps, literal spelling); white space,
+#     newlines (the AST has the statements) and comments are left out,
+#     except magic comments (coding, frozen_string_literal, warn_indent,
 #     warn_past_scope, shareable_constant_value, -*- lines) and a #! first
 #     line;
 #   - the bytes after __END__ (DATA).
-# So a change confined to a unit's body changes that unit only; adding,
+# A unit's body, for the tokens, is everything from the end of its
+# signature (after the parameter list's `)`; without parentheses, the
+# first newline or `;` at bracket depth 0; an endless def: after its `=`)
+# to its final `end` (an endless def: to its end), found from the def
+# node's span and the tokens (hole). Not the span of the body node, which
+# leaves out a leading `(`, the `begin`/`end` around a body wrapped in
+# begin/rescue, a one-line def's `;` (issue 24).
+# So a change confined to a unit's body, whatever its tokens, changes that
+# unit only; adding,
 # removing or renaming a method, its parameters, a constant, an include, a
 # visibility call, method_missing/respond_to_missing? (methods like the
 # rest) all change the module's. Known limit, as for Python: the module
@@ -69,7 +78,7 @@ require "digest"
 require "ripper"
 
 module SteFingerprint
-  FORMAT = 1
+  FORMAT = 2 # 2: bodies are the def's span past its signature (hole)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
   MAGIC = /coding|frozen[-_]string[-_]literal|warn[-_]indent|warn[-_]past[-_]scope|
@@ -77,7 +86,7 @@ module SteFingerprint
   SKIPPED_TOKENS = %i[on_sp on_nl on_ignored_nl on_comment on_embdoc_beg on_embdoc on_embdoc_end
                       on_ignored_sp].freeze
 
-  Unit = Struct.new(:node, :name, :first, :last, :body)
+  Unit = Struct.new(:node, :name, :first, :last)
 
   module_function
 
@@ -121,12 +130,12 @@ module SteFingerprint
         name = if prefix.nil? then (singleton ? "self.#{node.children[0]}" : node.children[0].to_s)
                else "#{prefix}#{singleton ? '.' : '#'}#{node.children[0]}"
                end
-        units << Unit.new(node, name, node.first_lineno, node.last_lineno, node.children[1].children[2])
+        units << Unit.new(node, name, node.first_lineno, node.last_lineno)
       when :DEFS
         next unless node.children[0].type == :SELF
 
         name = prefix.nil? ? "self.#{node.children[1]}" : "#{prefix}.#{node.children[1]}"
-        units << Unit.new(node, name, node.first_lineno, node.last_lineno, node.children[2].children[2])
+        units << Unit.new(node, name, node.first_lineno, node.last_lineno)
       when :CLASS, :MODULE
         next if singleton
 
@@ -154,18 +163,93 @@ module SteFingerprint
       out << node.inspect << "\0"
       return
     end
-    if (unit = stubs[key(node)])
+    if stubs[key(node)]
       scope = node.children.last
       out << "(" << node.type.to_s << " "
       dump(node.children[0], stubs, out) if node.type == :DEFS
       dump(node.type == :DEFS ? node.children[1] : node.children[0], stubs, out)
       dump(scope.children[1], stubs, out) # the parameters
-      out << "ste:body" << (unit.body.nil? ? " empty" : "") << ")"
+      out << "ste:body)"
       return
     end
     out << "(" << node.type.to_s << " "
     node.children.each { |c| dump(c, stubs, out) }
     out << ")"
+  end
+
+  OPENING = %i[on_lparen on_lbracket on_lbrace on_tlambeg on_embexpr_beg].freeze
+  CLOSING = %i[on_rparen on_rbracket on_rbrace on_embexpr_end].freeze
+  BLANK = %i[on_sp on_ignored_sp on_comment].freeze
+
+  # The index of the first token at or after i that is not white space.
+  def skip_blank(lexed, i)
+    i += 1 while i < lexed.size && BLANK.include?(lexed[i][1])
+    i
+  end
+
+  # The body of a unit's `def` as a token span [from, to): from just after
+  # its signature to its final `end` (an endless def: to its end). The
+  # signature is `def`, `self.` and the name, then either a parenthesised
+  # parameter list (up to its `)`) or bare parameters (up to the first
+  # newline or `;` at bracket depth 0); an endless def's ends at its `=`.
+  # The body node's own span is not the body: a leading `(`, the
+  # `begin`/`end` around a rescue, a heredoc's lines after the last node,
+  # the `;` of a one-line def lie outside it. nil when the tokens are not
+  # the expected ones (the whole def then stays module-level: every test
+  # that loaded the file is selected for an edit in it, never fewer).
+  def hole(node, lexed, at)
+    i = at[[node.first_lineno, node.first_column]]
+    return nil if i.nil? || lexed[i][1] != :on_kw || lexed[i][2] != "def"
+
+    stop = [node.last_lineno, node.last_column]
+    i = skip_blank(lexed, i + 1)
+    if node.type == :DEFS # `self` and `.` (or `::`) before the name
+      i = skip_blank(lexed, skip_blank(lexed, i + 1) + 1)
+    end
+    i = skip_blank(lexed, i + 1) # past the name
+    return nil if i >= lexed.size
+
+    depth = 0
+    endless = false
+    if lexed[i][1] == :on_lparen
+      i += 1
+      while i < lexed.size && (depth.positive? || lexed[i][1] != :on_rparen)
+        depth += 1 if OPENING.include?(lexed[i][1])
+        depth -= 1 if CLOSING.include?(lexed[i][1])
+        i += 1
+      end
+      return nil if i >= lexed.size
+
+      after = skip_blank(lexed, i + 1)
+      endless = after < lexed.size && lexed[after][1] == :on_op && lexed[after][2] == "="
+      i = after if endless
+      line, column = lexed[i][0]
+      from = [line, column + lexed[i][2].bytesize]
+    elsif lexed[i][1] == :on_op && lexed[i][2] == "="
+      endless = true
+      line, column = lexed[i][0]
+      from = [line, column + 1]
+    else
+      while i < lexed.size && (depth.positive? || !%i[on_nl on_semicolon].include?(lexed[i][1]))
+        return nil if (lexed[i][0] <=> stop) >= 0
+
+        depth += 1 if OPENING.include?(lexed[i][1])
+        depth -= 1 if CLOSING.include?(lexed[i][1])
+        i += 1
+      end
+      return nil if i >= lexed.size
+
+      from = lexed[i][0]
+    end
+    return nil if (from <=> stop).positive?
+
+    return [from, stop] if endless
+
+    to = [node.last_lineno, node.last_column - 3]
+    last = at[to]
+    return nil if last.nil? || lexed[last][1] != :on_kw || lexed[last][2] != "end"
+
+    [from, to]
   end
 
   def fingerprint(source)
@@ -191,14 +275,14 @@ module SteFingerprint
     stubs = units.to_h { |u| [key(u.node), u] }
     ast = +""
     dump(tree, stubs, ast)
+    lexed = Ripper.lex(source)
     # Tokens outside the bodies: [line, column] in [first, last).
-    holes = units.filter_map do |u|
-      b = u.body
-      b && [[b.first_lineno, b.first_column], [b.last_lineno, b.last_column]]
-    end
+    at = {}
+    lexed.each_with_index { |(pos, _type, _text, _state), i| at[pos] ||= i }
+    holes = units.filter_map { |u| hole(u.node, lexed, at) }
     tokens = +""
     end_line = nil
-    Ripper.lex(source).each do |(pos, type, text, _state)|
+    lexed.each do |(pos, type, text, _state)|
       if type == :on___end__
         end_line = pos[0]
         break
