@@ -174,6 +174,13 @@ std::vector<Change> Changes() {
       {"sub body", "calc.rb", "a - b", "b - a", {"sub", "source"}},
       {"method body", "calc.rb", "x.abs + y.abs", "x + y", {"norm", "source"}},
       {"unused body", "calc.rb", "\"unused\"", "\"changed\"", {"source"}},
+      // Issue 24: the tokens a body's node does not span (a leading `(`,
+      // the begin/rescue/end around it) are the method's, not the module's.
+      {"body wrapped in begin/rescue and parentheses", "calc.rb", "      Vec.new(x * k, y * k)\n",
+       "      begin\n        (Vec.new((x * k) + 1, y * k))\n      rescue ArgumentError\n        nil\n      end\n",
+       {"scale", "source"}},
+      {"one-line begin/rescue and parentheses", "calc.rb", "    a * b\n",
+       "    begin; (a * b) + 1; rescue StandardError; 0; end\n", {"mul", "thread", "source"}},
       // A comment in a body is part of that method's text (its unit).
       {"comment in a body", "text.rb", "\"#{s.upcase}!\"", "\"#{s.upcase}!\" # loud", {"shout"}, false, false},
       {"comment outside", "calc.rb", "# Arithmetic.", "# Sums.", {"source"}, false, false},
