@@ -30,21 +30,25 @@ std::optional<Enum> FromStored(const Enum (&all)[N], int64_t stored) {
   return std::nullopt;
 }
 
+absl::StatusOr<std::unique_ptr<Store>> OpenParsed(const StoreUrl& url, const std::string& root) {
+  if (url.scheme == StoreUrl::Scheme::kSqlite) return OpenSqliteStore(url.SqliteFile(root));
+  return OpenPostgresStore(url.text, PostgresCacheDir(root));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(
     const std::string& url, const std::string& root) {
   STE_ASSIGN_OR_RETURN(StoreUrl parsed, StoreUrl::Parse(url));
-  if (parsed.scheme == StoreUrl::Scheme::kSqlite) return OpenSqliteStore(parsed.SqliteFile(root));
-  return OpenPostgresStore(url, PostgresCacheDir(root));
+  return OpenParsed(parsed, root);
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::OpenForReading(
     const std::string& url, const std::string& root) {
-  absl::StatusOr<std::unique_ptr<Store>> store = Open(url, root);
-  absl::StatusOr<StoreUrl> parsed = StoreUrl::Parse(url);
-  if (store.ok() || !parsed.ok() || parsed->scheme != StoreUrl::Scheme::kSqlite) return store;
-  const std::string path = parsed->SqliteFile(root);
+  STE_ASSIGN_OR_RETURN(StoreUrl parsed, StoreUrl::Parse(url));
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenParsed(parsed, root);
+  if (store.ok() || parsed.scheme != StoreUrl::Scheme::kSqlite) return store;
+  const std::string path = parsed.SqliteFile(root);
   struct stat st;
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return store;
   SqliteStoreOptions options;
