@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "absl/strings/numbers.h"
@@ -20,56 +21,78 @@ bool Under(const std::string& dir, const std::string& path) {
          path[dir.size()] == '/';
 }
 
-// True (and *file, *line set) for a code record "<file>/\x01ste-code:<line>".
-bool ParseCodeRecord(const std::string& path, std::string* file, uint32_t* line) {
+// "<file>/<last>" with <last> starting with the mark: true, both set.
+bool SplitRecord(const std::string& path, std::string* file, std::string_view* last) {
   size_t slash = path.rfind('/');
-  if (slash == std::string::npos || slash == 0) return false;
-  std::string_view last = std::string_view(path).substr(slash + 1);
-  if (last.substr(0, kCodeRecordPrefix.size()) != kCodeRecordPrefix) return false;
-  std::string_view number = last.substr(kCodeRecordPrefix.size());
-  if (!absl::SimpleAtoi(absl::string_view(number.data(), number.size()), line)) return false;
+  if (slash == std::string::npos || slash == 0 || slash + 1 >= path.size() || path[slash + 1] != '\x01') {
+    return false;
+  }
+  *last = std::string_view(path).substr(slash + 1);
   *file = path.substr(0, slash);
   return true;
 }
 
-bool IsDataRecord(const std::string& path, std::string* file) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos || slash == 0) return false;
-  if (std::string_view(path).substr(slash + 1) != kDataRecordName) return false;
-  *file = path.substr(0, slash);
-  return true;
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+bool ParseLine(std::string_view number, uint32_t* line) {
+  return absl::SimpleAtoi(absl::string_view(number.data(), number.size()), line);
 }
 
 }  // namespace
 
-void ProcessCode::Touch(const std::string& scope) {
-  if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) scopes.push_back(scope);
-}
-
 bool ProcessCode::Take(const LogRecord& r) {
   if (r.kind != RecordKind::kAbsent && r.kind != RecordKind::kContent) return false;
-  std::string file;
-  uint32_t line = 0;
   const std::string_view p = r.path;
-  const bool opens = p.substr(0, kDefsBeginPrefix.size()) == kDefsBeginPrefix;
-  if (opens || p.substr(0, kDefsEndPrefix.size()) == kDefsEndPrefix) {
+  const bool opens = StartsWith(p, kDefsBeginPrefix);
+  if (opens || StartsWith(p, kDefsEndPrefix)) {
     if (opens) begin = true;
     end = !opens;
     Touch(r.scope);
     return true;
   }
-  if (ParseCodeRecord(r.path, &file, &line)) {
-    lines[r.scope][file].insert(line);
+  if (StartsWith(p, kDefsV2Prefix)) {
+    v2 = true;
+    return true;
+  }
+  if (StartsWith(p, kPositionsPrefix)) {
+    positions.insert(r.scope);
     Touch(r.scope);
     return true;
   }
-  if (IsDataRecord(r.path, &file)) {
+  if (StartsWith(p, kCodeLinesPrefix)) {
+    code_lines.insert(r.scope);
+    Touch(r.scope);
+    return true;
+  }
+  std::string file;
+  std::string_view last;
+  if (!SplitRecord(r.path, &file, &last)) return false;
+  uint32_t line = 0;
+  if (StartsWith(last, kCodeRecordPrefix)) {
+    if (!ParseLine(last.substr(kCodeRecordPrefix.size()), &line)) return false;
+    lines[r.scope][file].insert(line);
+  } else if (last == kDataRecordName) {
     data.insert(file);
     data_in[r.scope].insert(file);
-    Touch(r.scope);
+  } else if (StartsWith(last, kDocRecordPrefix)) {
+    if (!ParseLine(last.substr(kDocRecordPrefix.size()), &line)) return false;
+    docs[r.scope][file].insert(line);
+  } else if (last == kDocsTrackedRecordName) {
+    docs_tracked.insert(file);
     return true;
+  } else if (StartsWith(last, kNameRecordPrefix) && last.size() > kNameRecordPrefix.size()) {
+    names[r.scope][file].insert(std::string(last.substr(kNameRecordPrefix.size())));
+  } else if (last == kNamespaceRecordName) {
+    namespaces[r.scope].insert(file);
+  } else {
+    return false;
   }
-  return false;
+  Touch(r.scope);
+  return true;
+}
+
+void ProcessCode::Touch(const std::string& scope) {
+  if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) scopes.push_back(scope);
 }
 
 void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecorders& content_by,
@@ -101,6 +124,20 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     }
   }
   policy.definitions->Prefetch(files);
+  // What a process whose tracker does not say depends on (see the header):
+  // every part of F it cannot tell apart, in `scope`.
+  auto conservative = [&](const ProcessCode& c, const std::string& scope, const std::string& abs,
+                          const std::string& rel, const FileDefinitions& defs) {
+    std::set<DepKey>& deps = (*by_scope)[scope];
+    auto add = [&](DefinitionPart part, const std::string& name) {
+      deps.insert(DepKey{DefinitionPartPath(rel, part, name), DepKind::kContent});
+    };
+    if (!c.v2 || !c.docs_tracked.count(abs)) {
+      for (const DefinitionDoc& d : defs.docs) add(DefinitionPart::kDoc, d.name);
+    }
+    if (c.v2) return;
+    for (const DefinitionConst& k : defs.consts) add(DefinitionPart::kConst, k.name);
+  };
   for (const auto& [scope, paths] : content_by) {
     for (const auto& [rel, procs] : paths) {
       bool replace = true;
@@ -108,10 +145,13 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
         replace = replace && code[p].begin && code[p].end && ran[p].count(rel) && !data[p].count(rel);
       }
       if (!replace) continue;
-      if (!policy.definitions->Get(absl::StrCat(policy.root, "/", rel))->parsed) continue;
+      const std::string abs = absl::StrCat(policy.root, "/", rel);
+      std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(abs);
+      if (!defs->parsed) continue;
       std::set<DepKey>& deps = (*by_scope)[scope];
       deps.erase(DepKey{rel, DepKind::kContent});
       deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
+      for (size_t p : procs) conservative(code[p], scope, abs, rel, *defs);
       out->definition_files[scope].push_back(rel);
     }
   }
@@ -126,22 +166,96 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
       }
     }
   }
+  // Scopes where frames' lines were read, by any process there.
+  std::set<std::string> positions, code_lines;
+  for (const ProcessCode& c : code) {
+    positions.insert(c.positions.begin(), c.positions.end());
+    code_lines.insert(c.code_lines.begin(), c.code_lines.end());
+  }
+  // The parts of a parsed repo file named by a process's records in a scope.
+  auto parts = [&](const auto& by_file, auto&& each) {
+    for (const auto& [abs, what] : by_file) {
+      std::string rel;
+      if (!repo_file(abs, &rel)) continue;
+      std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(abs);
+      if (defs->parsed) each(abs, rel, *defs, what);
+    }
+  };
   for (const ProcessCode& c : code) {
     for (const auto& [scope, by_file] : c.lines) {
-      for (const auto& [abs, lines] : by_file) {
+      std::set<DepKey>& deps = (*by_scope)[scope];
+      // Without a word on lines, the place of what ran (a unit's text and
+      // place were one fingerprint before the tracker said).
+      const bool placed = positions.count(scope) > 0 || !c.v2;
+      parts(by_file, [&](const std::string& abs, const std::string& rel, const FileDefinitions& defs,
+                         const std::set<uint32_t>& lines) {
+        deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
+        conservative(c, scope, abs, rel, defs);
+        for (uint32_t line : lines) {
+          if (const DefinitionUnit* u = defs.UnitAt(line)) {
+            deps.insert(DepKey{DefinitionViewPath(rel, u->name), DepKind::kContent});
+            // (Without an `at` line, the unit's text holds its place.)
+            const bool own_place = u->place.low64 != u->hash.low64 || u->place.high64 != u->hash.high64;
+            if (placed && own_place) {
+              deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kPlace, u->name), DepKind::kContent});
+            }
+          }
+        }
+      });
+    }
+    for (const auto& [scope, by_file] : c.docs) {
+      std::set<DepKey>& deps = (*by_scope)[scope];
+      parts(by_file, [&](const std::string&, const std::string& rel, const FileDefinitions& defs,
+                         const std::set<uint32_t>& lines) {
+        for (uint32_t line : lines) {
+          if (const DefinitionDoc* d = defs.DocAt(line)) {
+            deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kDoc, d->name), DepKind::kContent});
+          }
+        }
+      });
+    }
+    for (const auto& [scope, by_file] : c.names) {
+      std::set<DepKey>& deps = (*by_scope)[scope];
+      parts(by_file, [&](const std::string&, const std::string& rel, const FileDefinitions& defs,
+                         const std::set<std::string>& names) {
+        for (const std::string& name : names) {
+          if (defs.Const(name) != nullptr) {
+            deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kConst, name), DepKind::kContent});
+          }
+        }
+      });
+    }
+    for (const auto& [scope, files] : c.namespaces) {
+      std::set<DepKey>& deps = (*by_scope)[scope];
+      for (const std::string& abs : files) {
         std::string rel;
         if (!repo_file(abs, &rel)) continue;
         std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(abs);
         if (!defs->parsed) continue;
-        std::set<DepKey>& deps = (*by_scope)[scope];
-        deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
-        for (uint32_t line : lines) {
-          if (const DefinitionUnit* u = defs->UnitAt(line)) {
-            deps.insert(DepKey{DefinitionViewPath(rel, u->name), DepKind::kContent});
-          }
+        for (const DefinitionConst& k : defs->consts) {
+          deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kConst, k.name), DepKind::kContent});
         }
       }
     }
+  }
+  // Where code objects' lines were read: the place of every unit of every
+  // file whose module-level code the scope, or one enclosing it, loaded.
+  for (const std::string& scope : code_lines) {
+    std::set<DepKey> places;
+    for (const auto& [other, deps] : *by_scope) {
+      if (other != scope && !ScopeContains(other, scope)) continue;
+      for (const DepKey& k : deps) {
+        std::optional<View> v = ParseView(k.path);
+        if (!v || v->kind != ViewKind::kDefinition || v->part != DefinitionPart::kModule) continue;
+        std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(absl::StrCat(policy.root, "/", v->dir));
+        if (!defs->parsed) continue;
+        for (const DefinitionUnit& u : defs->units) {
+          if (u.place.low64 == u.hash.low64 && u.place.high64 == u.hash.high64) continue;  // its text holds it
+          places.insert(DepKey{DefinitionPartPath(v->dir, DefinitionPart::kPlace, u.name), DepKind::kContent});
+        }
+      }
+    }
+    (*by_scope)[scope].insert(places.begin(), places.end());
   }
 }
 

@@ -26,6 +26,15 @@ struct ProcessCode {
   std::map<std::string, std::map<std::string, std::set<uint32_t>>> lines;
   std::set<std::string> data;  // abs files read as data
   std::map<std::string, std::set<std::string>> data_in;  // scope -> those read there
+  bool v2 = false;  // its tracker makes the records below
+  // scope -> abs file -> the lines of the classes and units whose docstring was used
+  std::map<std::string, std::map<std::string, std::set<uint32_t>>> docs;
+  std::set<std::string> docs_tracked;  // abs files whose docstrings it watched
+  // scope -> abs file -> the top-level names of it that code named
+  std::map<std::string, std::map<std::string, std::set<std::string>>> names;
+  std::map<std::string, std::set<std::string>> namespaces;  // scope -> abs files
+  std::set<std::string> positions;   // scopes where frames' lines were read
+  std::set<std::string> code_lines;  // scopes where code objects' lines were read
 
   // Takes `r` if it is one of the tracker's records (a marker, code ran,
   // a file read as data): true, and it is no dependency itself.
@@ -48,6 +57,14 @@ using ContentRecorders = std::map<std::string, std::map<std::string, std::set<si
 // child: those past the one it was forked in): their tests fall back to
 // file level (ApplyDefinitionFallback). A file read as data is a content
 // dependency of the scope it was read in.
+// The finer parts (definitions.h, "Views"): a unit's place where the scope
+// read frames' lines (the units that ran there) or code objects' lines
+// (every unit of the files it loaded, here or in an enclosing scope); a
+// docstring where it was used; a constant where code named it, or all of a
+// file's where its namespace was used by string. A process whose tracker
+// does not say (no `v2` marker) depends on the places of the units it ran
+// and on every docstring and constant of their files; a v2 process, on all
+// docstrings of a file it did not watch.
 // Requires: policy.definitions != nullptr.
 void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecorders& content_by,
                         const PathPolicy& policy, std::map<std::string, std::set<DepKey>>* by_scope,

@@ -73,7 +73,11 @@ absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text,
   auto bad = [](absl::string_view line) {
     return absl::DataLossError(absl::StrCat("the fingerprinter answered out of protocol: '", line, "'"));
   };
+  bool at_allowed = false;  // an `at` line follows its unit
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const bool after_unit = at_allowed;
+    at_allowed = false;
+    if (line.substr(0, 3) == "at " && !after_unit) return bad(line);
     if (line.substr(0, 5) == "file ") {
       size_t n = 0;
       if (!absl::SimpleAtoi(line.substr(5), &n) || n != out.size()) return bad(line);
@@ -98,8 +102,36 @@ absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text,
         return bad(line);
       }
       u.hash = *h;
+      u.place = *h;
       u.name = std::string(f[3]);
       cur->units.push_back(std::move(u));
+      at_allowed = true;
+      continue;
+    } else if (line.substr(0, 3) == "at ") {
+      std::optional<XXH128_hash_t> h = ParseHex128(line.substr(3));
+      if (!h) return bad(line);
+      cur->units.back().place = *h;
+    } else if (line.substr(0, 4) == "doc ") {
+      std::vector<absl::string_view> f = absl::StrSplit(line.substr(4), absl::MaxSplits(' ', 2));
+      DefinitionDoc d;
+      std::optional<XXH128_hash_t> h = f.size() == 3 ? ParseHex128(f[0]) : std::nullopt;
+      if (!h || !absl::SimpleAtoi(f[1], &d.line) || f[2].empty() || cur->DocAt(d.line) != nullptr) {
+        return bad(line);
+      }
+      d.hash = *h;
+      d.name = std::string(f[2]);
+      cur->docs.push_back(std::move(d));
+    } else if (line.substr(0, 6) == "const ") {
+      std::vector<absl::string_view> f = absl::StrSplit(line.substr(6), absl::MaxSplits(' ', 1));
+      DefinitionConst c;
+      std::optional<XXH128_hash_t> h = f.size() == 2 ? ParseHex128(f[0]) : std::nullopt;
+      if (!h || f[1].empty() || f[1].find(' ') != absl::string_view::npos ||
+          cur->Const(std::string_view(f[1].data(), f[1].size())) != nullptr) {
+        return bad(line);
+      }
+      c.hash = *h;
+      c.name = std::string(f[1]);
+      cur->consts.push_back(std::move(c));
     } else if (line == "end") {
       cur->parsed = true;
       cur = nullptr;
@@ -121,11 +153,28 @@ std::string DefinitionViewPath(std::string_view file, std::string_view unit) {
   return absl::StrCat(AV(file), "/", AV(kModuleView), ":", AV(unit));
 }
 
+std::string DefinitionPartPath(std::string_view file, DefinitionPart part, std::string_view name) {
+  switch (part) {
+    case DefinitionPart::kModule: return DefinitionViewPath(file, "");
+    case DefinitionPart::kUnit: return DefinitionViewPath(file, name);
+    case DefinitionPart::kPlace: return absl::StrCat(AV(file), "/\x01ste-at:", AV(name));
+    case DefinitionPart::kDoc: return absl::StrCat(AV(file), "/\x01ste-doc:", AV(name));
+    case DefinitionPart::kConst: return absl::StrCat(AV(file), "/\x01ste-const:", AV(name));
+  }
+  return "";
+}
+
 std::string DescribeDefinition(std::string_view view_path) {
   std::optional<View> v = ParseView(view_path);
   if (!v || v->kind != ViewKind::kDefinition) return "";
-  if (v->arg.empty()) return absl::StrCat(v->dir, " (module-level code)");
-  return absl::StrCat(v->dir, "::", v->arg);
+  switch (v->part) {
+    case DefinitionPart::kModule: return absl::StrCat(v->dir, " (module-level code)");
+    case DefinitionPart::kUnit: return absl::StrCat(v->dir, "::", v->arg);
+    case DefinitionPart::kPlace: return absl::StrCat(v->dir, "::", v->arg, " (its place)");
+    case DefinitionPart::kDoc: return absl::StrCat(v->dir, "::", v->arg, " (docstring)");
+    case DefinitionPart::kConst: return absl::StrCat(v->dir, "::", v->arg, " (constant)");
+  }
+  return "";
 }
 
 const DefinitionUnit* FileDefinitions::UnitAt(uint32_t line) const {
@@ -134,6 +183,20 @@ const DefinitionUnit* FileDefinitions::UnitAt(uint32_t line) const {
   if (it == units.begin()) return nullptr;
   --it;
   return line <= it->last_line ? &*it : nullptr;
+}
+
+const DefinitionDoc* FileDefinitions::DocAt(uint32_t line) const {
+  for (const DefinitionDoc& d : docs) {
+    if (d.line == line) return &d;
+  }
+  return nullptr;
+}
+
+const DefinitionConst* FileDefinitions::Const(std::string_view name) const {
+  for (const DefinitionConst& c : consts) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
 }
 
 XXH128_hash_t UnparsedModuleHash(std::string_view content) {
@@ -315,16 +378,37 @@ std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, 
   InventoryEntry e;
   e.path = view_path;
   e.type = FileType::kRegular;
-  if (view.arg.empty()) {
+  if (view.part == DefinitionPart::kModule) {
     e.hash = defs.parsed ? defs.module : UnparsedModuleHash(content);
     return e;
   }
   if (!defs.parsed) return std::nullopt;
-  for (const DefinitionUnit& u : defs.units) {
-    if (u.name == view.arg) {
-      e.hash = u.hash;
-      return e;
-    }
+  switch (view.part) {
+    case DefinitionPart::kModule:
+      break;
+    case DefinitionPart::kUnit:
+    case DefinitionPart::kPlace:
+      for (const DefinitionUnit& u : defs.units) {
+        if (u.name == view.arg) {
+          e.hash = view.part == DefinitionPart::kUnit ? u.hash : u.place;
+          return e;
+        }
+      }
+      break;
+    case DefinitionPart::kDoc:
+      for (const DefinitionDoc& d : defs.docs) {
+        if (d.name == view.arg) {
+          e.hash = d.hash;
+          return e;
+        }
+      }
+      break;
+    case DefinitionPart::kConst:
+      if (const DefinitionConst* c = defs.Const(view.arg)) {
+        e.hash = c->hash;
+        return e;
+      }
+      break;
   }
   return std::nullopt;
 }

@@ -27,11 +27,14 @@ class ReduceDefinitions : public ::testing::Test {
     ASSERT_NE(mkdtemp(dir), nullptr);
     root_ = dir;
     std::ofstream(root_ + "/geo.py") << "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n";
+    std::ofstream(root_ + "/doc.py") << "\"\"\"Module.\"\"\"\nTAX = 20\nNAME = 'x'\n\n\nclass Shop:\n    \"\"\"A shop.\"\"\"\n\n"
+                                        "    def price(self, n):\n        \"\"\"The price.\"\"\"\n        return n * TAX\n";
     std::ofstream(root_ + "/bad.py") << "def (\n";
   }
   void TearDown() override {
     unlink((root_ + "/geo.py").c_str());
     unlink((root_ + "/bad.py").c_str());
+    unlink((root_ + "/doc.py").c_str());
     rmdir(root_.c_str());
   }
 
@@ -42,6 +45,9 @@ class ReduceDefinitions : public ::testing::Test {
     for (const auto& [scope, kind, what] : records) {
       std::string path = what == "begin" ? std::string(kDefsBeginPrefix) + std::to_string(pid)
                          : what == "end" ? std::string(kDefsEndPrefix) + std::to_string(pid)
+                         : what == "v2"  ? std::string(kDefsV2Prefix) + std::to_string(pid)
+                         : what == "positions" ? std::string(kPositionsPrefix) + std::to_string(pid) + "." + scope
+                         : what == "code-lines" ? std::string(kCodeLinesPrefix) + std::to_string(pid) + "." + scope
                                          : what;
       log.records.push_back(LogRecord{scope, kind, 3, path, 0});
     }
@@ -50,6 +56,8 @@ class ReduceDefinitions : public ::testing::Test {
   std::string Code(const std::string& file, int line) {
     return root_ + "/" + file + "/" + std::string(kCodeRecordPrefix) + std::to_string(line);
   }
+  // One of the tracker's per-file records: "<root>/<file>/<last>".
+  std::string Rec(const std::string& file, std::string_view last) { return root_ + "/" + file + "/" + std::string(last); }
   TestDependencies Reduce(const std::vector<ProcessLog>& logs, bool definitions = true) {
     PathPolicy policy;
     policy.root = root_;
@@ -83,6 +91,7 @@ constexpr RecordKind kN = RecordKind::kAbsent;
 
 TEST_F(ReduceDefinitions, AWholeAccountTurnsTheFileIntoWhatRan) {
   TestDependencies d = Reduce({Process({{kA, kN, "begin"},
+                                        {kA, kN, "v2"},
                                         {kA, kC, root_ + "/geo.py"},
                                         {kA, kN, Code("geo.py", 0)},
                                         {kA, kN, Code("geo.py", 1)},
@@ -90,6 +99,79 @@ TEST_F(ReduceDefinitions, AWholeAccountTurnsTheFileIntoWhatRan) {
                                        10)});
   EXPECT_EQ(Deps(d, kA), (std::set<std::string>{"geo.py/@ste-def(content)", "geo.py/@ste-def:area(content)"}));
   EXPECT_TRUE(d.untracked_scopes.empty());
+}
+
+// A tracker that does not say what it watches (no v2 marker): the places
+// of the units it ran, every docstring and constant of their files.
+TEST_F(ReduceDefinitions, ATrackerThatDoesNotSayDependsOnEveryPartOfWhatItRan) {
+  TestDependencies d = Reduce({Process({{kA, kN, "begin"},
+                                        {kA, kC, root_ + "/doc.py"},
+                                        {kA, kN, Code("doc.py", 0)},
+                                        {kA, kN, Code("doc.py", 9)},
+                                        {kA, kN, "end"}},
+                                       10)});
+  EXPECT_EQ(Deps(d, kA), (std::set<std::string>{
+                             "doc.py/@ste-def(content)", "doc.py/@ste-def:Shop.price(content)",
+                             "doc.py/@ste-at:Shop.price(content)", "doc.py/@ste-doc:<module>(content)",
+                             "doc.py/@ste-doc:Shop(content)", "doc.py/@ste-doc:Shop.price(content)",
+                             "doc.py/@ste-const:TAX(content)", "doc.py/@ste-const:NAME(content)"}));
+}
+
+// A v2 tracker: a docstring where it was used (the file's docstrings
+// watched), a constant where code named it, a place where lines were read.
+TEST_F(ReduceDefinitions, DocstringsConstantsAndPlacesWhereTheTrackerSawThemUsed) {
+  auto run = [&](std::vector<std::tuple<std::string, RecordKind, std::string>> extra) {
+    std::vector<std::tuple<std::string, RecordKind, std::string>> records = {
+        {kA, kN, "begin"}, {kA, kN, "v2"}, {kA, kC, root_ + "/doc.py"}, {kA, kN, Code("doc.py", 0)},
+        {kA, kN, Code("doc.py", 9)}};
+    records.insert(records.end(), extra.begin(), extra.end());
+    records.push_back({kA, kN, "end"});
+    return Deps(Reduce({Process(records, 10)}), kA);
+  };
+  const std::set<std::string> base = {"doc.py/@ste-def(content)", "doc.py/@ste-def:Shop.price(content)"};
+  auto with = [&](std::set<std::string> more) {
+    more.insert(base.begin(), base.end());
+    return more;
+  };
+  const std::string tracked(kDocsTrackedRecordName);
+  EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}}), base);
+  EXPECT_EQ(run({}), with({"doc.py/@ste-doc:<module>(content)", "doc.py/@ste-doc:Shop(content)",
+                           "doc.py/@ste-doc:Shop.price(content)"}))
+      << "docstrings not watched: all of them";
+  EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, Rec("doc.py", std::string(kDocRecordPrefix) + "6")},
+                 {kA, kN, Rec("doc.py", std::string(kDocRecordPrefix) + "0")},
+                 {kA, kN, Rec("doc.py", std::string(kDocRecordPrefix) + "3")}}),
+            with({"doc.py/@ste-doc:Shop(content)", "doc.py/@ste-doc:<module>(content)"}))
+      << "line 3 holds no docstring: nothing";
+  EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, Rec("doc.py", std::string(kNameRecordPrefix) + "TAX")},
+                 {kA, kN, Rec("doc.py", std::string(kNameRecordPrefix) + "Shop")}}),
+            with({"doc.py/@ste-const:TAX(content)"}))
+      << "Shop is no constant: its binding is module-level code";
+  EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, Rec("doc.py", kNamespaceRecordName)}}),
+            with({"doc.py/@ste-const:TAX(content)", "doc.py/@ste-const:NAME(content)"}));
+  EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, "positions"}}), with({"doc.py/@ste-at:Shop.price(content)"}));
+  EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, "code-lines"}}), with({"doc.py/@ste-at:Shop.price(content)"}));
+}
+
+// Places: frames' lines concern the units that ran in the scope; code
+// objects' lines every unit of the files loaded here or in an enclosing
+// scope (a function's first line is there without running it).
+TEST_F(ReduceDefinitions, LinesOfFramesAreWhatRanLinesOfCodeObjectsAreEveryUnitLoaded) {
+  auto all = [&](const std::string& reader) {
+    return Reduce({
+        Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {"//r", kC, root_ + "/geo.py"}, {"//r", kN, Code("geo.py", 0)},
+                 {"//r", kN, Rec("geo.py", kDocsTrackedRecordName)}, {"//r", kN, "end"}},
+                10),
+        Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {kA, kN, Code("geo.py", 5)}, {kA, kN, reader}, {kA, kN, "end"}},
+                11),
+    });
+  };
+  std::set<std::string> frames = Deps(all("positions"), kA);
+  EXPECT_EQ(frames.count("geo.py/@ste-at:perimeter(content)"), 1u);
+  EXPECT_EQ(frames.count("geo.py/@ste-at:area(content)"), 0u) << "area did not run";
+  std::set<std::string> code = Deps(all("code-lines"), kA);
+  EXPECT_EQ(code.count("geo.py/@ste-at:perimeter(content)"), 1u);
+  EXPECT_EQ(code.count("geo.py/@ste-at:area(content)"), 1u) << "loaded in the enclosing scope";
 }
 
 TEST_F(ReduceDefinitions, NoCacheMeansFileLevelAndTheTrackersRecordsDropped) {
@@ -153,9 +235,9 @@ TEST_F(ReduceDefinitions, AFileThatDoesNotParseStaysFileLevel) {
 // perimeter and ended its account, test b's child ran area and was killed.
 TEST_F(ReduceDefinitions, InABatchOnlyTheTestWhoseChildDidNotEndFallsBack) {
   TestDependencies all = Reduce({
-      Process({{"//r", kN, "begin"}, {"//r", kC, root_ + "/geo.py"}, {"//r", kN, Code("geo.py", 0)}, {"//r", kN, "end"}},
+      Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {"//r", kC, root_ + "/geo.py"}, {"//r", kN, Code("geo.py", 0)}, {"//r", kN, "end"}},
               10),
-      Process({{"//r", kN, "begin"}, {kA, kN, Code("geo.py", 5)}, {kA, kN, "end"}}, 11),
+      Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {kA, kN, Code("geo.py", 5)}, {kA, kN, "end"}}, 11),
       Process({{"//r", kN, "begin"}, {kB, kN, Code("geo.py", 1)}}, 12),
   });
   EXPECT_EQ(Deps(all, "//r"), std::set<std::string>{"geo.py/@ste-def(content)"});

@@ -103,11 +103,98 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
     FileDefinitions v = variant(from, to);
     EXPECT_FALSE(Same(v.module, base.module)) << from << " -> " << to;
   }
-  // A unit moved down a line: it changed (tracebacks name lines), the
-  // module did not.
+  // A unit moved down a line: its text did not change, its place did (a
+  // test that reads lines depends on that), the module did not.
   FileDefinitions moved = variant("import math\n", "import math\n\n");
   EXPECT_TRUE(Same(moved.module, base.module));
-  EXPECT_FALSE(Same(moved.units[0].hash, base.units[0].hash));
+  for (size_t i = 0; i < base.units.size(); i++) {
+    EXPECT_TRUE(Same(moved.units[i].hash, base.units[i].hash)) << base.units[i].name;
+    EXPECT_FALSE(Same(moved.units[i].place, base.units[i].place)) << base.units[i].name;
+  }
+  // Lines added inside one unit: that unit's text, and the places of it
+  // and of those below it.
+  FileDefinitions grown = variant("    return w * h\n", "    x = w * h\n\n    return x\n");
+  EXPECT_TRUE(Same(grown.module, base.module));
+  EXPECT_FALSE(Same(grown.units[0].hash, base.units[0].hash));
+  for (size_t i = 1; i < base.units.size(); i++) {
+    EXPECT_TRUE(Same(grown.units[i].hash, base.units[i].hash)) << base.units[i].name;
+    EXPECT_FALSE(Same(grown.units[i].place, base.units[i].place)) << base.units[i].name;
+  }
+  // A blank line inside a body: only places.
+  FileDefinitions blank = variant("    return w * h\n", "\n    return w * h\n");
+  EXPECT_TRUE(Same(blank.units[0].hash, base.units[0].hash));
+  EXPECT_FALSE(Same(blank.units[0].place, base.units[0].place));
+}
+
+// Docstrings and simple constants are parts of their own; whether one
+// exists, and anything that is not simple, stays module-level.
+TEST(PythonDefinitions, DocstringsAndSimpleConstantsAreTheirOwnParts) {
+  const std::string kShop =
+      "\"\"\"The shop.\"\"\"\n"                 // 1
+      "__version__ = \"1.0\"\n"                  // 2
+      "__all__ = [\"Shop\"]\n"                   // 3
+      "TAX = 20\n"                               // 4
+      "RATES = {\"a\": (1, -2.5)}\n"              // 5
+      "TWICE = 1\n"                              // 6
+      "TWICE = 2\n"                              // 7
+      "DERIVED = TAX * 2\n"                      // 8
+      "\n"                                       // 9
+      "@decorate\n"                              // 10
+      "class Shop:\n"                            // 11
+      "    \"\"\"A shop.\"\"\"\n"                  // 12
+      "    FEE = 1\n"                            // 13
+      "\n"                                       // 14
+      "    def price(self, n):\n"                // 15
+      "        \"\"\"The price\n"                  // 16
+      "        of n.\"\"\"\n"                      // 17
+      "        return n * TAX\n"                 // 18
+      "\n"                                       // 19
+      "def reset():\n"                           // 20
+      "    global RESET\n"                       // 21
+      "    RESET = 0\n"                          // 22
+      "\n"                                       // 23
+      "RESET = 1\n";                             // 24
+  FileDefinitions base = One(kShop);
+  ASSERT_TRUE(base.parsed) << base.error;
+  std::vector<std::pair<std::string, uint32_t>> docs;
+  for (const DefinitionDoc& d : base.docs) docs.emplace_back(d.name, d.line);
+  EXPECT_EQ(docs, (std::vector<std::pair<std::string, uint32_t>>{{"<module>", 0}, {"Shop", 10}, {"Shop.price", 15}}));
+  std::vector<std::string> consts;
+  for (const DefinitionConst& c : base.consts) consts.push_back(c.name);
+  EXPECT_EQ(consts, (std::vector<std::string>{"__version__", "TAX", "RATES"}))
+      << "not __all__, a name bound twice, an expression, a class attribute, a name a function declares global";
+  auto variant = [&](const std::string& from, const std::string& to) {
+    std::string s = kShop;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    s.replace(at, from.size(), to);
+    return One(s);
+  };
+  FileDefinitions doc = variant("The price\n", "The total price\n");
+  EXPECT_TRUE(Same(doc.module, base.module));
+  EXPECT_TRUE(Same(doc.units[0].hash, base.units[0].hash)) << "a docstring is not the unit's code";
+  EXPECT_TRUE(Same(doc.units[0].place, base.units[0].place)) << "same lines";
+  EXPECT_FALSE(Same(doc.docs[2].hash, base.docs[2].hash));
+  EXPECT_TRUE(Same(doc.docs[1].hash, base.docs[1].hash));
+  FileDefinitions longer = variant("of n.", "of n,\n        all taxes included.");
+  EXPECT_TRUE(Same(longer.units[0].hash, base.units[0].hash));
+  EXPECT_FALSE(Same(longer.units[0].place, base.units[0].place)) << "the body's lines moved";
+  FileDefinitions version = variant("\"1.0\"", "\"1.1\"");
+  EXPECT_TRUE(Same(version.module, base.module));
+  EXPECT_FALSE(Same(version.consts[0].hash, base.consts[0].hash));
+  EXPECT_TRUE(Same(version.consts[1].hash, base.consts[1].hash));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"\"\"A shop.\"\"\"\n", ""},               // a docstring removed
+           {"TAX = 20", "TAX = compute()"},           // no longer simple
+           {"TWICE = 2", "TWICE = 3"},                // bound twice: module-level
+           {"TAX * 2", "TAX * 3"},
+           {"FEE = 1", "FEE = 2"},                    // a class attribute
+           {"RESET = 1", "RESET = 2"},                // declared global in a function
+           {"[\"Shop\"]", "[\"Shop\", \"TAX\"]"},        // __all__
+       }) {
+    FileDefinitions v = variant(from, to);
+    EXPECT_FALSE(Same(v.module, base.module)) << from << " -> " << to;
+  }
 }
 
 TEST(PythonDefinitions, AFileThatDoesNotParseHasNoUnitsAndAnUnparsedModule) {

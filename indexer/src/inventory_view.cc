@@ -30,7 +30,13 @@ constexpr std::string_view kDistsName = "ste-dists";
 constexpr std::string_view kDistsNamedPrefix = "ste-dists:";
 constexpr std::string_view kEntryPointsPrefix = "ste-entry-points:";
 constexpr std::string_view kDefinitionModuleName = "ste-def";
-constexpr std::string_view kDefinitionPrefix = "ste-def:";
+// The named parts of a source file (definitions.h, "Views").
+constexpr std::pair<std::string_view, DefinitionPart> kDefinitionPrefixes[] = {
+    {"ste-def:", DefinitionPart::kUnit},
+    {"ste-at:", DefinitionPart::kPlace},
+    {"ste-doc:", DefinitionPart::kDoc},
+    {"ste-const:", DefinitionPart::kConst},
+};
 constexpr int kMaxReadAttempts = 3;
 
 absl::string_view AV(std::string_view s) { return {s.data(), s.size()}; }
@@ -269,13 +275,18 @@ std::optional<View> ParseView(std::string_view path) {
              name.size() > kEntryPointsPrefix.size()) {
     v.kind = ViewKind::kEntryPoints;
     v.arg = std::string(name.substr(kEntryPointsPrefix.size()));
-  } else if (name == kDefinitionModuleName ||
-             (name.substr(0, kDefinitionPrefix.size()) == kDefinitionPrefix &&
-              name.size() > kDefinitionPrefix.size())) {
-    // A definition of a source file (definitions.h): <dir> is the file.
+  } else if (name == kDefinitionModuleName) {
+    // A part of a source file (definitions.h): <dir> is the file.
     v.kind = ViewKind::kDefinition;
-    if (name != kDefinitionModuleName) v.arg = std::string(name.substr(kDefinitionPrefix.size()));
   } else {
+    for (const auto& [prefix, part] : kDefinitionPrefixes) {
+      if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) {
+        v.kind = ViewKind::kDefinition;
+        v.part = part;
+        v.arg = std::string(name.substr(prefix.size()));
+        return v;
+      }
+    }
     return std::nullopt;
   }
   return v;
@@ -339,7 +350,14 @@ std::string DescribeView(const View& view) {
     case ViewKind::kEntryPoints:
       return absl::StrCat("entry points [", view.arg, "] of its distributions");
     case ViewKind::kDefinition:
-      return view.arg.empty() ? "its module-level code" : absl::StrCat("the definition ", view.arg);
+      switch (view.part) {
+        case DefinitionPart::kModule: return "its module-level code";
+        case DefinitionPart::kUnit: return absl::StrCat("the definition ", view.arg);
+        case DefinitionPart::kPlace: return absl::StrCat("the place of ", view.arg);
+        case DefinitionPart::kDoc: return absl::StrCat("the docstring of ", view.arg);
+        case DefinitionPart::kConst: return absl::StrCat("the constant ", view.arg);
+      }
+      break;
   }
   return view.name;
 }

@@ -250,11 +250,23 @@ std::string DescribeViewChange(std::string_view path, std::string_view change) {
   if (!view) return "";
   if (view->kind == ViewKind::kDefinition) {
     // "src/geo.py::Polygon.area changed", "src/geo.py: its module-level code changed"
+    // "src/geo.py::Polygon.area: its lines changed (read by the tests)",
+    // "src/geo.py::Polygon.area: its docstring changed",
+    // "src/geo.py::TAX: the constant's value changed"
     const bool gone = change == "deleted";
-    if (view->arg.empty()) {
-      return absl::StrCat(view->dir, gone ? ": gone, or not a file" : ": its module-level code changed");
+    const std::string named = absl::StrCat(view->dir, "::", view->arg);
+    switch (view->part) {
+      case DefinitionPart::kModule:
+        return absl::StrCat(view->dir, gone ? ": gone, or not a file" : ": its module-level code changed");
+      case DefinitionPart::kUnit:
+        return absl::StrCat(named, gone ? " removed" : " changed");
+      case DefinitionPart::kPlace:
+        return absl::StrCat(named, gone ? " removed" : ": its lines changed (read by the tests)");
+      case DefinitionPart::kDoc:
+        return absl::StrCat(named, gone ? ": its docstring went" : ": its docstring changed");
+      case DefinitionPart::kConst:
+        return absl::StrCat(named, gone ? ": no longer a constant" : ": the constant's value changed");
     }
-    return absl::StrCat(view->dir, "::", view->arg, gone ? " removed" : " changed");
   }
   std::string out = absl::StrCat(view->dir, ": ", DescribeView(*view), " changed");
   if (change == "added") out += " (the directory appeared)";

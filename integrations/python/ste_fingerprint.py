@@ -12,8 +12,15 @@ bytes (the file's content, as ste hashed it). stdout, per file in order:
     error <one line>                it does not parse: no fingerprints
   or
     module <32 hex>                 the module-level fingerprint
-    unit <32 hex> <first> <last> <name>   one per definition
+    unit <32 hex> <first> <last> <name>   one per definition: its text
+    at <32 hex>                     (after its unit) its text and place
+    doc <32 hex> <line> <name>      one per docstring of a module, class or unit
+    const <32 hex> <name>           one per simple top-level constant
     end
+
+(An `at` line is optional in the protocol: without one, a unit's place is
+its text's fingerprint; integrations/ruby/ste_fingerprint.rb speaks the
+same protocol.)
 
 A *definition* (unit) is a `def` or `async def` statement directly in the
 module's body or directly in the body of a class that is itself a unit's
@@ -22,27 +29,48 @@ qualified name, with "#<k>" added to the k-th (k >= 2) repetition of a name
 (a property's setter). <first> is its first line (the first decorator's),
 <last> its last; the code objects that start in [first, last] are its.
 
-The unit fingerprint: the statement's ast.dump with line and column
-attributes (code that moves changes: tracebacks, warnings and log records
-name lines). The module fingerprint: the module's ast.dump without
-attributes, after each unit's body is replaced by its docstring (kept:
-`__doc__` is read without running the body) and a marker of whether the
-body yields or awaits (inspect.isgeneratorfunction and the like are read
-without running it). So a change confined to the body of a definition
-changes that definition's fingerprint only; anything else (imports,
-decorators, signatures, default values, class attributes, a definition
-added, removed or renamed, a docstring) changes the module's. Each hash
-is BLAKE2b-128 over a tag, the interpreter's name and version, and this
-format's version: another interpreter gives other fingerprints (every
-definition changes: file level, honest).
+What goes where (each is a BLAKE2b-128 over a tag, the interpreter's name
+and version, and this format's version: another interpreter gives other
+fingerprints, every definition changes: file level, honest):
+
+- unit: the statement's ast.dump WITHOUT line and column attributes, its
+  docstring replaced by a marker. A body edit changes it; a comment, a
+  blank line, a function that only moved, or a docstring edit does not.
+- at: the same dump WITH line and column attributes: it changes when the
+  unit's code or any of its positions does (a line added above it moves
+  it). Tracebacks, warnings, log records, `inspect` and `f_lineno` expose
+  positions; ste makes a test depend on `at` only where its tracker saw
+  positions read (ste_site/ste_defs.py).
+- doc: a docstring's text (the first statement of a module, class or unit
+  body when it is a string), with <line> the first line of the class or
+  unit it belongs to (its first decorator's), 0 and "<module>" for the
+  module's. Its text is read only through `__doc__` (the tracker records
+  who uses it); whether there is one stays module-level.
+- const: the value of a *simple constant*: `NAME = <literal>` (or
+  `NAME: T = <literal>`) directly in the module's body, where the literal
+  is a constant, a signed number, or a tuple, list, set or dict of
+  literals, and NAME is bound nowhere else in the module's scope (no other
+  assignment, import, def, class, loop or with target, `del`, `global
+  NAME` anywhere, walrus). Dunder names are not constants (`__all__` and
+  the like are read by the import system), except `__version__` and
+  `__version_info__`. Which tests use it: those whose code names it (the
+  tracker's name records).
+- module: the module's ast.dump without attributes, after each unit's body
+  is replaced by whether it has a docstring and whether it yields or
+  awaits (inspect.isgeneratorfunction and the like are read without
+  running it), each docstring by a marker, and each simple constant's
+  value by a marker. So anything else (imports, decorators, signatures,
+  default values, class attributes, a definition, docstring or constant
+  added, removed or renamed) changes the module's.
 """
 
 import ast
 import hashlib
 import sys
 
-FORMAT = 1
+FORMAT = 2
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
+_DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 
 
 def _digest(tag, text):
@@ -61,14 +89,142 @@ def _yields(node):
 
 
 def _docstring(body):
+    """The docstring's Constant node of a body, or None."""
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-        return [body[0]]
-    return []
+        return body[0].value
+    return None
+
+
+def _take_docstring(body, line, name, docs):
+    """Records a body's docstring and leaves a marker in its place."""
+    node = _docstring(body)
+    if node is not None:
+        docs.append((_digest(b"doc", node.value), line, name))
+        node.value = "ste:doc"
+
+
+def _literal(node):
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float, complex))
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal(k) for k in node.keys) and all(_literal(v) for v in node.values)
+    return False
+
+
+class _Bindings(ast.NodeVisitor):
+    """How many times each name is bound in the module's scope, and the
+    names declared `global` anywhere (or bound by a walrus anywhere)."""
+
+    def __init__(self):
+        self.count = {}
+        self.unsafe = set()
+
+    def bind(self, name):
+        self.count[name] = self.count.get(name, 0) + 1
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.bind(node.id)
+
+    def visit_alias(self, node):
+        self.bind((node.asname or node.name).split(".")[0])
+
+    def visit_FunctionDef(self, node):
+        self.bind(node.name)
+        for d in node.decorator_list:
+            self.visit(d)
+        self.visit(node.args)
+        if node.returns is not None:
+            self.visit(node.returns)
+        self._inner(node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        self.bind(node.name)
+        for n in node.decorator_list + node.bases + node.keywords:
+            self.visit(n)
+        self._inner(node.body)
+
+    def visit_Lambda(self, node):
+        self.visit(node.args)
+        self._inner([node.body])
+
+    def visit_ExceptHandler(self, node):
+        if node.name:
+            self.bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node):
+        if node.name:
+            self.bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node):
+        if node.name:
+            self.bind(node.name)
+
+    def visit_MatchMapping(self, node):
+        if node.rest:
+            self.bind(node.rest)
+        self.generic_visit(node)
+
+    def _inner(self, body):
+        # Another scope: only `global` and walrus targets reach the module.
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Global):
+                    self.unsafe.update(sub.names)
+                elif isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                    self.unsafe.add(sub.target.id)
+
+    def visit_Global(self, node):
+        self.unsafe.update(node.names)
+
+    def visit_NamedExpr(self, node):
+        if isinstance(node.target, ast.Name):
+            self.unsafe.add(node.target.id)
+        self.generic_visit(node)
+
+
+def _bindings(tree):
+    bindings = _Bindings()
+    for stmt in tree.body:
+        bindings.visit(stmt)
+    return bindings
+
+
+def _constants(tree, bindings, consts):
+    """Records the simple constants (see top), their values replaced by a
+    marker. `bindings`: of the whole tree, before any body was replaced."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+                continue
+            name = stmt.targets[0].id
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is None or not isinstance(stmt.target, ast.Name) or not stmt.simple:
+                continue
+            name = stmt.target.id
+        else:
+            continue
+        if name.startswith("__") and name.endswith("__") and name not in _DUNDER_CONSTANTS:
+            continue
+        if bindings.count.get(name) != 1 or name in bindings.unsafe or not _literal(stmt.value):
+            continue
+        consts.append((_digest(b"const", ast.dump(stmt.value)), name))
+        stmt.value = ast.Constant(value="ste:const")
 
 
 def fingerprint(source):
     tree = ast.parse(source)
-    units = []
+    units, docs, consts = [], [], []
+    bindings = _bindings(tree)
+    _take_docstring(tree.body, 0, "<module>", docs)
 
     def visit(body, prefix):
         seen = {}
@@ -79,14 +235,21 @@ def fingerprint(source):
                 if seen[name] > 1:
                     name = "%s#%d" % (name, seen[name])
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                units.append((_digest(b"unit", ast.dump(node, include_attributes=True)), first, node.end_lineno, name))
+                _take_docstring(node.body, first, name, docs)
+                text = _digest(b"unit", ast.dump(node))
+                at = _digest(b"at", ast.dump(node, include_attributes=True))
+                units.append((text, at, first, node.end_lineno, name))
                 marker = ast.Constant(value="ste:yields" if _yields(node) else "ste:body")
-                node.body = _docstring(node.body) + [ast.Expr(value=marker)]
+                kept = [node.body[0]] if _docstring(node.body) is not None else []
+                node.body = kept + [ast.Expr(value=marker)]
             elif isinstance(node, ast.ClassDef):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                _take_docstring(node.body, first, prefix + node.name, docs)
                 visit(node.body, prefix + node.name + ".")
 
     visit(tree.body, "")
-    return _digest(b"module", ast.dump(tree)), units
+    _constants(tree, bindings, consts)
+    return _digest(b"module", ast.dump(tree)), units, docs, consts
 
 
 def main():
@@ -105,13 +268,17 @@ def main():
             out.write("error truncated input\n")
             break
         try:
-            module, units = fingerprint(source)
+            module, units, docs, consts = fingerprint(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             out.write("error %s\n" % (" ".join(("%s: %s" % (type(e).__name__, e)).split()) or "unparseable"))
             continue
         out.write("module %s\n" % module)
-        for digest, first, last, name in units:
-            out.write("unit %s %d %d %s\n" % (digest, first, last, name))
+        for text, at, first, last, name in units:
+            out.write("unit %s %d %d %s\nat %s\n" % (text, first, last, name, at))
+        for digest, line, name in docs:
+            out.write("doc %s %d %s\n" % (digest, line, name))
+        for digest, name in consts:
+            out.write("const %s %s\n" % (digest, name))
         out.write("end\n")
     out.flush()
 

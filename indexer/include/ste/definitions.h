@@ -8,27 +8,59 @@
 //   "<abs file>/\x01ste-code:<line>"  a code object of <file> starting at
 //                                     <line> ran
 //   "<abs file>/\x01ste-data"         <file> was read as data
+//   "<abs file>/\x01ste-doc:<line>"   the docstring of <file>'s class or
+//                                     unit starting at <line> (0: the
+//                                     module's) was used
+//   "<abs file>/\x01ste-docs-tracked" <file>'s docstrings are watched in
+//                                     this process (without it, code of
+//                                     <file> that ran depends on all of
+//                                     its docstrings)
+//   "<abs file>/\x01ste-name:<name>"  code that ran names <name>, which
+//                                     <file> binds at its top level
+//   "<abs file>/\x01ste-namespace"    <file>'s namespace was used by string
+//                                     (dir, vars, __dict__): all of its
+//                                     constants
 //   "/\x01ste-defs-begin:<pid>"       the process is tracked from here on
 //                                     (at its start, after a fork, after a
 //                                     scope push)
 //   "/\x01ste-defs-end:<pid>"         all it ran is accounted for (until a
 //                                     later `begin`: an exec that failed)
+//   "/\x01ste-defs-v2:<pid>"          the process's tracker makes the doc,
+//                                     name and positions records (without
+//                                     it: every docstring, constant and
+//                                     place of what it ran)
+//   "/\x01ste-positions:<pid>.<n>"    code that ran in this scope read line
+//                                     numbers of frames (tracebacks,
+//                                     warnings, log records): the units
+//                                     that ran there are dependencies with
+//                                     their place
+//   "/\x01ste-code-lines:<pid>.<n>"   code that ran in this scope read the
+//                                     lines of code objects (co_firstlineno,
+//                                     Method#source_location), which needs
+//                                     no run: every unit of every file it
+//                                     loaded, with its place
 // (the pid makes a forked child's markers its own: the interceptor drops
 // a path the process recorded before the fork)
 // ReduceLogs (log_reduction.h, definition_resolution.cc) resolves them
 // with a DefinitionCache.
 //
-// Dependencies: the views (inventory.h, "Views") of a source file F:
-//   "F/\x01ste-def"          its module-level code (what every importer
-//                            runs): imports, signatures, decorators, class
-//                            attributes, docstrings, which definitions exist;
-//   "F/\x01ste-def:<name>"   one definition ("Polygon.area"): its body, with
-//                            its lines.
+// Dependencies: the views (inventory.h, "Views") of a source file F, each
+// a part of it (DefinitionPart):
+//   "F/\x01ste-def"           its module-level code (what every importer
+//                             runs): imports, signatures, decorators, class
+//                             attributes, which definitions, docstrings and
+//                             constants exist;
+//   "F/\x01ste-def:<name>"    one definition ("Polygon.area"): its text,
+//                             wherever it is;
+//   "F/\x01ste-at:<name>"     the same with its place (its lines);
+//   "F/\x01ste-doc:<name>"    a docstring ("<module>", "Polygon",
+//                             "Polygon.area");
+//   "F/\x01ste-const:<name>"  a simple top-level constant's value.
 // Their values are the fingerprints of integrations/python/
 // ste_fingerprint.py (BLAKE2b-128) or integrations/ruby/ste_fingerprint.rb
 // (SHA-256 cut to 128 bits), stored as the entry's hash: the first 16 hex
-// digits the high half. A file that does not parse has no unit
-// entries and a module entry whose hash is XXH3-128 of "ste-unparsed\0"
+// digits the high half. A file that does not parse has no named parts
+// and a module entry whose hash is XXH3-128 of "ste-unparsed\0"
 // and its bytes: every definition of it is gone, its module-level code
 // changed (every test that loaded it is selected).
 #ifndef STE_DEFINITIONS_H_
@@ -56,9 +88,19 @@ inline constexpr std::string_view kCodeRecordPrefix = "\x01ste-code:";
 inline constexpr std::string_view kDataRecordName = "\x01ste-data";
 inline constexpr std::string_view kDefsBeginPrefix = "/\x01ste-defs-begin:";
 inline constexpr std::string_view kDefsEndPrefix = "/\x01ste-defs-end:";
+inline constexpr std::string_view kDocRecordPrefix = "\x01ste-doc:";
+inline constexpr std::string_view kDocsTrackedRecordName = "\x01ste-docs-tracked";
+inline constexpr std::string_view kNameRecordPrefix = "\x01ste-name:";
+inline constexpr std::string_view kNamespaceRecordName = "\x01ste-namespace";
+inline constexpr std::string_view kDefsV2Prefix = "/\x01ste-defs-v2:";
+inline constexpr std::string_view kPositionsPrefix = "/\x01ste-positions:";
+inline constexpr std::string_view kCodeLinesPrefix = "/\x01ste-code-lines:";
 
 // "F/\x01ste-def" for unit "", else "F/\x01ste-def:<unit>".
 std::string DefinitionViewPath(std::string_view file, std::string_view unit);
+// The view of one part (see top): "F/\x01ste-at:<name>" and so on; `name`
+// is ignored for kModule.
+std::string DefinitionPartPath(std::string_view file, DefinitionPart part, std::string_view name);
 
 // How a definition view's change reads: "src/geo.py::Polygon.area",
 // "src/geo.py (module-level code)". "" for any other path.
@@ -68,6 +110,18 @@ struct DefinitionUnit {
   std::string name;  // "area", "Shape.name", "Shape.x#2"
   uint32_t first_line = 0;
   uint32_t last_line = 0;
+  XXH128_hash_t hash = {0, 0};   // its text
+  XXH128_hash_t place = {0, 0};  // its text and lines (the `at` line; else hash)
+};
+
+struct DefinitionDoc {
+  std::string name;  // "<module>", "Shape", "Shape.area"
+  uint32_t line = 0;  // the first line of its class or unit; 0: the module's
+  XXH128_hash_t hash = {0, 0};
+};
+
+struct DefinitionConst {
+  std::string name;
   XXH128_hash_t hash = {0, 0};
 };
 
@@ -76,9 +130,15 @@ struct FileDefinitions {
   std::string error;  // why not, when !parsed
   XXH128_hash_t module = {0, 0};
   std::vector<DefinitionUnit> units;  // in file order, not overlapping
+  std::vector<DefinitionDoc> docs;
+  std::vector<DefinitionConst> consts;
 
   // The unit whose lines hold `line`, or null (module-level code).
   const DefinitionUnit* UnitAt(uint32_t line) const;
+  // The docstring of the class or unit starting at `line` (0: the
+  // module's), or null.
+  const DefinitionDoc* DocAt(uint32_t line) const;
+  const DefinitionConst* Const(std::string_view name) const;
 };
 
 // The module entry's hash of a file that did not parse (see top).

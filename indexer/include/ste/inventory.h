@@ -389,6 +389,11 @@ bool IsViewPath(std::string_view path);
 
 enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints, kDefinition };
 
+// Which part of a source file a kDefinition view is (definitions.h,
+// "Views"): "ste-def", "ste-def:<unit>", "ste-at:<unit>", "ste-doc:<name>",
+// "ste-const:<name>".
+enum class DefinitionPart : uint8_t { kModule, kUnit, kPlace, kDoc, kConst };
+
 // A view path of a known view, parsed.
 struct View {
   std::string dir;   // ".", "src", "/usr/lib/python3/dist-packages"
@@ -398,6 +403,7 @@ struct View {
   // kEntryPoints: the group; kDefinition: the definition's name, "" for
   // the module-level code (then `dir` is the source file); "" otherwise.
   std::string arg;
+  DefinitionPart part = DefinitionPart::kModule;  // kDefinition only
 };
 
 // The view `path` names; nullopt when `path` is not a view path or names
