@@ -45,7 +45,8 @@ fingerprints, every definition changes: file level, honest):
   body when it is a string), with <line> the first line of the class or
   unit it belongs to (its first decorator's), 0 and "<module>" for the
   module's. Its text is read only through `__doc__` (the tracker records
-  who uses it); whether there is one stays module-level.
+  who uses it); whether there is one, and whether it is empty, stay
+  module-level.
 - const: the value of a *simple constant*: `NAME = <literal>` (or
   `NAME: T = <literal>`) directly in the module's body, where the literal
   is a constant, a signed number, or a tuple, list, set or dict of
@@ -100,7 +101,10 @@ def _take_docstring(body, line, name, docs):
     node = _docstring(body)
     if node is not None:
         docs.append((_digest(b"doc", node.value), line, name))
-        node.value = "ste:doc"
+        node.value = "ste:doc" if node.value else "ste:doc-empty"  # bool(__doc__) is module-level
+        # Its lines stay (what follows it depends on them), not the column
+        # it ends at: a docstring's text is no place.
+        node.end_col_offset = body[0].end_col_offset = 0
 
 
 def _literal(node):

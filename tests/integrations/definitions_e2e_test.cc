@@ -1,12 +1,14 @@
 // End to end: definition-level selection (`[selection] granularity =
-// "definition"`, docs/concepts.md "Definitions", issue 12) on a generated
+// "definition"`, docs/concepts.md "Definitions", issues 12 and 24) on a generated
 // suite whose package loads all of itself at import time (`shapes/
 // __init__.py` imports every module), recorded with the generic per-file
 // runner (pytest per file), kind = "pytest" and kind = "unittest".
 //
 // Each change below is made, selected, and undone. The selection must be
-// exactly the expected set: the tests that ran a changed definition, every
-// test when module-level code changed, and the tests whose account is not
+// exactly the expected set: the tests that ran a changed definition, that
+// used a changed docstring, named a changed constant (or read its module's
+// namespace), or read lines where a definition they ran moved; every
+// test when module-level code changed; and the tests whose account is not
 // trusted at definition level (they read the source as data, stopped the
 // profiler, ran code in a multiprocessing child that ends by os._exit)
 // whenever anything in their files changed. Then the ground truth: every
@@ -51,7 +53,47 @@ const Setup kUnittest = {"Unittest", "kind = \"unittest\"\ncommand = \"" + kPyth
 const char kInit[] =
     "from .calc import add, mul, sub, unused, Vec\n"
     "from .text import shout, whisper\n"
-    "from .table import TABLE\n";
+    "from .table import TABLE\n"
+    "from . import meta\n"
+    "from .meta import __version__\n";
+
+// Docstrings, constants and places (issue 24): a docstring read by
+// inspect.getdoc, one a wrapper copied and a test reads, one nobody reads;
+// __version__ and TAX named by the functions that read them; boom's line
+// read by a test.
+const char kMeta[] =
+    "\"\"\"Shapes' metadata.\"\"\"\n"                // 1
+    "import functools\n"                            // 2
+    "\n"                                            // 3
+    "__version__ = \"1.0\"\n"                        // 4
+    "TAX = 20\n"                                    // 5
+    "\n"                                            // 6
+    "\n"                                            // 7
+    "def version():\n"                              // 8
+    "    \"\"\"Return the version.\"\"\"\n"             // 9
+    "    return __version__\n"                      // 10
+    "\n"                                            // 11
+    "\n"                                            // 12
+    "def price(n):\n"                               // 13
+    "    \"\"\"The price of n, taxed.\"\"\"\n"          // 14
+    "    return n * (100 + TAX) // 100\n"           // 15
+    "\n"                                            // 16
+    "\n"                                            // 17
+    "def boom():\n"                                 // 18
+    "    raise ValueError('boom')\n"                // 19
+    "\n"                                            // 20
+    "\n"                                            // 21
+    "def _logged(f):\n"                             // 22
+    "    @functools.wraps(f)\n"                     // 23
+    "    def wrapper(*args):\n"                     // 24
+    "        return f(*args)\n"                     // 25
+    "    return wrapper\n"                          // 26
+    "\n"                                            // 27
+    "\n"                                            // 28
+    "@_logged\n"                                    // 29
+    "def helptext():\n"                             // 30
+    "    \"\"\"Shows help.\"\"\"\n"                     // 31
+    "    return 'help'\n";                          // 32
 
 const char kCalc[] =
     "\"\"\"Arithmetic.\"\"\"\n"
@@ -136,6 +178,20 @@ const std::map<std::string, std::string> kTestBodies = {
      "            os.execv(sys.executable, [sys.executable, '-c', 'import shapes; print(shapes.shout(\"x\"))'])\n"
      "        os.close(w)\n        out = os.read(r, 100)\n        os.waitpid(pid, 0)\n"
      "        self.assertEqual(out.strip(), b'X!')"},
+    {"test_doc", "import inspect\n        self.assertEqual(inspect.getdoc(shapes.meta.version), 'Return the version.')"},
+    {"test_help", "self.assertIn('Shows', shapes.meta.helptext.__doc__)"},
+    {"test_version", "self.assertEqual(shapes.meta.version(), '1.0')"},
+    {"test_price", "self.assertEqual(shapes.meta.price(100), 120)"},
+    // Reads meta's namespace by string: every constant of it.
+    {"test_members", "self.assertEqual([getattr(shapes.meta, n) for n in dir(shapes.meta) if n.isupper()], [20])"},
+    // Reads a line of boom's from its frame (the traceback module would
+    // read the source too: file level): a move of boom is a change for it.
+    {"test_lines",
+     "line = 0\n        try:\n            shapes.meta.boom()\n"
+     "        except ValueError as e:\n            tb = e.__traceback__\n"
+     "            while tb.tb_next is not None:\n                tb = tb.tb_next\n"
+     "            line = tb.tb_lineno\n"
+     "        self.assertEqual(line, 19)"},
     // Stops every profiler, then runs whisper: file level.
     {"test_noprofile", "import sys\n        sys.setprofile(None)\n        self.assertEqual(shapes.whisper('B'), 'b...')"},
 };
@@ -182,14 +238,30 @@ std::vector<Change> Changes() {
       {"unused body", "calc.py", "return 'unused'", "return 'changed'", Paths({"test_source"})},
       {"comment in a body", "text.py", "return s.upper() + '!'", "return s.upper() + '!'  # loud", {},
        false, false},
-      {"shout body", "text.py", "return s.upper() + '!'", "return s.upper() + '?'", Paths({"test_shout", "test_exec"})},
-      {"whisper body", "text.py", "return s.lower() + '...'", "return s.lower() + '.'", Paths({"test_whisper"})},
+      // (test_source reads a code object's first line, inspect.getsource:
+      // any definition's place is a change for it.)
+      {"shout body", "text.py", "return s.upper() + '!'", "return s.upper() + '?'",
+       Paths({"test_shout", "test_exec", "test_source"})},
+      {"whisper body", "text.py", "return s.lower() + '...'", "return s.lower() + '.'",
+       Paths({"test_whisper", "test_source"})},
       {"import-time function", "table.py", "'b': 2", "'b': 3", {}, true},
-      {"module constant", "calc.py", "LIMIT = 100", "LIMIT = 101", {}, true, false},
+      {"a constant no code names", "calc.py", "LIMIT = 100", "LIMIT = 101", Paths({"test_source"}), false, false},
       {"class attribute", "calc.py", "dims = 2", "dims = 3", {}, true, false},
       {"definition added", "text.py", "def whisper(s):", "def extra():\n    return 1\n\n\ndef whisper(s):", {},
        true, false},
-      {"docstring", "calc.py", "\"\"\"Arithmetic.\"\"\"", "\"\"\"Sums.\"\"\"", {}, true, false},
+      {"a module docstring no test reads", "calc.py", "\"\"\"Arithmetic.\"\"\"", "\"\"\"Sums.\"\"\"",
+       Paths({"test_source"}), false, false},
+      {"a docstring no test reads", "meta.py", "The price of n, taxed.", "The price of n, with tax.", {}, false, false},
+      {"a docstring inspect.getdoc reads", "meta.py", "Return the version.", "Return the release.", Paths({"test_doc"})},
+      {"a docstring a wrapper copied", "meta.py", "Shows help.", "Prints help.", Paths({"test_help"})},
+      {"__version__", "meta.py", "__version__ = \"1.0\"", "__version__ = \"1.1\"",
+       Paths({"test_version", "test_members"})},
+      {"a constant", "meta.py", "TAX = 20", "TAX = 25", Paths({"test_price", "test_members"})},
+      {"a docstring added", "meta.py", "def boom():\n", "def boom():\n    \"\"\"Fails.\"\"\"\n", {}, true},
+      {"definitions moved", "meta.py", "def version():", "# The version.\ndef version():",
+       Paths({"test_lines", "test_source"})},
+      {"lines added in a body", "meta.py", "    return n * (100 + TAX) // 100",
+       "    rate = 100 + TAX\n    return n * rate // 100", Paths({"test_price", "test_lines", "test_source"})},
       {"syntax error", "text.py", "def shout(s):", "def shout(s:", {}, true},
   };
 }
@@ -201,6 +273,7 @@ class Definitions : public ::ste::testing::DefinitionSuiteTest<Setup> {
     W("shapes/calc.py", kCalc);
     W("shapes/text.py", kText);
     W("shapes/table.py", kTable);
+    W("shapes/meta.py", kMeta);
     for (const auto& [name, body] : kTestBodies) {
       W("tests/" + name + ".py", TestFile(name));
       all_.insert("tests/" + name + ".py");
