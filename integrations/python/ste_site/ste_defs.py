@@ -23,16 +23,32 @@ ste it is a failing stat):
                                     it entered) is tracked from here on;
   /\\x01ste-defs-end:<pid>          everything it ran is accounted for (a
                                     `begin` after it, as after an exec that
-                                    failed, opens the account again).
+                                    failed, opens the account again);
+  /\\x01ste-defs-slow:<pid>:<why>   this process tracks with the slow
+                                    fallback tracer, and why (below).
 
 ste trusts a process's code records only when it made both markers: a
-process that ends without `end` (killed, os._exit, a profiler replaced by
-the test, a thread still running at exit) leaves its tests at file level.
+process that ends without `end` (killed, os._exit, the tracer replaced by
+the test: another frame evaluation hook, or with the fallback a profiler
+or tracer of its own; a thread still running at exit) leaves its tests at
+file level.
 
-How: a C profiler from the standard library (cProfile's _lsprof.Profiler with
-subcalls and builtins off: one C callback per Python call, no Python code
-per call) on every thread (_thread.start_new_thread is wrapped so a new
-thread starts its own), read and emitted:
+How: a tracer that lists each code object the first time it runs, on
+every thread, chosen as the process starts (the first that works):
+  - CPython 3.11: _ste_tracer (integrations/python/ste_tracer/, a C
+    extension built with ste, found beside the interceptor: python/ in the
+    folder of libste_preload.so on LD_PRELOAD), a PEP 523 frame evaluation
+    hook: no tracing or profiling mode, the eval loop stays specialised;
+  - CPython 3.12+: sys.monitoring, PY_START on a free tool id (3 or 4),
+    each code object's event disabled once it is listed;
+  - otherwise (3.8-3.10, no compiled tracer, its slot taken, or
+    STE_DEFS_TRACER=profile): the C profiler of the standard library
+    (cProfile's _lsprof.Profiler, subcalls and builtins off: one C callback
+    per call and return) on every thread (_thread.start_new_thread is
+    wrapped so a new thread starts its own). Call-heavy code runs about 3x
+    slower under it; the process says so once, by a stat of
+    /\\x01ste-defs-slow:<pid>:<why>, and `ste record` counts those.
+What ran is taken from the tracer and emitted:
   - before a fork (os.register_at_fork), in the parent's scope, so that the
     child starts with nothing to emit twice;
   - when a runner integration pushes or pops a scope (ste_protocol.py calls
@@ -51,9 +67,11 @@ _CODE = "\x01ste-code:"
 _DATA = "\x01ste-data"
 _BEGIN = "/\x01ste-defs-begin:"  # + pid: a forked child's own (the interceptor
 _END = "/\x01ste-defs-end:"  # drops a path its process recorded before the fork)
+_SLOW = "/\x01ste-defs-slow:"  # + pid + ":" + why
 
 _root = None  # "<abs root>/" while tracking
-_profilers = []  # (cProfile.Profile, thread ident); the main one first
+_tracer = None  # the backend (below) while tracking
+_slow = ""  # why the fallback tracks this process ("" for a fast tracer)
 _emitted = set()  # (filename, line) already recorded by this process
 _data_files = set()  # abs paths read as data, not yet recorded
 _broken = False
@@ -71,6 +89,163 @@ def _stat(path):
 def _mark_broken():
     global _broken
     _broken = True
+
+
+# The tracers. Each lists code objects as they first run, on every thread,
+# behind one seam:
+#   name               for the summary and the tests;
+#   take()             the code objects (any file's) first run since the
+#                      last take, each at least once (maybe more: _emit
+#                      deduplicates);
+#   reset()            forget what was taken: code that runs again is
+#                      listed again;
+#   intact()           still installed (nobody replaced it);
+#   thread_started()   on a new thread, before its function (a token);
+#   thread_intact(t)   at the end of that thread's function;
+#   pause(), resume()  around an exec (finish(), _resume());
+#   forked(ident)      in a forked child (only thread `ident` survived).
+
+
+class _FrameHook:
+    """CPython 3.11: _ste_tracer's frame evaluation hook (one per
+    interpreter: every thread's frames)."""
+
+    name = "frame-hook"
+
+    def __init__(self, module):
+        self._m = module
+
+    def take(self):
+        return self._m.take()
+
+    def reset(self):
+        self._m.reset()
+
+    def intact(self):
+        return self._m.installed()
+
+    def thread_started(self):
+        return None
+
+    def thread_intact(self, token):
+        return self.intact()
+
+    def pause(self):
+        pass
+
+    def resume(self):
+        pass
+
+    def forked(self, ident):
+        pass
+
+
+class _Monitoring:
+    """CPython 3.12+: sys.monitoring's PY_START on a tool id of ours, each
+    code object's event disabled once it is listed (restart_events() for
+    reset(): every tool's disabled events come back, which they allow)."""
+
+    name = "sys.monitoring"
+
+    def __init__(self, tool):
+        self._tool = tool
+        self._new = []
+
+    def start(self):
+        mon = sys.monitoring
+        mon.use_tool_id(self._tool, "ste")
+        disable = mon.DISABLE
+        new = self._new
+
+        def py_start(code, offset):
+            new.append(code)
+            return disable
+
+        mon.register_callback(self._tool, mon.events.PY_START, py_start)
+        mon.set_events(self._tool, mon.events.PY_START)
+
+    def take(self):
+        taken = self._new[:]
+        del self._new[: len(taken)]
+        return taken
+
+    def reset(self):
+        sys.monitoring.restart_events()
+
+    def intact(self):
+        mon = sys.monitoring
+        return mon.get_tool(self._tool) == "ste" and mon.get_events(self._tool) == mon.events.PY_START
+
+    def thread_started(self):
+        return None
+
+    def thread_intact(self, token):
+        return self.intact()
+
+    def pause(self):
+        pass
+
+    def resume(self):
+        pass
+
+    def forked(self, ident):
+        pass
+
+
+class _Profile:
+    """The fallback: cProfile's C profiler on each thread (a profiler is
+    per thread: thread_started() starts the new thread's)."""
+
+    name = "profile"
+
+    def __init__(self):
+        self._profilers = [(_new_profiler(), _thread_ident())]  # the main one first
+        self._taken = {}  # id(code) -> code (held: an id is not reused)
+
+    def take(self):
+        codes = []
+        with _lock:
+            for prof, _ in list(self._profilers):
+                try:
+                    stats = prof.getstats()
+                except Exception:
+                    _mark_broken()
+                    continue
+                for entry in stats:
+                    code = entry.code
+                    if id(code) not in self._taken:
+                        self._taken[id(code)] = code
+                        codes.append(code)
+        return codes
+
+    def reset(self):
+        with _lock:
+            self._taken.clear()
+            for prof, _ in self._profilers:
+                prof.clear()
+
+    def intact(self):
+        return bool(self._profilers) and _ours(self._profilers[0][0])
+
+    def thread_started(self):
+        prof = _new_profiler()
+        with _lock:
+            self._profilers.append((prof, _thread_ident()))
+        return prof
+
+    def thread_intact(self, prof):
+        return _ours(prof)
+
+    def pause(self):
+        for prof, _ in self._profilers:
+            prof.disable()
+
+    def resume(self):
+        if self._profilers:
+            self._profilers[0][0].enable()
+
+    def forked(self, ident):
+        self._profilers[:] = [p for p in self._profilers if p[1] == ident]
 
 
 def _new_profiler():
@@ -91,30 +266,76 @@ def _ours(prof):
     return sys.getprofile() is prof
 
 
+def _compiled_tracer():
+    """_ste_tracer from python/ beside the interceptor (LD_PRELOAD names
+    it: build/ in the build tree, lib/ste/ installed), or None."""
+    from importlib import _bootstrap, _bootstrap_external
+
+    suffix = _bootstrap_external.EXTENSION_SUFFIXES[0]  # ".cpython-311-<arch>.so"
+    for token in os.environ.get("LD_PRELOAD", "").replace(":", " ").split():
+        if not token.endswith("/libste_preload.so"):
+            continue
+        path = "%s/python/_ste_tracer%s" % (token[: -len("/libste_preload.so")], suffix)
+        if not os.path.exists(path):
+            continue
+        loader = _bootstrap_external.ExtensionFileLoader("_ste_tracer", path)
+        spec = _bootstrap_external.spec_from_file_location("_ste_tracer", path, loader=loader)
+        return _bootstrap._load(spec)
+    return None
+
+
+def _start_tracer():
+    """The first tracer that works (see top) and, for the fallback, why
+    ("" for a fast one)."""
+    version = "python-%d.%d" % sys.version_info[:2]
+    if os.environ.get("STE_DEFS_TRACER", "") == "profile":
+        return _Profile(), "STE_DEFS_TRACER=profile"
+    why = version + "-no-compiled-tracer"
+    if sys.version_info >= (3, 12) and hasattr(sys, "monitoring"):
+        why = version + "-monitoring-ids-taken"
+        for tool in (4, 3):  # no one's by convention (0-2 and 5 are named)
+            if sys.monitoring.get_tool(tool) is None:
+                try:
+                    tracer = _Monitoring(tool)
+                    tracer.start()
+                    return tracer, ""
+                except Exception:
+                    why = version + "-monitoring-failed"
+                    break
+    elif sys.version_info[:2] == (3, 11):
+        try:
+            module = _compiled_tracer()
+            if module is not None:
+                if module.install():
+                    return _FrameHook(module), ""
+                why = version + "-frame-hook-taken"
+        except Exception:
+            why = version + "-compiled-tracer-unloadable"
+    return _Profile(), why
+
+
 def _emit():
     """Records what ran since the last emission (and data reads)."""
     if _root is None:
         return
     with _lock:
-        for prof, _ in list(_profilers):
-            try:
-                stats = prof.getstats()
-            except Exception:
-                _mark_broken()
+        try:
+            codes = _tracer.take()
+        except Exception:
+            _mark_broken()
+            codes = ()
+        for code in codes:
+            filename = getattr(code, "co_filename", None)
+            if filename is None or not filename.startswith(_root):
                 continue
-            for entry in stats:
-                code = entry.code
-                filename = getattr(code, "co_filename", None)
-                if filename is None or not filename.startswith(_root):
-                    continue
-                # A module's own code is line 0: it shares line 1 with a
-                # definition that starts there.
-                line = 0 if code.co_name == "<module>" else code.co_firstlineno
-                key = (filename, line)
-                if key in _emitted:
-                    continue
-                _emitted.add(key)
-                _stat("%s/%s%d" % (filename, _CODE, line))
+            # A module's own code is line 0: it shares line 1 with a
+            # definition that starts there.
+            line = 0 if code.co_name == "<module>" else code.co_firstlineno
+            key = (filename, line)
+            if key in _emitted:
+                continue
+            _emitted.add(key)
+            _stat("%s/%s%d" % (filename, _CODE, line))
         while _data_files:
             _stat(_data_files.pop() + "/" + _DATA)
 
@@ -141,20 +362,18 @@ def entered_scope():
 
 
 def finish():
-    """Emits the rest and, when nothing escaped the profilers, `end`."""
+    """Emits the rest and, when nothing escaped the tracer, `end`."""
     global _finished
     if _root is None or _finished:
         return
     _finished = True
     try:
-        main = _profilers[0][0] if _profilers else None
-        if main is None or not _ours(main):
-            _mark_broken()  # the program replaced or stopped the profiler
+        if not _tracer.intact():
+            _mark_broken()  # the program replaced or stopped the tracer
         if len(sys._current_frames()) > 1:
             _mark_broken()  # a thread may still run code after this (nothing
             # is imported here: an import now would be a dependency)
-        for prof, _ in _profilers:
-            prof.disable()
+        _tracer.pause()
         _emit()
         if not _broken:
             _stat(_END + str(os.getpid()))
@@ -174,8 +393,7 @@ def _resume():
     try:
         _finished = False
         _resumed += 1
-        if _profilers:
-            _profilers[0][0].enable()
+        _tracer.resume()
         _stat("%s%d.r%d" % (_BEGIN, os.getpid(), _resumed))
     except Exception:
         _mark_broken()
@@ -206,9 +424,11 @@ def _after_fork_in_child():
     # before the fork (in its scope); only the forking thread survives.
     global _finished
     ident = _thread_ident()
-    _profilers[:] = [p for p in _profilers if p[1] == ident]
+    _tracer.forked(ident)
     _finished = False
     _stat(_BEGIN + str(os.getpid()))
+    if _slow:
+        _stat("%s%d:%s" % (_SLOW, os.getpid(), _slow))
 
 
 def _thread_ident():
@@ -225,16 +445,15 @@ def _wrap_threads():
     def start_new_thread(function, args, kwargs=None):
         def run(*a, **k):
             try:
-                prof = _new_profiler()
-                with _lock:
-                    _profilers.append((prof, _thread_ident()))
+                token = _tracer.thread_started()
+                started = True
             except Exception:
                 _mark_broken()
-                prof = None
+                started = False
             try:
                 return function(*a, **k)
             finally:
-                if prof is not None and not _ours(prof):
+                if started and not _tracer.thread_intact(token):
                     _mark_broken()
 
         return original(run, args, kwargs or {})
@@ -307,7 +526,7 @@ def _wrap_reads():
 def start():
     """Starts tracking when STE_DEFINITIONS names the root (ste_names.py
     calls this as the process starts). CPython 3.8+ only."""
-    global _root, _lock
+    global _root, _lock, _tracer, _slow
     root = os.environ.get("STE_DEFINITIONS", "")
     if _root is not None or not root.startswith("/"):
         return
@@ -324,7 +543,9 @@ def start():
         _wrap_reads()
         _wrap_threads()
         _wrap_exec()
-        _profilers.append((_new_profiler(), _thread_ident()))
+        _tracer, _slow = _start_tracer()
+        if _slow:
+            _stat("%s%d:%s" % (_SLOW, os.getpid(), _slow))
         os.register_at_fork(before=flush, after_in_child=_after_fork_in_child)
         atexit.register(finish)
     except Exception:
