@@ -13,6 +13,9 @@
 //                                     scope push)
 //   "/\x01ste-defs-end:<pid>"         all it ran is accounted for (until a
 //                                     later `begin`: an exec that failed)
+//   "/\x01ste-defs-slow:<pid>:<why>"  the process tracks with the slow
+//                                     fallback tracer (ste_defs.py), and why
+//                                     ("python-3.9-no-compiled-tracer")
 // (the pid makes a forked child's markers its own: the interceptor drops
 // a path the process recorded before the fork)
 // ReduceLogs (log_reduction.h, definition_resolution.cc) resolves them
@@ -56,6 +59,7 @@ inline constexpr std::string_view kCodeRecordPrefix = "\x01ste-code:";
 inline constexpr std::string_view kDataRecordName = "\x01ste-data";
 inline constexpr std::string_view kDefsBeginPrefix = "/\x01ste-defs-begin:";
 inline constexpr std::string_view kDefsEndPrefix = "/\x01ste-defs-end:";
+inline constexpr std::string_view kDefsSlowPrefix = "/\x01ste-defs-slow:";
 
 // "F/\x01ste-def" for unit "", else "F/\x01ste-def:<unit>".
 std::string DefinitionViewPath(std::string_view file, std::string_view unit);

@@ -39,8 +39,8 @@ every thread, chosen as the process starts (the first that works):
     extension built with ste, found beside the interceptor: python/ in the
     folder of libste_preload.so on LD_PRELOAD), a PEP 523 frame evaluation
     hook: no tracing or profiling mode, the eval loop stays specialised;
-  - CPython 3.12+: sys.monitoring, PY_START on a free tool id (3 or 4),
-    each code object's event disabled once it is listed;
+  - CPython 3.12+: sys.monitoring, PY_START and PY_RESUME on a free tool
+    id (3 or 4), each event disabled where it fired once its code is listed;
   - otherwise (3.8-3.10, no compiled tracer, its slot taken, or
     STE_DEFS_TRACER=profile): the C profiler of the standard library
     (cProfile's _lsprof.Profiler, subcalls and builtins off: one C callback
@@ -141,15 +141,17 @@ class _FrameHook:
 
 
 class _Monitoring:
-    """CPython 3.12+: sys.monitoring's PY_START on a tool id of ours, each
-    code object's event disabled once it is listed (restart_events() for
-    reset(): every tool's disabled events come back, which they allow)."""
+    """CPython 3.12+: sys.monitoring's PY_START and PY_RESUME (a generator
+    or coroutine resumed) on a tool id of ours, each disabled where it fired
+    once the code is listed (restart_events() for reset(): every tool's
+    disabled events come back, which the tools allow)."""
 
     name = "sys.monitoring"
 
     def __init__(self, tool):
         self._tool = tool
         self._new = []
+        self._events = sys.monitoring.events.PY_START | sys.monitoring.events.PY_RESUME
 
     def start(self):
         mon = sys.monitoring
@@ -157,12 +159,13 @@ class _Monitoring:
         disable = mon.DISABLE
         new = self._new
 
-        def py_start(code, offset):
+        def ran(code, offset):
             new.append(code)
             return disable
 
-        mon.register_callback(self._tool, mon.events.PY_START, py_start)
-        mon.set_events(self._tool, mon.events.PY_START)
+        mon.register_callback(self._tool, mon.events.PY_START, ran)
+        mon.register_callback(self._tool, mon.events.PY_RESUME, ran)
+        mon.set_events(self._tool, self._events)
 
     def take(self):
         taken = self._new[:]
@@ -174,7 +177,7 @@ class _Monitoring:
 
     def intact(self):
         mon = sys.monitoring
-        return mon.get_tool(self._tool) == "ste" and mon.get_events(self._tool) == mon.events.PY_START
+        return mon.get_tool(self._tool) == "ste" and mon.get_events(self._tool) == self._events
 
     def thread_started(self):
         return None
