@@ -18,7 +18,9 @@ have recorded:
    account), a coroutine started later, a generator resumed after reset();
    take() lists code once, reset() lists code that runs again; another
    frame evaluation function (set through ctypes, as a debugger would)
-   leaves the process without `end`.
+   leaves the process without `end`, and so does a recursion limit raised
+   past what the hook's C stack allows (the hook steps aside: the deep
+   recursion runs).
 2. STE_DEFS_TRACER=profile forces the fallback: the slow note with its why,
    the same code records, and sys.setprofile by the test leaves no `end`
    (today's rule for a profiler).
@@ -99,6 +101,11 @@ elif CASE == "resume":
     asyncio.run(c)
     next(g)           # resumed: listed again after the reset
     _stat("/^taken:" + ",".join(sorted(set(c.co_name for c in ste_defs._tracer.take()))))
+elif CASE == "deep":
+    sys.setrecursionlimit(100000)
+    def down(n):
+        return 0 if n == 0 else 1 + down(n - 1)
+    down(50000)
 elif CASE == "replaced":
     import ctypes
     api = ctypes.pythonapi
@@ -199,6 +206,13 @@ class Tracers(unittest.TestCase):
             self.assertTrue(run.ran("after_setprofile") or not self.fast, run.lines)
             # The fallback is a profiler: replaced, its account is not whole.
             self.assertEqual(run.ended(run.main), self.fast, run.lines)
+
+    def test_a_raised_recursion_limit_and_deep_recursion(self):
+        # The frame hook makes each Python call a C call: it steps aside
+        # (no `end`: file level) rather than let the C stack overflow; the
+        # other tracers are not in the way.
+        for run in self.runs("deep"):
+            self.assertEqual(run.ended(run.main), run.tracer() != "/^tracer:frame-hook:", run.lines)
 
     def test_a_coroutine_run_later_and_a_generator_resumed(self):
         for run in self.runs("resume"):

@@ -30,8 +30,9 @@ ste it is a failing stat):
 ste trusts a process's code records only when it made both markers: a
 process that ends without `end` (killed, os._exit, the tracer replaced by
 the test: another frame evaluation hook, or with the fallback a profiler
-or tracer of its own; a thread still running at exit) leaves its tests at
-file level.
+or tracer of its own; the frame hook stepping aside for a recursion limit
+raised past _SAFE_DEPTH; a thread still running at exit) leaves its tests
+at file level.
 
 How: a tracer that lists each code object the first time it runs, on
 every thread, chosen as the process starts (the first that works):
@@ -138,6 +139,27 @@ class _FrameHook:
 
     def forked(self, ident):
         pass
+
+    def watch_recursion_limit(self):
+        """With the hook, each Python call is a C call (ste_tracer.c): a
+        program that raises the recursion limit past _SAFE_DEPTH may recurse
+        deep enough to overflow the C stack. The hook goes then (and with it
+        the `end` marker: that process is file level), as if never there."""
+        original = sys.setrecursionlimit
+        module = self._m
+
+        def setrecursionlimit(limit):
+            if limit > _SAFE_DEPTH:
+                module.uninstall()
+            return original(limit)
+
+        setrecursionlimit.__doc__ = original.__doc__
+        sys.setrecursionlimit = setrecursionlimit
+
+
+# Python calls deep the frame hook allows on an 8 MiB stack with room to
+# spare (it overflows near 17,000).
+_SAFE_DEPTH = 10000
 
 
 class _Monitoring:
@@ -310,7 +332,9 @@ def _start_tracer():
             module = _compiled_tracer()
             if module is not None:
                 if module.install():
-                    return _FrameHook(module), ""
+                    tracer = _FrameHook(module)
+                    tracer.watch_recursion_limit()
+                    return tracer, ""
                 why = version + "-frame-hook-taken"
         except Exception:
             why = version + "-compiled-tracer-unloadable"

@@ -13,12 +13,17 @@
  * profiler on 3.11 puts it in tracing mode: everything slower). The cost
  * that remains: with a frame evaluation function set, a Python-to-Python
  * call is no longer inlined in the eval loop (one C call per Python call,
- * as on 3.10), plus one co_extra read per frame.
+ * as on 3.10), plus one co_extra read per frame. So Python recursion uses
+ * the C stack again (~450 bytes a level): an 8 MiB stack overflows near
+ * 17,000 levels, which plain 3.11 allows with a raised recursion limit;
+ * ste_defs.py stops the hook (uninstall()) when a program raises the limit
+ * past what is safe.
  *
  * The module:
  *   install()    sets the hook; False when another frame evaluation
  *                function is set (a debugger's): the tracker falls back;
  *   installed()  the interpreter's frame evaluation function is still ours;
+ *   uninstall()  the default one again, if ours is set;
  *   take()       the code objects first seen since the last take (a list;
  *                each once per generation), in the order they first ran;
  *   reset()      a new generation: code that runs again is listed again.
@@ -79,6 +84,16 @@ ste_install(PyObject *self, PyObject *unused)
 }
 
 static PyObject *
+ste_uninstall(PyObject *self, PyObject *unused)
+{
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    if (_PyInterpreterState_GetEvalFrameFunc(interp) == ste_eval_frame) {
+        _PyInterpreterState_SetEvalFrameFunc(interp, _PyEval_EvalFrameDefault);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 ste_installed(PyObject *self, PyObject *unused)
 {
     PyInterpreterState *interp = PyInterpreterState_Get();
@@ -110,6 +125,7 @@ ste_reset(PyObject *self, PyObject *unused)
 static PyMethodDef methods[] = {
     {"install", ste_install, METH_NOARGS, "Sets the frame evaluation hook; False if another is set."},
     {"installed", ste_installed, METH_NOARGS, "True while the hook is the interpreter's."},
+    {"uninstall", ste_uninstall, METH_NOARGS, "The default frame evaluation again, if ours is set."},
     {"take", ste_take, METH_NOARGS, "The code objects first run since the last take."},
     {"reset", ste_reset, METH_NOARGS, "Forgets what was taken: code that runs again is listed again."},
     {NULL, NULL, 0, NULL},
