@@ -139,14 +139,17 @@ class Run:
             CASE=case,
         )
         env.update(extra_env or {})
-        done = subprocess.run([python, "prog.py"], cwd=self.root, env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise AssertionError("%s %s: exit %d: %s" % (python, case, done.returncode, done.stderr))
-        self.lines = []
-        with open(records) as f:
-            for line in f:
-                pid, path = line.rstrip("\n").split("\t", 1)
-                self.lines.append((int(pid), path))
+        try:
+            done = subprocess.run([python, "prog.py"], cwd=self.root, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise AssertionError("%s %s: exit %d: %s" % (python, case, done.returncode, done.stderr))
+            self.lines = []
+            with open(records) as f:
+                for line in f:
+                    pid, path = line.rstrip("\n").split("\t", 1)
+                    self.lines.append((int(pid), path))
+        finally:
+            shutil.rmtree(self.root)
         self.main = self.lines[0][0]
         self.version = [p for p in self.paths(self.main) if p.startswith("/^version:")][0][len("/^version:") :]
 
@@ -245,7 +248,10 @@ class Tracers(unittest.TestCase):
                 env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "STE_"))}
                 env.update(SITE=SITE, PYTHONDONTWRITEBYTECODE="1", STE_DEFINITIONS=root, LD_PRELOAD=PRELOAD)
                 env.update(self.env)
-                done = subprocess.run([python, "-c", program], cwd=root, env=env, capture_output=True, text=True)
+                try:
+                    done = subprocess.run([python, "-c", program], cwd=root, env=env, capture_output=True, text=True)
+                finally:
+                    shutil.rmtree(root)
                 self.assertEqual(done.returncode, 0, done.stderr)
 
 
