@@ -9,11 +9,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # for the deploy/ checks, ctest DeployManifests; clang-14 and its runtimes
 # for the sanitizer tree: libFuzzer, ASan, UBSan).
 # BUILD_DEBS alone build ste, the preload library and the Debian package
-# (`make package`, -DSTE_BUILD_TESTS=OFF); the rest are for the tests.
+# (`make package`, -DSTE_BUILD_TESTS=OFF; python3-dev for the definition
+# tracker's compiled backend, skipped without it); the rest are for the tests.
 BUILD_DEBS := cmake ninja-build g++ gcc make git pkg-config libc6-dev \
   libroaring-dev libabsl-dev libxxhash-dev libtomlplusplus-dev \
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc \
-  libsqlite3-dev libpq-dev dpkg-dev file
+  libsqlite3-dev libpq-dev dpkg-dev file python3-dev
 DEBS := $(BUILD_DEBS) libgtest-dev libgmock-dev libbenchmark-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
   ruby ruby-minitest ruby-rspec binutils openssl \
@@ -73,7 +74,7 @@ build: configure
 # The Debian package: build/ste_<version>_<arch>.deb (cmake/install.cmake).
 # Needs only BUILD_DEBS: a fresh tree is configured without the tests (no
 # GoogleTest, benchmark, clang or PostgreSQL server); an existing tree
-# builds just ste and the preload library.
+# builds just ste (with the Python tracer) and the preload library.
 package: deps-build
 	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTE_BUILD_TESTS=OFF $(CCACHE)

@@ -363,4 +363,18 @@ std::string JUnitReport(const std::vector<FinishedTest>& tests, const JUnitOptio
   return JUnitXml(tests, options);
 }
 
+std::string SlowTrackerNote(size_t tests, const std::map<std::string, size_t>& processes) {
+  if (processes.empty()) return "";
+  size_t total = 0;
+  std::string why;
+  for (const auto& [reason, n] : processes) {
+    total += n;
+    absl::StrAppend(&why, why.empty() ? "" : ", ", EscapeForText(reason), " (", n, ")");
+  }
+  return absl::StrCat(total, total == 1 ? " Python process" : " Python processes", " of ", tests,
+                      tests == 1 ? " test" : " tests",
+                      " tracked definitions with the slower fallback tracer: ", why,
+                      " (docs/concepts.md, \"Definitions\")");
+}
+
 }  // namespace ste::cli

@@ -20,6 +20,7 @@
 #define STE_CLI_OUTPUT_FORMAT_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -176,6 +177,12 @@ std::string LogRecordLine(const ProcessLog& log, const LogRecord& record, Output
 
 // JUnit XML of a record build (scheduler's ste/junit_report.h).
 std::string JUnitReport(const std::vector<FinishedTest>& tests, const JUnitOptions& options);
+
+// The one line `ste record` and `ste worker` give when Python processes
+// tracked definitions with the slow fallback tracer (`processes`: why ->
+// how many, of `tests` tests; TestDependencies::slow_trackers), without
+// its newline; "" when none did.
+std::string SlowTrackerNote(size_t tests, const std::map<std::string, size_t>& processes);
 
 }  // namespace ste::cli
 

@@ -212,5 +212,16 @@ TEST(JUnit, TheReportOfTheScheduler) {
       << xml;
 }
 
+TEST(SlowTrackerNote, SaysHowManyAndWhyOnce) {
+  EXPECT_EQ(SlowTrackerNote(0, {}), "");
+  EXPECT_EQ(SlowTrackerNote(1, {{"python-3.9-no-compiled-tracer", 1}}),
+            "1 Python process of 1 test tracked definitions with the slower fallback tracer: "
+            "python-3.9-no-compiled-tracer (1) (docs/concepts.md, \"Definitions\")");
+  EXPECT_EQ(SlowTrackerNote(2, {{"STE_DEFS_TRACER=profile", 3}, {"python-3.10-no-compiled-tracer", 1}}),
+            "4 Python processes of 2 tests tracked definitions with the slower fallback tracer: "
+            "STE_DEFS_TRACER=profile (3), python-3.10-no-compiled-tracer (1) (docs/concepts.md, "
+            "\"Definitions\")");
+}
+
 }  // namespace
 }  // namespace ste::cli

@@ -113,6 +113,9 @@ void PrintSummary(const RecordSummary& r, const std::string& scheduler) {
   if (!r.output_dir.empty()) {
     std::printf("ste record: each test's output in %s/\n", EscapeForText(ShownPath(r.output_dir)).c_str());
   }
+  if (std::string note = SlowTrackerNote(r.slow_tracker_tests, r.slow_trackers); !note.empty()) {
+    std::printf("ste record: %s\n", note.c_str());
+  }
   const bool remote = !scheduler.empty();
   for (const FinishedTest& t : r.finished) {
     const std::string log =

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "commands.h"
 #include "invocation.h"
+#include "output_format.h"
 #include "repo_context.h"
 #include "rpc_flags.h"
 #include "ste/checkout.h"
@@ -129,6 +130,9 @@ int WorkerCommand(const std::vector<std::string>& args) {
                "%zu refused)\n",
                done->build_id.c_str(), done->tests_run, done->accepted, done->duplicates,
                done->refused);
+  if (std::string note = SlowTrackerNote(done->slow_tracker_tests, done->slow_trackers); !note.empty()) {
+    std::fprintf(stderr, "ste worker: %s\n", note.c_str());
+  }
   return ExitCode(Outcome::kSuccess);
 }
 

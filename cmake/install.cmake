@@ -9,6 +9,9 @@
 #                                        not on the linker's path)
 #   lib/ste/ste-checkout                 the worker containers' checkout
 #                                        helper (deploy/README.md)
+#   lib/ste/python/_ste_tracer.*.so      the Python definition tracker's
+#                                        fast backend (CPython 3.11; found
+#                                        beside the interceptor, ste_defs.py)
 #   share/ste/integrations/              the runner integrations
 #   share/ste/ci/ste-ci.sh               the CI steps (any CI; the GitHub
 #                                        actions call the same script)
@@ -16,15 +19,21 @@
 #
 # `make package` (Makefile) builds ste and the preload library and runs
 # cpack: build/ste_<version>_<arch>.deb, its Depends computed by
-# dpkg-shlibdeps from what the two binaries link.
+# dpkg-shlibdeps from what the two binaries link (the Python extension
+# links no library: the interpreter provides its symbols).
 set(STE_PRIVATE_LIBDIR lib/ste)
 
 install(TARGETS ste RUNTIME DESTINATION bin)
 install(TARGETS ste_preload LIBRARY DESTINATION ${STE_PRIVATE_LIBDIR})
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/deploy/ste-checkout.sh
   DESTINATION ${STE_PRIVATE_LIBDIR} RENAME ste-checkout)
+if(TARGET ste_python_tracer)
+  install(TARGETS ste_python_tracer LIBRARY DESTINATION ${STE_PRIVATE_LIBDIR}/python)
+endif()
+# (ste_tracer/: the extension's sources, built above)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/integrations/ DESTINATION share/ste/integrations
   PATTERN __pycache__ EXCLUDE
+  PATTERN ste_tracer EXCLUDE
   PATTERN "*.pyc" EXCLUDE)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/deploy/github/ste-ci.sh DESTINATION share/ste/ci)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md

@@ -42,6 +42,7 @@ bool ParseLine(std::string_view number, uint32_t* line) {
 
 bool ProcessCode::Take(const LogRecord& r) {
   if (r.kind != RecordKind::kAbsent && r.kind != RecordKind::kContent) return false;
+  if (TakeSlowTracker(r)) return true;
   const std::string_view p = r.path;
   const bool opens = StartsWith(p, kDefsBeginPrefix);
   if (opens || StartsWith(p, kDefsEndPrefix)) {
@@ -288,6 +289,22 @@ void ApplyDefinitionFallback(const TestDependencies& all, const std::string& tes
   }
   back.insert(mine->deps.begin(), mine->deps.end());
   mine->deps.assign(back.begin(), back.end());
+}
+
+// The slow tracer's note is per process, not per scope: no Touch.
+bool ProcessCode::TakeSlowTracker(const LogRecord& r) {
+  const std::string_view p = r.path;
+  if (p.substr(0, kDefsSlowPrefix.size()) != kDefsSlowPrefix) return false;
+  const std::string_view rest = p.substr(kDefsSlowPrefix.size());  // <pid>:<why>
+  const size_t colon = rest.find(':');
+  slow = std::string(colon == std::string_view::npos ? std::string_view("unknown") : rest.substr(colon + 1));
+  return true;
+}
+
+void CountSlowTrackers(const std::vector<ProcessCode>& code, TestDependencies* out) {
+  for (const ProcessCode& c : code) {
+    if (!c.slow.empty()) out->slow_trackers[c.slow]++;
+  }
 }
 
 }  // namespace ste

@@ -35,10 +35,14 @@ struct ProcessCode {
   std::map<std::string, std::set<std::string>> namespaces;  // scope -> abs files
   std::set<std::string> positions;   // scopes where frames' lines were read
   std::set<std::string> code_lines;  // scopes where code objects' lines were read
+  std::string slow;  // why it tracked with the slow fallback tracer ("": it did not)
 
   // Takes `r` if it is one of the tracker's records (a marker, code ran,
-  // a file read as data): true, and it is no dependency itself.
+  // a file read as data, the slow tracer's note): true, and it is no
+  // dependency itself.
   bool Take(const LogRecord& r);
+  // Take's part for "/\x01ste-defs-slow:<pid>:<why>" (sets `slow`).
+  bool TakeSlowTracker(const LogRecord& r);
   // Notes that the process recorded something in `scope`.
   void Touch(const std::string& scope);
 };
@@ -69,6 +73,10 @@ using ContentRecorders = std::map<std::string, std::map<std::string, std::set<si
 void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecorders& content_by,
                         const PathPolicy& policy, std::map<std::string, std::set<DepKey>>* by_scope,
                         TestDependencies* out);
+
+// out->slow_trackers: how many of the processes tracked with the slow
+// fallback tracer, by why.
+void CountSlowTrackers(const std::vector<ProcessCode>& code, TestDependencies* out);
 
 }  // namespace ste
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -254,6 +255,32 @@ TEST_F(ReduceDefinitions, InABatchOnlyTheTestWhoseChildDidNotEndFallsBack) {
       for (const DepKey& k : s.deps) file_level = file_level || (k.path == "geo.py" && k.kind == DepKind::kContent);
     }
     EXPECT_EQ(file_level, test == "tests/b.py") << test;
+  }
+}
+
+TEST_F(ReduceDefinitions, TheSlowTracersNoteIsCountedAndNoDependency) {
+  const std::string slow = std::string(kDefsSlowPrefix) + "11:STE_DEFS_TRACER=profile";
+  for (bool definitions : {true, false}) {
+    SCOPED_TRACE(definitions);
+    TestDependencies d = Reduce({Process({{kA, kN, "begin"},
+                                          {kA, kN, "v2"},
+                                          {kA, kC, root_ + "/geo.py"},
+                                          {kA, kN, Code("geo.py", 1)},
+                                          {kA, kN, "end"}},
+                                         10),
+                                 Process({{kA, kN, "begin"},
+                                          {kA, kN, "v2"},
+                                          {kA, kN, slow},
+                                          {kA, kC, root_ + "/geo.py"},
+                                          {kA, kN, Code("geo.py", 1)},
+                                          {kA, kN, "end"}},
+                                         11)},
+                                definitions);
+    const std::set<std::string> expected =
+        definitions ? std::set<std::string>{"geo.py/@ste-def(content)", "geo.py/@ste-def:area(content)"}
+                    : std::set<std::string>{"geo.py(content)"};
+    EXPECT_EQ(Deps(d, kA), expected);
+    EXPECT_EQ(d.slow_trackers, (std::map<std::string, size_t>{{"STE_DEFS_TRACER=profile", 1}}));
   }
 }
 

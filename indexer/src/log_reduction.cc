@@ -150,6 +150,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
     }
   }
   if (policy.definitions != nullptr) ResolveDefinitions(code, content_by, policy, &by_scope, &out);
+  CountSlowTrackers(code, &out);
   for (auto& [scope, deps] : by_scope) {
     if (deps.empty()) continue;
     out.scopes.push_back(ScopeDependencies{scope, {deps.begin(), deps.end()}});

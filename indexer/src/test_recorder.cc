@@ -192,6 +192,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   for (size_t i = 0; i < records.size(); i++) {
     TestRecord& r = records[i];
     r.deps = std::move(deps[i]);
+    r.deps.slow_trackers = run.all.slow_trackers;  // the batch's processes ran every test
     BatchTestOutcome outcome = OutcomeInBatch(results, r.test, run.exit.exit_code, run.exit.seconds,
                                               tests.size(), RunnerKindName(config.runner_kind));
     r.started = outcome.started;

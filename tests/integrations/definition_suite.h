@@ -49,6 +49,7 @@ class DefinitionSuiteTest : public ::testing::TestWithParam<Param> {
     Git({"add", "-A"});
     Git({"commit", "-q", "-m", "suite"});
     Spawned r = Ste({"record", "--progress", "none"});
+    record_out_ = r.out;
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const std::string n = std::to_string(all_.size());
     ASSERT_NE(r.out.find(n + " tests, " + n + " passed, 0 failed, 0 errors, 0 opaque"), std::string::npos)
@@ -82,6 +83,7 @@ class DefinitionSuiteTest : public ::testing::TestWithParam<Param> {
   std::vector<std::string> select_args_;  // after "select"
   std::string root_ = MakeTempDir();
   std::string last_err_;
+  std::string record_out_;  // the last Configure's `ste record` summary
   std::set<std::string> all_;  // every test, as select prints it
 };
 

@@ -2,7 +2,12 @@
 // "definition"`, docs/concepts.md "Definitions", issues 12 and 24) on a generated
 // suite whose package loads all of itself at import time (`shapes/
 // __init__.py` imports every module), recorded with the generic per-file
-// runner (pytest per file), kind = "pytest" and kind = "unittest".
+// runner (pytest per file), kind = "pytest" and kind = "unittest", with
+// the fast tracer of Debian's Python (ste_defs.py: the frame evaluation
+// hook of _ste_tracer, CPython 3.11), and kind = "pytest" again with the
+// fallback profiler forced (STE_DEFS_TRACER=profile): the same selections,
+// except for the test that stops every profiler, and `ste record` says once
+// that the slower tracer ran.
 //
 // Each change below is made, selected, and undone. The selection must be
 // exactly the expected set: the tests that ran a changed definition, that
@@ -42,6 +47,7 @@ const std::string kPython = "/usr/bin/python3";  // Debian's, with pytest
 struct Setup {
   std::string name;
   std::string runner;  // the [runner] table's lines
+  bool fallback = false;  // STE_DEFS_TRACER=profile: the tracker's slow fallback
 };
 void PrintTo(const Setup& s, std::ostream* os) { *os << s.name; }
 
@@ -49,6 +55,7 @@ const Setup kGeneric = {"Generic", "command = \"" + kPython + " -m pytest -q -p 
 const Setup kPytest = {"Pytest", "kind = \"pytest\"\ncommand = \"" + kPython + " -m pytest -q -p ste_pytest {tests}\"\n"};
 const Setup kUnittest = {"Unittest", "kind = \"unittest\"\ncommand = \"" + kPython +
                                          " $STE_INTEGRATIONS/python/ste_unittest.py {tests}\"\n"};
+const Setup kPytestProfile = {"PytestProfile", kPytest.runner, true};
 
 const char kInit[] =
     "from .calc import add, mul, sub, unused, Vec\n"
@@ -192,7 +199,8 @@ const std::map<std::string, std::string> kTestBodies = {
      "            while tb.tb_next is not None:\n                tb = tb.tb_next\n"
      "            line = tb.tb_lineno\n"
      "        self.assertEqual(line, 19)"},
-    // Stops every profiler, then runs whisper: file level.
+    // Stops every profiler, then runs whisper: file level with the
+    // fallback tracer (a profiler); the fast one goes on.
     {"test_noprofile", "import sys\n        sys.setprofile(None)\n        self.assertEqual(shapes.whisper('B'), 'b...')"},
 };
 
@@ -210,8 +218,12 @@ std::string TestFile(const std::string& name) {
 }
 
 // The tests a change to shapes/<file> always selects at definition level:
-// those whose account of it is file level.
-const std::set<std::string> kFileLevel = {"tests/test_fork.py", "tests/test_noprofile.py"};
+// those whose account of it is file level (test_noprofile's only with the
+// fallback tracer).
+std::set<std::string> FileLevel(const Setup& s) {
+  if (s.fallback) return {"tests/test_fork.py", "tests/test_noprofile.py"};
+  return {"tests/test_fork.py"};
+}
 
 std::set<std::string> Paths(std::initializer_list<const char*> names) {
   std::set<std::string> out;
@@ -223,7 +235,7 @@ struct Change {
   std::string name;
   std::string file;  // under shapes/
   std::string from, to;
-  std::set<std::string> expected;  // beyond kFileLevel (all: every test)
+  std::set<std::string> expected;  // beyond FileLevel() (all: every test)
   bool all = false;
   bool outcome_changes = true;  // some test fails after it (ground truth has teeth)
 };
@@ -279,7 +291,8 @@ class Definitions : public ::ste::testing::DefinitionSuiteTest<Setup> {
       all_.insert("tests/" + name + ".py");
     }
     ::ste::testing::InitGitRepo(root_);
-    ste_env_ = {"STE_INTEGRATIONS=" + kIntegrations, "PYTHONDONTWRITEBYTECODE=1"};
+    ste_env_ = {"STE_INTEGRATIONS=" + kIntegrations, "PYTHONDONTWRITEBYTECODE=1",
+                GetParam().fallback ? "STE_DEFS_TRACER=profile" : "STE_DEFS_TRACER="};
   }
   void Configure(const std::string& granularity) {
     DefinitionSuiteTest::Configure("[tests]\ninclude = [\"tests/test_*.py\"]\n[runner]\n" + GetParam().runner +
@@ -297,14 +310,29 @@ class Definitions : public ::ste::testing::DefinitionSuiteTest<Setup> {
 
 TEST_P(Definitions, AChangedDefinitionSelectsTheTestsThatRanIt) {
   Configure("definition");
+  // Which tracer ran: the record says so once when it was the slow one.
+  const std::string slow = " of " + std::to_string(all_.size()) +
+                           " tests tracked definitions with the slower fallback tracer: "
+                           "STE_DEFS_TRACER=profile (";
+  if (GetParam().fallback) {
+    EXPECT_NE(record_out_.find(slow), std::string::npos) << record_out_;
+  } else {
+    EXPECT_EQ(record_out_.find("slower fallback tracer"), std::string::npos) << record_out_;
+  }
   const bool ground_truth = GetParam().name == "Generic";  // the tests, run alone, are the same for all
+  const std::set<std::string> file_level = FileLevel(GetParam());
   for (const Change& c : Changes()) {
     SCOPED_TRACE(c.name);
     std::set<std::string> failing;
     std::set<std::string> selected = Apply(c, ground_truth ? &failing : nullptr);
     // The tests at file level see every change of content (a comment too).
     std::set<std::string> expected = c.all ? all_ : c.expected;
-    expected.insert(kFileLevel.begin(), kFileLevel.end());
+    expected.insert(file_level.begin(), file_level.end());
+    // test_noprofile runs whisper, and the fast tracer saw it despite
+    // sys.setprofile(None).
+    if (!GetParam().fallback && expected.count("tests/test_whisper.py")) {
+      expected.insert("tests/test_noprofile.py");
+    }
     EXPECT_EQ(selected, expected) << last_err_;
     if (ground_truth) {
       for (const std::string& t : failing) {
@@ -349,7 +377,7 @@ TEST_P(Definitions, TheSchedulerSelectsAsTheLocalSelectDoes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Python, Definitions, ::testing::Values(kGeneric, kPytest, kUnittest),
+INSTANTIATE_TEST_SUITE_P(Python, Definitions, ::testing::Values(kGeneric, kPytest, kUnittest, kPytestProfile),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -39,6 +39,16 @@ for f in usr/bin/ste usr/lib/ste/libste_preload.so usr/share/ste/integrations/py
          usr/share/ste/ci/ste-ci.sh usr/share/doc/ste/README.md; do
   [ -e "$root/$f" ] || fail "the package has no $f"
 done
+# The Python definition tracker's compiled tracer (CPython 3.11), not its
+# sources.
+tracer=("$root"/usr/lib/ste/python/_ste_tracer.cpython-311-*.so)
+[ ${#tracer[@]} = 1 ] || fail "the package has no usr/lib/ste/python/_ste_tracer.cpython-311-*.so"
+[ -e "$root/usr/share/ste/integrations/python/ste_tracer" ] && fail "the package has the tracer's sources"
+# ... found there by the tracker of a process the packaged interceptor is in.
+got=$(env -i PATH=/usr/bin:/bin LD_PRELOAD="$root/usr/lib/ste/libste_preload.so" STE_DEFINITIONS="$work" \
+  PYTHONPATH="$root/usr/share/ste/integrations/python/ste_site" /usr/bin/python3 -c \
+  'import ste_defs; print(ste_defs._tracer.name)' 2>&1) || fail "the tracker did not start: $got"
+[ "$got" = frame-hook ] || fail "the packaged tracker runs '$got', not the compiled tracer"
 # Only the package: a clean environment, ste found by its own path.
 clean() { env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"; }
 mkdir -p "$work/home"

@@ -39,6 +39,9 @@
 //                                     Method#source_location), which needs
 //                                     no run: every unit of every file it
 //                                     loaded, with its place
+//   "/\x01ste-defs-slow:<pid>:<why>"  the process tracks with the slow
+//                                     fallback tracer (ste_defs.py), and why
+//                                     ("python-3.9-no-compiled-tracer")
 // (the pid makes a forked child's markers its own: the interceptor drops
 // a path the process recorded before the fork)
 // ReduceLogs (log_reduction.h, definition_resolution.cc) resolves them
@@ -95,6 +98,7 @@ inline constexpr std::string_view kNamespaceRecordName = "\x01ste-namespace";
 inline constexpr std::string_view kDefsV2Prefix = "/\x01ste-defs-v2:";
 inline constexpr std::string_view kPositionsPrefix = "/\x01ste-positions:";
 inline constexpr std::string_view kCodeLinesPrefix = "/\x01ste-code-lines:";
+inline constexpr std::string_view kDefsSlowPrefix = "/\x01ste-defs-slow:";
 
 // "F/\x01ste-def" for unit "", else "F/\x01ste-def:<unit>".
 std::string DefinitionViewPath(std::string_view file, std::string_view unit);

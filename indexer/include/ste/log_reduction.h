@@ -70,6 +70,10 @@ struct TestDependencies {
   // (ApplyDefinitionFallback). Not sent anywhere: used where the run is.
   std::map<std::string, std::vector<std::string>> definition_files;
   std::set<std::string> untracked_scopes;
+  // How many processes tracked definitions with the slow fallback tracer,
+  // by why (definitions.h); a batch's on each of its tests (RunBatch).
+  // Shown once in `ste record`'s summary, nowhere else.
+  std::map<std::string, size_t> slow_trackers;
 };
 
 struct PathPolicy {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,11 @@ struct RecordSummary {
   double inventory_seconds = 0, tests_seconds = 0;
   uint64_t inventory_entries = 0, index_bytes = 0;
   std::string output_dir;  // embedded: where the logs are; remote: ""
+  // Embedded: the tests some of whose Python processes tracked definitions
+  // with the slow fallback tracer, and those processes by why
+  // (WorkerSummary; remote: each worker's own summary).
+  size_t slow_tracker_tests = 0;
+  std::map<std::string, size_t> slow_trackers;
 };
 
 absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& options);

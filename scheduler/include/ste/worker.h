@@ -21,6 +21,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,6 +72,11 @@ struct WorkerSummary {
   size_t duplicates = 0;  // results another worker had already given
   size_t refused = 0;     // results the scheduler refused
   std::string output_dir; // where the logs went ("" not captured)
+  // Definition granularity: the tests some of whose Python processes
+  // tracked with the slow fallback tracer, and those processes by why
+  // (TestDependencies::slow_trackers; a batch's counted once).
+  size_t slow_tracker_tests = 0;
+  std::map<std::string, size_t> slow_trackers;
 };
 
 // Runs until the build is done (OK) or cannot go on (the build is gone or

@@ -63,6 +63,7 @@ class LocalWorker {
     thread_ = std::thread([this, channel, wo] {
       absl::StatusOr<WorkerSummary> done = RunWorker(channel, wo);
       if (!done.ok()) status_ = done.status();
+      else summary_ = *std::move(done);
     });
     return absl::OkStatus();
   }
@@ -75,10 +76,14 @@ class LocalWorker {
     return status_;
   }
 
+  // What it ran (after Join; empty when it failed).
+  const WorkerSummary& summary() const { return summary_; }
+
  private:
   std::thread thread_;
   std::string scratch_;
   absl::Status status_;  // written by the thread, read after join
+  WorkerSummary summary_;  // likewise
 };
 
 // Follows build `build_id` to its end; `last` is its final progress.
@@ -289,6 +294,8 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
       local->Shutdown("the record was given up", absl::Seconds(5));
     }
     worker_status = worker.Join();
+    sum.slow_tracker_tests = worker.summary().slow_tracker_tests;
+    sum.slow_trackers = worker.summary().slow_trackers;
   }
   if (!watched.ok()) {
     return absl::Status(watched.code(), absl::StrCat("build ", sum.build_id, ": ", watched.message()));

@@ -95,6 +95,8 @@ class Worker {
   absl::StatusOr<std::string> OutputFile(const std::string& name);
   // Runs the leased tests (one, or a batch) with their output captured.
   std::vector<TestRecord> RunLeased(const v1::LeaseResponse& leases, RunOneTestOptions run);
+  // Adds the records' slow trackers to the summary (WorkerSummary).
+  void CountSlowTrackers(const std::vector<TestRecord>& records, bool batch);
   // The ExternalFiles message for the absolute paths of `record` that this
   // stream has not described yet; false when there are none.
   bool ExternalMessage(const TestRecord& record, std::set<std::string>* sent,
@@ -372,6 +374,7 @@ void Worker::Slot() {
       });
     }
     std::vector<TestRecord> records = RunLeased(resp, run);
+    CountSlowTrackers(records, batch);
     for (int i = 0; i < resp.leases_size(); i++) {
       const v1::Lease& l = resp.leases(i);
       Pending p;
@@ -389,6 +392,17 @@ void Worker::Slot() {
       queue_.push_back(std::move(p));
       cv_.notify_all();
     }
+  }
+}
+
+void Worker::CountSlowTrackers(const std::vector<TestRecord>& records, bool batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < records.size(); i++) {
+    const std::map<std::string, size_t>& slow = records[i].deps.slow_trackers;
+    if (slow.empty()) continue;
+    summary_.slow_tracker_tests++;
+    if (batch && i > 0) continue;  // the same processes as the first test's
+    for (const auto& [why, n] : slow) summary_.slow_trackers[why] += n;
   }
 }
 

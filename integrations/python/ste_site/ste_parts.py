@@ -1,0 +1,512 @@
+"""What a definition's docstrings, a module's constants and a function's
+lines mean to the tests that ran them (docs/concepts.md, "Definitions").
+
+ste_defs.py (the definition tracker) calls setup() as it starts, hands
+look_at() each code object that ran (any file's), and calls emit() at each
+of its emissions; this module makes these records (stats of paths that
+never exist, recorded by the interceptor in the current scope; format:
+indexer/include/ste/definitions.h):
+
+  <abs file>/\\x01ste-docs-tracked  <file>'s docstrings are watched;
+  <abs file>/\\x01ste-doc:<line>    the docstring of <file>'s class or
+                                    definition starting at <line> (0: the
+                                    module's) was used;
+  <abs file>/\\x01ste-name:<name>   code that ran names <name>, which <file>
+                                    binds at its top level to a plain value;
+  <abs file>/\\x01ste-namespace     <file>'s namespace was read by string;
+  /\\x01ste-positions:<pid>.<n>     code that ran read the lines of frames;
+  /\\x01ste-code-lines:<pid>.<n>    code that ran read the lines of code
+                                    objects.
+
+Docstrings. A change to a docstring matters only to a test that reads it.
+As a repository module's code is loaded (SourceLoader.get_code), each
+docstring of the module, of its classes and of their definitions (the
+parts ste_fingerprint.py names) becomes a `str` subclass, _Doc, before any
+function or class is made from it: the same text, recording its first use
+(any of its methods, `str()`, formatting, comparison, `len`, iteration,
+pickling; `bool()` is not a use: whether a docstring is empty is module-
+level). functools.wraps, property and the like copy the object, so a
+reader of the copy is seen too. textwrap.dedent and the `re` module's
+functions, which read a string's characters from C, note a _Doc argument.
+Not seen: C code reading a docstring's characters directly (a compiled
+pattern's methods, str.join, a C extension), with no Python-level use
+before; a module loaded by another loader (pytest's assertion rewriting
+of test files and conftest.py) keeps plain docstrings, and ste makes what
+ran of it depend on all of them (no `docs-tracked` record).
+
+Constants. A simple top-level constant (ste_fingerprint.py) matters only
+to tests whose code names it. Each code object that ran is looked at once:
+its names (co_names, less those it only binds or imports: `from m import
+X` copies X, and uses of the copy name it) and its string constants that
+are identifiers or dotted names (`getattr(m, "X")`, `patch("m.X")`; not
+those of a tuple in code that binds `__all__`; `__version__` and
+`__version_info__` only in the repository's code: libraries and the
+stdlib name their own), against the plain values
+(str, bytes, numbers, bool, None, tuples, lists, dicts, sets) bound at the
+top level of the repository modules loaded. A module's namespace read by
+string (`dir(m)`, `vars(m)`, `m.__dict__`, `inspect.getmembers`, except by
+the import system and `import *`; `globals()` in the module's own code)
+makes all of its constants dependencies: its class becomes a ModuleType
+subclass that notes `__dir__` and `__dict__` (attribute access is
+untouched); a module that already has a class of its own is read by
+string from the start. Not seen: `getattr(m, name)` with a name built at
+run time that no code that ran holds.
+
+Places. A function that only moved (same text, other lines) matters only
+to tests that read lines. Code that ran, other than the test runner's own
+(pytest's, pluggy's and unittest's packages outside the repository: they
+read the lines of test functions to order and report them, and a failed
+test is always selected again) and this tracker's, reads lines of frames
+when it names f_lineno, tb_lineno, f_lasti, tb_lasti, co_lines,
+co_positions, co_lnotab or co_linetable (traceback, logging, inspect,
+pdb, dis; not with CodeType: see below), is warnings' code that takes a line (a warning was
+made), or sys.excepthook, threading.excepthook or sys.unraisablehook ran
+(the interpreter prints a traceback); it reads the lines of code objects
+(no run needed) when it names co_firstlineno (and not CodeType: code that makes code objects
+copies their lines, as attrs does; nor typing.overload, whose registry is
+keyed by first lines but get_overloads gives its values in the order they
+came). ste then makes the definitions that ran (frames)
+or every definition of every file loaded (code objects) dependencies with
+their lines.
+
+Nothing here raises into the program: a failure calls mark_broken (the
+process then ends without its `end` marker: file level, honest).
+"""
+
+import os
+import sys
+
+_DOC = "\x01ste-doc:"
+_DOCS_TRACKED = "\x01ste-docs-tracked"
+_NAME = "\x01ste-name:"
+_NAMESPACE = "\x01ste-namespace"
+_POSITIONS = "/\x01ste-positions:"
+_CODE_LINES = "/\x01ste-code-lines:"
+
+_root = None  # "<abs root>/", from setup()
+_stat = _mark_broken = None  # ste_defs's, from setup()
+_CodeType = type((lambda: None).__code__)
+_names_used = set()  # names that code which ran uses
+_deferred = []  # code objects that also bind or import names: classified on demand
+_classified = set()  # ids of _deferred code objects classified
+_const_index = {}  # name -> abs files binding it to a plain value at top level
+_indexed = set()  # module files indexed
+_name_records = set()  # (file, name) recorded
+_namespaces = set()  # files whose namespace was read by string, not yet recorded
+_namespace_records = set()
+_docs_used = set()  # (file, line) of docstrings used, not yet recorded
+_doc_records = set()
+_reads = {"frames": False, "code": False}  # lines read since the last emission
+_reads_made = 0
+_not_watching = ()  # directories whose code reads no lines for a test (see "Places")
+
+# co_lines, co_positions and co_lnotab map a frame's instruction to its line
+# (traceback, dis): frames. co_firstlineno needs no frame.
+_FRAME_LINES = frozenset(("f_lineno", "tb_lineno", "f_lasti", "tb_lasti", "co_lines", "co_positions", "co_lnotab", "co_linetable"))
+_CODE_LINES_NAMES = frozenset(("co_firstlineno",))
+_PLAIN = (str, bytes, int, float, complex, bool, type(None), tuple, list, dict, set, frozenset)
+_DUNDER_CONSTANTS = ("__version__", "__version_info__")
+_DUNDERS = frozenset(_DUNDER_CONSTANTS)
+_WARNING_LINES = frozenset(("formatwarning", "showwarning", "warn_explicit", "_formatwarnmsg_impl", "_showwarnmsg_impl"))
+
+
+def _binding_ops():
+    import dis
+
+    return frozenset(dis.opmap[n] for n in ("STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM") if n in dis.opmap)
+
+
+_BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = None
+
+
+def _string_names(consts, direct, nested, depth=0):
+    """The identifiers and dotted names among string constants: those of
+    `consts` itself into `direct`, those inside its tuples into `nested`."""
+    for c in consts:
+        if type(c) is str:
+            if len(c) <= 200 and c.replace(".", "").replace("_", "a").isalnum():
+                for part in c.split("."):
+                    if part.isidentifier():
+                        (nested if depth else direct).add(part)
+        elif type(c) in (tuple, frozenset):
+            _string_names(c, direct, nested, depth + 1)
+
+
+def look_at(code):
+    """Notes what one code object that ran means (see the header)."""
+    if type(code) is not _CodeType:
+        return
+    if _RUNNERS:
+        _find_runners()
+    filename = code.co_filename
+    names = code.co_names
+    repo = filename.startswith(_root)
+    if repo and ("globals" in names or ("locals" in names and not code.co_flags & 1)):
+        _namespaces.add(filename)
+    if not filename.startswith(_not_watching):
+        if not _FRAME_LINES.isdisjoint(names) and "CodeType" not in names:
+            _reads["frames"] = True
+        elif filename.endswith("warnings.py") and (
+            code.co_name in _WARNING_LINES
+            or (code.co_name == "__init__" and "lineno" in code.co_varnames and "filename" in code.co_varnames)
+        ):
+            _reads["frames"] = True  # a warning was made (WarningMessage), shown or formatted
+        if not _CODE_LINES_NAMES.isdisjoint(names) and "CodeType" not in names and not (
+            code.co_name == "overload" and filename.endswith("typing.py")
+        ):
+            # (Code that makes code objects copies lines, as attrs does;
+            # typing.overload keys a registry by them, and get_overloads
+            # gives its values in the order they came.)
+            _reads["code"] = True
+    direct, nested = set(), set()
+    _string_names(code.co_consts, direct, nested)
+    if "__all__" in names:
+        nested = set()  # the names __all__ lists: `import *` copies them
+    if not repo:
+        # Libraries and the stdlib read their own modules' __version__.
+        direct.difference_update(_DUNDERS)
+        nested.difference_update(_DUNDERS)
+        if not _DUNDERS.isdisjoint(names):
+            names = tuple(n for n in names if n not in _DUNDERS)
+    _names_used.update(direct)
+    if _BINDING_OPS.isdisjoint(code.co_code[::2]):
+        _names_used.update(names)
+        _names_used.update(nested)
+    else:
+        # Binds or imports names: classified when one of them matters
+        # (`from m import X` holds "X" in a tuple: a copy, no use).
+        _deferred.append((code, frozenset(names).union(nested), nested))
+
+
+def _used_names(code):
+    """The names `code` uses, less those it only binds or imports, and those
+    it imports (its bytecode read here: dis's own code would count as code
+    that ran)."""
+    used, imported = set(), set()
+    ops = code.co_code
+    names = code.co_names
+    ext = 0
+    for at in range(0, len(ops), 2):
+        op, arg = ops[at], ops[at + 1] | ext
+        if op == _EXTENDED_ARG:
+            ext = arg << 8
+            continue
+        ext = 0
+        if op in _NAME_OPS:
+            index = arg >> _NAME_SHIFT.get(op, 0)
+            if index < len(names):
+                if op not in _BINDING_OPS:
+                    used.add(names[index])
+                elif op == _IMPORT_FROM:
+                    imported.add(names[index])
+    return used, imported
+
+
+def _module_dict(module):
+    return _MODULE_DICT.__get__(module)
+
+
+def _index_modules():
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if type(filename) is not str or not filename.startswith(_root) or filename in _indexed:
+            continue
+        try:
+            namespace = _module_dict(module)
+        except Exception:
+            continue
+        _indexed.add(filename)
+        if type(module) is not _Watched:
+            _namespaces.add(filename)  # read by string unseen: all its constants
+        for name, value in list(namespace.items()):
+            if type(value) in _PLAIN and (not name.startswith("__") or name in _DUNDER_CONSTANTS):
+                _const_index.setdefault(name, set()).add(filename)
+
+
+def emit():
+    """Records the docstrings, constants and line reads seen so far."""
+    global _reads_made
+    _index_modules()
+    pending = _const_index.keys() - _names_used
+    if pending and _deferred:
+        for code, mentioned, nested in _deferred:
+            if id(code) not in _classified and not pending.isdisjoint(mentioned):
+                _classified.add(id(code))
+                used, imported = _used_names(code)
+                used.update(nested - imported)
+                if not code.co_filename.startswith(_root):
+                    used.difference_update(_DUNDERS)
+                _names_used.update(used)
+    for name in _const_index.keys() & _names_used:
+        for filename in _const_index[name]:
+            if (filename, name) not in _name_records:
+                _name_records.add((filename, name))
+                _stat("%s/%s%s" % (filename, _NAME, name))
+    while _namespaces:
+        filename = _namespaces.pop()
+        if filename not in _namespace_records:
+            _namespace_records.add(filename)
+            _stat("%s/%s" % (filename, _NAMESPACE))
+    while _docs_used:
+        key = _docs_used.pop()
+        if key not in _doc_records:
+            _doc_records.add(key)
+            _stat("%s/%s%d" % (key[0], _DOC, key[1]))
+    for kind, prefix in (("frames", _POSITIONS), ("code", _CODE_LINES)):
+        if _reads[kind]:
+            _reads[kind] = False
+            _reads_made += 1
+            _stat("%s%d.%d" % (prefix, os.getpid(), _reads_made))
+
+
+# --- Docstrings (see the header) ---
+
+
+class _Doc(str):
+    """A docstring of the repository: the same text, noting its first use."""
+
+    def __bool__(self):
+        return str.__len__(self) > 0  # emptiness is module-level
+
+    def __reduce_ex__(self, protocol):
+        _docs_used.add(self._ste_at)
+        return (str, (str.__str__(self),))
+
+    def __radd__(self, other):
+        _docs_used.add(self._ste_at)
+        return other + str.__str__(self)
+
+
+def _doc_method(name):
+    method = getattr(str, name)
+
+    def noted(self, *args, **kwargs):
+        _docs_used.add(self._ste_at)
+        return method(self, *args, **kwargs)
+
+    noted.__name__ = name
+    return noted
+
+
+_NOT_USES = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__", "__class__", "__init_subclass__",
+             "__subclasshook__", "__dir__", "__sizeof__", "__reduce__", "__reduce_ex__", "__getstate__", "__doc__",
+             "maketrans", "__bool__"}
+for _name in dir(str):
+    if _name not in _NOT_USES and callable(getattr(str, _name)):
+        setattr(_Doc, _name, _doc_method(_name))
+del _name
+
+
+def _doc(text, filename, line):
+    d = _Doc(text)
+    d._ste_at = (filename, line)
+    return d
+
+
+def _doc_store_index(code):
+    """The index in co_consts of the string a module or class body stores
+    to __doc__ first thing, or None."""
+    ops = code.co_code
+    load_const, store_name = _OPS["LOAD_CONST"], _OPS["STORE_NAME"]
+    last_const = None
+    for at in range(0, min(len(ops), 80), 2):
+        op, arg = ops[at], ops[at + 1]
+        if op == store_name:
+            if code.co_names[arg] == "__doc__":
+                return last_const
+            last_const = None
+        elif op == load_const:
+            last_const = arg
+        elif op != 0:  # CACHE entries sit between instructions
+            if op in _OPS_DOC_STOP:
+                return None
+    return None
+
+
+def _with_docs(code, filename, line, body):
+    """`code` with its docstring a _Doc; a module's or class's (`body`):
+    those of the classes and definitions directly in it too."""
+    consts = list(code.co_consts)
+    changed = False
+    if body:
+        k = _doc_store_index(code)
+        if k is not None and k < len(consts) and type(consts[k]) is str:
+            consts[k] = _doc(consts[k], filename, line)
+            changed = True
+        for i, c in enumerate(consts):
+            if type(c) is _CodeType and not c.co_name.startswith("<"):
+                new = _with_docs(c, filename, c.co_firstlineno, not c.co_flags & 1)
+                if new is not c:
+                    consts[i] = new
+                    changed = True
+    elif consts and type(consts[0]) is str and _FIRST_CONST_IS_DOC:
+        consts[0] = _doc(consts[0], filename, line)
+        changed = True
+    return code.replace(co_consts=tuple(consts)) if changed else code
+
+
+class _Watched(type(sys)):
+    """A repository module whose namespace read by string is noted."""
+
+    def __dir__(self):
+        _note_namespace(self, 1)
+        return super().__dir__()
+
+    @property
+    def __dict__(self):
+        _note_namespace(self, 2)
+        return _MODULE_DICT.__get__(self)
+
+
+def _note_namespace(module, depth):
+    try:
+        frame = sys._getframe(depth)
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib"):
+            return  # the import system runs the module's code in it
+        if frame.f_code.co_code[frame.f_lasti] in _OPS_IMPORT_STAR:
+            return  # `import *` copies, and the copies' uses are by name
+        filename = _MODULE_DICT.__get__(module).get("__file__")
+        if type(filename) is str:
+            _namespaces.add(filename)
+    except Exception:
+        _mark_broken()
+
+
+def _wrap_loader():
+    """Docstrings made _Docs and modules _Watched as the repository's
+    modules are loaded."""
+    from importlib import _bootstrap_external
+
+    source_loader = _bootstrap_external.SourceLoader
+    original_get_code = source_loader.get_code
+
+    def get_code(self, fullname):
+        code = original_get_code(self, fullname)
+        try:
+            filename = getattr(code, "co_filename", None)
+            if type(filename) is str and filename.startswith(_root) and filename.endswith(".py"):
+                code = _with_docs(code, filename, 0, True)
+                _stat("%s/%s" % (filename, _DOCS_TRACKED))
+        except Exception:
+            _mark_broken()
+        return code
+
+    source_loader.get_code = get_code
+
+    basics = _bootstrap_external._LoaderBasics
+    original_exec = basics.exec_module
+    module_type = type(sys)
+
+    def exec_module(self, module):
+        try:
+            filename = _MODULE_DICT.__get__(module).get("__file__")
+            if type(module) is module_type and type(filename) is str and filename.startswith(_root):
+                module.__class__ = _Watched
+        except Exception:
+            _mark_broken()
+        return original_exec(self, module)
+
+    basics.exec_module = exec_module
+
+
+def _wrap_doc_readers():
+    """textwrap.dedent and the re module's functions read a string's
+    characters from C: a _Doc argument is noted first."""
+    import re
+    import textwrap
+
+    def noting(function):
+        def wrapper(*args, **kwargs):
+            for a in args:
+                if type(a) is _Doc:
+                    _docs_used.add(a._ste_at)
+            return function(*args, **kwargs)
+
+        wrapper.__name__ = function.__name__
+        wrapper.__qualname__ = getattr(function, "__qualname__", function.__name__)
+        wrapper.__doc__ = function.__doc__
+        wrapper.__wrapped__ = function
+        return wrapper
+
+    textwrap.dedent = noting(textwrap.dedent)
+    for name in ("match", "search", "fullmatch", "sub", "subn", "split", "findall", "finditer"):
+        setattr(re, name, noting(getattr(re, name)))
+
+
+def _wrap_line_printers():
+    """The interpreter prints a traceback with lines from C: its hooks are
+    wrapped to note that lines were read."""
+    import _thread
+
+    threading = sys.modules.get("threading")
+    thread_hook = getattr(_thread, "_excepthook", None)
+    holders = [(sys, "excepthook"), (sys, "unraisablehook"), (_thread, "_excepthook")]
+    if threading is not None and thread_hook is not None and getattr(threading, "excepthook", None) is thread_hook:
+        holders.append((threading, "excepthook"))  # bound before we came
+    wrapped = {}
+    for holder, name in holders:
+        original = getattr(holder, name, None)
+        if original is None:
+            continue
+        if id(original) not in wrapped:
+
+            def hook(*args, _original=original):
+                _reads["frames"] = True
+                return _original(*args)
+
+            wrapped[id(original)] = hook
+        setattr(holder, name, wrapped[id(original)])
+
+
+def setup(root, stat, mark_broken):
+    """Starts watching (ste_defs.start calls this before its tracer starts:
+    what runs here is not what the program ran)."""
+    global _root, _stat, _mark_broken
+    _root, _stat, _mark_broken = root, stat, mark_broken
+    global _BINDING_OPS, _OPS, _OPS_DOC_STOP, _OPS_IMPORT_STAR, _MODULE_DICT, _FIRST_CONST_IS_DOC, _not_watching
+    import dis
+
+    _OPS = dis.opmap
+    _BINDING_OPS = _binding_ops()
+    global _NAME_OPS, _NAME_SHIFT, _EXTENDED_ARG, _IMPORT_FROM
+    _NAME_OPS = frozenset(dis.hasname)
+    _IMPORT_FROM = dis.opmap["IMPORT_FROM"]
+    _EXTENDED_ARG = dis.EXTENDED_ARG
+    # The name index is the argument shifted: LOAD_GLOBAL (3.11+) and
+    # LOAD_ATTR (3.12+) carry a flag bit, LOAD_SUPER_ATTR (3.12+) two.
+    _NAME_SHIFT = {}
+    if sys.version_info >= (3, 11):
+        _NAME_SHIFT[dis.opmap["LOAD_GLOBAL"]] = 1
+    if sys.version_info >= (3, 12):
+        _NAME_SHIFT[dis.opmap["LOAD_ATTR"]] = 1
+        if "LOAD_SUPER_ATTR" in dis.opmap:
+            _NAME_SHIFT[dis.opmap["LOAD_SUPER_ATTR"]] = 2
+    _OPS_DOC_STOP = frozenset(v for k, v in dis.opmap.items() if k.startswith(("CALL", "RETURN", "JUMP", "POP_JUMP", "IMPORT")))
+    _OPS_IMPORT_STAR = frozenset(dis.opmap[k] for k in ("IMPORT_STAR",) if k in dis.opmap)
+    _MODULE_DICT = type(sys).__dict__["__dict__"]
+    # CPython puts a function's docstring first in co_consts (None when it
+    # has none) up to 3.13; 3.14 says so with a flag.
+    _FIRST_CONST_IS_DOC = sys.version_info < (3, 14)
+    _not_watching = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+    _wrap_loader()
+    _wrap_doc_readers()
+    _wrap_line_printers()
+
+
+_RUNNERS = ["_pytest", "pluggy", "unittest"]
+
+
+def _find_runners():
+    """Adds the test runners' package directories, once each is imported
+    (see "Places"): looked up in sys.modules, never searched for."""
+    global _not_watching
+    for package in list(_RUNNERS):
+        module = sys.modules.get(package)
+        origin = getattr(module, "__file__", None)
+        if type(origin) is str:
+            _RUNNERS.remove(package)
+            if not origin.startswith(_root):
+                _not_watching += (os.path.dirname(origin) + os.sep,)
+
+

@@ -1,0 +1,280 @@
+"""The tracers of ste's definition tracker (ste_defs.py, "How"): which code
+objects a process ran, each listed the first time it runs, on every thread.
+
+start() returns the first that works and, for the fallback, why:
+  - CPython 3.11: _ste_tracer (integrations/python/ste_tracer/), a PEP 523
+    frame evaluation hook, found beside the interceptor;
+  - CPython 3.12+: sys.monitoring;
+  - otherwise: cProfile's C profiler (_lsprof) on each thread.
+"""
+
+import os
+import sys
+
+_lock = None  # ste_defs's, from start()
+_mark_broken = None  # ste_defs's, from start()
+
+
+def start(lock, mark_broken):
+    """(tracer, why): the tracer started, why it is the fallback ("" when
+    it is not)."""
+    global _lock, _mark_broken
+    _lock, _mark_broken = lock, mark_broken
+    return _start_tracer()
+
+
+def _thread_ident():
+    import _thread
+
+    return _thread.get_ident()
+
+
+# The tracers. Each lists code objects as they first run, on every thread,
+# behind one seam:
+#   name               for the summary and the tests;
+#   take()             the code objects (any file's) first run since the
+#                      last take, each at least once (maybe more: _emit
+#                      deduplicates);
+#   reset()            forget what was taken: code that runs again is
+#                      listed again;
+#   intact()           still installed (nobody replaced it);
+#   thread_started()   on a new thread, before its function (a token);
+#   thread_intact(t)   at the end of that thread's function;
+#   pause(), resume()  around an exec (finish(), _resume());
+#   forked(ident)      in a forked child (only thread `ident` survived).
+
+
+class _FrameHook:
+    """CPython 3.11: _ste_tracer's frame evaluation hook (one per
+    interpreter: every thread's frames)."""
+
+    name = "frame-hook"
+
+    def __init__(self, module):
+        self._m = module
+
+    def take(self):
+        return self._m.take()
+
+    def reset(self):
+        self._m.reset()
+
+    def intact(self):
+        return self._m.installed()
+
+    def thread_started(self):
+        return None
+
+    def thread_intact(self, token):
+        return self.intact()
+
+    def pause(self):
+        pass
+
+    def resume(self):
+        pass
+
+    def forked(self, ident):
+        pass
+
+    def watch_recursion_limit(self):
+        """With the hook, each Python call is a C call (ste_tracer.c): a
+        program that raises the recursion limit past _SAFE_DEPTH may recurse
+        deep enough to overflow the C stack. The hook goes then (and with it
+        the `end` marker: that process is file level), as if never there."""
+        original = sys.setrecursionlimit
+        module = self._m
+
+        def setrecursionlimit(limit):
+            if limit > _SAFE_DEPTH:
+                module.uninstall()
+            return original(limit)
+
+        setrecursionlimit.__doc__ = original.__doc__
+        sys.setrecursionlimit = setrecursionlimit
+
+
+# Python calls deep the frame hook allows on an 8 MiB stack with room to
+# spare (it overflows near 17,000).
+_SAFE_DEPTH = 10000
+
+
+class _Monitoring:
+    """CPython 3.12+: sys.monitoring's PY_START and PY_RESUME (a generator
+    or coroutine resumed) on a tool id of ours, each disabled where it fired
+    once the code is listed (restart_events() for reset(): every tool's
+    disabled events come back, which the tools allow)."""
+
+    name = "sys.monitoring"
+
+    def __init__(self, tool):
+        self._tool = tool
+        self._new = []
+        self._events = sys.monitoring.events.PY_START | sys.monitoring.events.PY_RESUME
+
+    def start(self):
+        mon = sys.monitoring
+        mon.use_tool_id(self._tool, "ste")
+        disable = mon.DISABLE
+        new = self._new
+
+        def ran(code, offset):
+            new.append(code)
+            return disable
+
+        mon.register_callback(self._tool, mon.events.PY_START, ran)
+        mon.register_callback(self._tool, mon.events.PY_RESUME, ran)
+        mon.set_events(self._tool, self._events)
+
+    def take(self):
+        taken = self._new[:]
+        del self._new[: len(taken)]
+        return taken
+
+    def reset(self):
+        sys.monitoring.restart_events()
+
+    def intact(self):
+        mon = sys.monitoring
+        return mon.get_tool(self._tool) == "ste" and mon.get_events(self._tool) == self._events
+
+    def thread_started(self):
+        return None
+
+    def thread_intact(self, token):
+        return self.intact()
+
+    def pause(self):
+        pass
+
+    def resume(self):
+        pass
+
+    def forked(self, ident):
+        pass
+
+
+class _Profile:
+    """The fallback: cProfile's C profiler on each thread (a profiler is
+    per thread: thread_started() starts the new thread's)."""
+
+    name = "profile"
+
+    def __init__(self):
+        self._profilers = [(_new_profiler(), _thread_ident())]  # the main one first
+        self._taken = {}  # id(code) -> code (held: an id is not reused)
+
+    def take(self):
+        codes = []
+        with _lock:
+            for prof, _ in list(self._profilers):
+                try:
+                    stats = prof.getstats()
+                except Exception:
+                    _mark_broken()
+                    continue
+                for entry in stats:
+                    code = entry.code
+                    if id(code) not in self._taken:
+                        self._taken[id(code)] = code
+                        codes.append(code)
+        return codes
+
+    def reset(self):
+        with _lock:
+            self._taken.clear()
+            for prof, _ in self._profilers:
+                prof.clear()
+
+    def intact(self):
+        return bool(self._profilers) and _ours(self._profilers[0][0])
+
+    def thread_started(self):
+        prof = _new_profiler()
+        with _lock:
+            self._profilers.append((prof, _thread_ident()))
+        return prof
+
+    def thread_intact(self, prof):
+        return _ours(prof)
+
+    def pause(self):
+        for prof, _ in self._profilers:
+            prof.disable()
+
+    def resume(self):
+        if self._profilers:
+            self._profilers[0][0].enable()
+
+    def forked(self, ident):
+        self._profilers[:] = [p for p in self._profilers if p[1] == ident]
+
+
+def _new_profiler():
+    # cProfile's C profiler itself (cProfile.py would import profile, pstats
+    # and more into every process).
+    import _lsprof
+
+    prof = _lsprof.Profiler(subcalls=False, builtins=False)
+    prof.enable()
+    return prof
+
+
+def _ours(prof):
+    """True iff `prof` still profiles the calling thread."""
+    if sys.version_info >= (3, 12):
+        monitoring = getattr(sys, "monitoring", None)
+        return monitoring is not None and monitoring.get_tool(monitoring.PROFILER_ID) == "cProfile"
+    return sys.getprofile() is prof
+
+
+def _compiled_tracer():
+    """_ste_tracer from python/ beside the interceptor (LD_PRELOAD names
+    it: build/ in the build tree, lib/ste/ installed), or None."""
+    from importlib import _bootstrap, _bootstrap_external
+
+    suffix = _bootstrap_external.EXTENSION_SUFFIXES[0]  # ".cpython-311-<arch>.so"
+    for token in os.environ.get("LD_PRELOAD", "").replace(":", " ").split():
+        if not token.endswith("/libste_preload.so"):
+            continue
+        path = "%s/python/_ste_tracer%s" % (token[: -len("/libste_preload.so")], suffix)
+        if not os.path.exists(path):
+            continue
+        loader = _bootstrap_external.ExtensionFileLoader("_ste_tracer", path)
+        spec = _bootstrap_external.spec_from_file_location("_ste_tracer", path, loader=loader)
+        return _bootstrap._load(spec)
+    return None
+
+
+def _start_tracer():
+    """The first tracer that works (see top) and, for the fallback, why
+    ("" for a fast one)."""
+    version = "python-%d.%d" % sys.version_info[:2]
+    if os.environ.get("STE_DEFS_TRACER", "") == "profile":
+        return _Profile(), "STE_DEFS_TRACER=profile"
+    why = version + "-no-compiled-tracer"
+    if sys.version_info >= (3, 12) and hasattr(sys, "monitoring"):
+        why = version + "-monitoring-ids-taken"
+        for tool in (4, 3):  # no one's by convention (0-2 and 5 are named)
+            if sys.monitoring.get_tool(tool) is None:
+                try:
+                    tracer = _Monitoring(tool)
+                    tracer.start()
+                    return tracer, ""
+                except Exception:
+                    why = version + "-monitoring-failed"
+                    break
+    elif sys.version_info[:2] == (3, 11):
+        try:
+            module = _compiled_tracer()
+            if module is not None:
+                if module.install():
+                    tracer = _FrameHook(module)
+                    tracer.watch_recursion_limit()
+                    return tracer, ""
+                why = version + "-frame-hook-taken"
+        except Exception:
+            why = version + "-compiled-tracer-unloadable"
+    return _Profile(), why
+
+
