@@ -65,6 +65,10 @@ module SteDefs
   @finished = false
   @scopes_entered = 0
   @inside = false # our own Coverage calls (not the program's)
+  POSITIONS_MARK = "/\x01ste-positions:"
+  @positions_n = 0 # the <n> of this scope's positions record
+  @positions_recorded = false # in this scope, by this process
+  @in_hook = false # a position hook's own work (not the program's)
 
   class << self
     attr_reader :root
@@ -139,6 +143,13 @@ module SteDefs
 
       @scopes_entered += 1
       stat("#{BEGIN_MARK}#{Process.pid}.#{@scopes_entered}")
+      new_positions_scope
+    end
+
+    # After a scope pop: the outer scope needs its own positions record
+    # (the interceptor records a path once per process, whatever the scope).
+    def left_scope
+      new_positions_scope if @root
     end
 
     # Emits the rest and, when nothing escaped Coverage, `end`.
@@ -149,6 +160,8 @@ module SteDefs
       begin
         broken! unless Coverage.running?
         broken! if Thread.list.count { |t| t != Thread.current && t.alive? }.positive?
+        # An uncaught exception: ruby prints its backtrace after this.
+        positions_read if $! && !$!.is_a?(SystemExit)
         emit
         stat("#{END_MARK}#{Process.pid}") unless @broken
       rescue Exception # rubocop:disable Lint/RescueException
@@ -162,6 +175,7 @@ module SteDefs
       @finished = false
       @scopes_entered = 0
       stat("#{BEGIN_MARK}#{Process.pid}")
+      new_positions_scope
     end
 
     def note_read(path, mode = "r")
@@ -216,6 +230,8 @@ module SteDefs
       IO.singleton_class.prepend(ReadHooks)
       File.prepend(FileNew)
       Kernel.prepend(KernelOpen)
+      require_relative "ste_positions"
+      install_position_hooks
     end
   end
 

@@ -1,0 +1,328 @@
+# frozen_string_literal: true
+
+# ste_positions.rb: which scopes' code read line numbers, for the
+# definition tracker (ste_defs.rb, which loads this; docs/concepts.md,
+# "Definitions", the move rule).
+#
+# A method's `unit` fingerprint is its text without its position
+# (ste_fingerprint.rb): a method that only moved keeps it, and the tests
+# that ran it are not selected for the move. Code can still see where a
+# method is, and a test comparing what it sees can fail when the method
+# moves. So every way Ruby hands out line numbers at run time is wrapped
+# here (Module#prepend, calling the original; cheap, never raising, never
+# changing a result), and the first read in a scope stats
+# `/\x01ste-positions:<pid>.<n>`: ste then makes that scope depend on the
+# `at` view (the text with its position) of each unit it ran, and a move
+# of one of them selects its tests. <n> changes at each scope push and pop
+# (and in a forked child), so each scope the process is in gets its own
+# record (the interceptor records a path once per process).
+#
+# What reads positions (Ruby 3.1):
+#   Kernel#caller, #caller_locations    the wrapper adds a frame: it calls
+#                                       the original one level deeper (a
+#                                       range: slices the whole stack), so
+#                                       every form returns what it would
+#                                       without the tracker;
+#   Exception#backtrace,                once set; full_message, ==, the
+#     #backtrace_locations              printer of an uncaught exception
+#                                       (also at exit in a tracked child,
+#                                       whose stderr its parent may read)
+#                                       and of a dying thread all call
+#                                       #backtrace once it is redefined;
+#   Method, UnboundMethod, Proc,        when the location is a repository
+#     Binding#source_location           file (or a relative path);
+#   Method, UnboundMethod, Proc,        their text names file and line
+#     Thread, Fiber #inspect, #to_s
+#   Warning.warn                        a message naming a line (Kernel#warn
+#                                       with uplevel:, ruby's own warnings);
+#   TracePoint#lineno, #inspect,        tracing;
+#     Kernel#set_trace_func,
+#     Thread#set_trace_func, #add_trace_func
+#   RubyVM::InstructionSequence.of,     code objects with their lines.
+#     RubyVM::AbstractSyntaxTree.of
+# `__LINE__` is in the code itself: a unit whose text holds it keeps its
+# position in its `unit` fingerprint (ste_fingerprint.rb). `__method__`,
+# `__FILE__`, `__dir__` name no line.
+#
+# Not seen (a miss if a test compares what it shows of a moved method):
+# Thread#backtrace and #backtrace_locations (on the current thread a
+# wrapper's frame cannot be taken out of the Location objects), the
+# `Kernel.caller` module function (not the usual private method),
+# ObjectSpace.allocation_sourceline, Coverage's line counts (a program
+# using Coverage is file level anyway), a re-raise `raise e` that sets a
+# backtrace on nothing (no read: harmless).
+#
+# The test framework's own reads. A read whose caller is the framework's
+# code (minitest, rspec-*: a file under a `minitest/` or `rspec/` folder or
+# named minitest.rb, outside the repository) or ste's runner is not the
+# test's:
+#   - exception reads and Method/UnboundMethod#source_location, inspect:
+#     failure, error, skip and pending reports (a failed test is always
+#     selected next time; a report changes no outcome) and minitest's
+#     result of a test that has already run: ignored;
+#   - caller/caller_locations (RSpec notes where each example, group and
+#     expectation is defined, and a test can read that back:
+#     `RSpec.current_example.location`) and Proc#source_location (RSpec's
+#     example blocks): counted when the stack, or the block, is inside a
+#     method of a repository file (a helper that defines examples), whose
+#     move would change what the test can read; a definition in a test
+#     file's own top-level code or blocks is module-level code, which no
+#     unit's `at` covers (the module fingerprint has no positions: a known
+#     limit of the module rule, not of this one).
+# Without that, every RSpec scope would read positions (RSpec calls
+# `caller` for each example) and a move would select every spec that ran
+# the method, as before.
+
+module SteDefs
+  CALLER_LOCATIONS = ::Kernel.instance_method(:caller_locations)
+  SOURCE_LOCATION = [Method, UnboundMethod, Proc].to_h { |k| [k, k.instance_method(:source_location)] }
+  OWN_FILE = File.expand_path(__FILE__)
+  INTEGRATIONS_DIR = File.dirname(OWN_FILE) + "/"
+  FRAMEWORK_PATH = %r{/(?:minitest|rspec)(?:/|\.rb\z)}.freeze
+
+  class << self
+    # True while a read would be recorded: tracking, nothing recorded in
+    # this scope yet, not inside a hook.
+    def watching?
+      !@root.nil? && !@positions_recorded && !@finished && !@in_hook
+    end
+
+    # Code in this scope read positions.
+    def positions_read
+      return if @root.nil? || @positions_recorded
+
+      @positions_recorded = true
+      stat("#{POSITIONS_MARK}#{Process.pid}.#{@positions_n}")
+    end
+
+    def new_positions_scope
+      @positions_n += 1
+      @positions_recorded = false
+    end
+
+    # A read seen by a hook: `kind` says what was read, `from` is the
+    # Location of the hook's caller, `what` the object or value read.
+    def note_positions(kind, from, what = nil)
+      return unless watching?
+
+      @in_hook = true
+      begin
+        positions_read unless framework?(from) && !framework_read_counts?(kind, what)
+      ensure
+        @in_hook = false
+      end
+    rescue Exception # rubocop:disable Lint/RescueException -- never into the program
+      nil
+    end
+
+    # The source location [path, line] of a Method, UnboundMethod or Proc,
+    # without going through the hooks.
+    def source_of(object)
+      SOURCE_LOCATION.each { |klass, m| return m.bind_call(object) if object.is_a?(klass) }
+      nil
+    end
+
+    def repo_path?(path)
+      path.is_a?(String) && (path.start_with?(@root) || !path.start_with?("/"))
+    end
+
+    private
+
+    def framework?(location)
+      return false if location.nil?
+
+      path = location.absolute_path || location.path
+      return false unless path.is_a?(String)
+      return true if path.start_with?(INTEGRATIONS_DIR) && path != OWN_FILE
+
+      path.start_with?("/") && !path.start_with?(@root) && FRAMEWORK_PATH.match?(path)
+    end
+
+    def method_label?(label)
+      label.is_a?(String) && !label.start_with?("<")
+    end
+
+    # A framework's read that can reach a test's outcome (see top).
+    def framework_read_counts?(kind, what)
+      case kind
+      when :stack
+        # A C method's frame (each, instance_exec) has its caller's file
+        # and line: of frames on one line, the outermost says whose line
+        # it is.
+        stack = CALLER_LOCATIONS.bind_call(self, 0)
+        stack.each_with_index.any? do |l, i|
+          path = l.absolute_path || l.path
+          after = stack[i + 1]
+          next false if after && after.lineno == l.lineno && (after.absolute_path || after.path) == path
+
+          path != OWN_FILE && repo_path?(path) && method_label?(l.base_label)
+        end
+      when :source
+        return false unless what.is_a?(Proc)
+
+        location = source_of(what)
+        return false unless location && repo_path?(location[0])
+
+        iseq = RubyVM::InstructionSequence.of(what)
+        iseq.nil? || method_label?(iseq.base_label)
+      else
+        false
+      end
+    end
+  end
+
+  # caller/caller_locations's arguments for the original called from the
+  # hook, one frame deeper; nil for a range (the hook slices the stack).
+  # Arguments the original rejects are passed unchanged: it raises the same.
+  def self.deeper(args)
+    args = args[0, 1] if args.size == 2 && args[1].nil?
+    return [2] if args.empty?
+    return args if args.size > 2
+
+    level = args[0]
+    return nil if args.size == 1 && level.is_a?(Range)
+
+    level = level.to_int if !level.is_a?(Integer) && level.respond_to?(:to_int)
+    return args unless level.is_a?(Integer) && level >= 0
+
+    [level + 1, *args[1..]]
+  end
+
+  # Prepended to Kernel.
+  module StackHooks
+    private
+
+    def caller(*args)
+      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if SteDefs.watching?
+      deeper = SteDefs.deeper(args)
+      deeper ? super(*deeper) : super(1)[args[0]]
+    end
+
+    def caller_locations(*args)
+      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if SteDefs.watching?
+      deeper = SteDefs.deeper(args)
+      deeper ? super(*deeper) : super(1)[args[0]]
+    end
+
+    def set_trace_func(*args)
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      super
+    end
+  end
+
+  module ExceptionHooks
+    def backtrace
+      result = super
+      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if result && SteDefs.watching?
+      result
+    end
+
+    def backtrace_locations
+      result = super
+      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if result && SteDefs.watching?
+      result
+    end
+  end
+
+  # Method, UnboundMethod, Proc, Binding.
+  module SourceHooks
+    def source_location
+      result = super
+      if SteDefs.watching? && result.is_a?(Array) && SteDefs.repo_path?(result[0])
+        SteDefs.note_positions(:source, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, self)
+      end
+      result
+    end
+  end
+
+  # Method, UnboundMethod, Proc: "#<Proc:0x... file:line>".
+  module InspectHooks
+    def inspect
+      if SteDefs.watching? && SteDefs.repo_path?(SteDefs.source_of(self)&.first)
+        SteDefs.note_positions(:inspect, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first)
+      end
+      super
+    end
+
+    def to_s
+      if SteDefs.watching? && SteDefs.repo_path?(SteDefs.source_of(self)&.first)
+        SteDefs.note_positions(:inspect, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first)
+      end
+      super
+    end
+  end
+
+  # Thread, Fiber: their block's file and line.
+  module BlockInspectHooks
+    def inspect
+      SteDefs.note_positions(:inspect, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if SteDefs.watching?
+      super
+    end
+
+    def to_s
+      SteDefs.note_positions(:inspect, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if SteDefs.watching?
+      super
+    end
+  end
+
+  module ThreadTraceHooks
+    def set_trace_func(*args)
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      super
+    end
+
+    def add_trace_func(*args)
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      super
+    end
+  end
+
+  module TracePointHooks
+    def lineno
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      super
+    end
+
+    def inspect
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      super
+    end
+  end
+
+  # RubyVM::InstructionSequence.of, RubyVM::AbstractSyntaxTree.of.
+  module CodeOfHooks
+    def of(*args, **kw)
+      result = super
+      SteDefs.note_positions(:code, nil) if result && SteDefs.watching?
+      result
+    end
+  end
+
+  # Warning.warn: a message naming a line ("file:12: warning: ...").
+  # ruby passes `category:` only to a warn that takes keywords (it looks at
+  # the first method it finds, this one): an override below taking one
+  # argument gets the message alone, as without the tracker.
+  module WarningHooks
+    def warn(message, *args, **kw)
+      SteDefs.note_positions(:warning, nil) if SteDefs.watching? && message.is_a?(String) && message.match?(/:\d+:/)
+      if !kw.empty? && args.empty?
+        below = method(:warn).super_method
+        return super(message) if below && below.arity == 1
+      end
+      super
+    end
+  end
+
+  def self.install_position_hooks
+    ::Kernel.prepend(StackHooks)
+    ::Exception.prepend(ExceptionHooks)
+    [::Method, ::UnboundMethod, ::Proc, ::Binding].each { |k| k.prepend(SourceHooks) }
+    [::Method, ::UnboundMethod, ::Proc].each { |k| k.prepend(InspectHooks) }
+    [::Thread, ::Fiber].each { |k| k.prepend(BlockInspectHooks) }
+    ::Thread.prepend(ThreadTraceHooks)
+    ::TracePoint.prepend(TracePointHooks)
+    ::RubyVM::InstructionSequence.singleton_class.prepend(CodeOfHooks)
+    ::RubyVM::AbstractSyntaxTree.singleton_class.prepend(CodeOfHooks)
+    ::Warning.singleton_class.prepend(WarningHooks)
+  end
+end

@@ -1,0 +1,223 @@
+# frozen_string_literal: true
+
+# The definition tracker's position reads (integrations/ruby/
+# ste_positions.rb, loaded by ste_defs.rb; ctest RubyPositions):
+#
+#     ruby tests/integrations/ruby_positions_test.rb
+#
+# Each case is a fresh ruby process run as ste runs a test at definition
+# level (STE_DEFINITIONS=<root>, -r ste_defs.rb) with a recorder loaded
+# after it that appends each path the tracker stats to a file (outside ste
+# those stats only fail). Checks: every form of caller/caller_locations and
+# the program's Warning.warn override answer as without the tracker; each
+# way of reading a line number records `/\x01ste-positions:<pid>.<n>`
+# once per scope (a new <n> after a scope push or pop); code that reads
+# none records none; the test framework's own reads count only when what
+# they see is inside a method of a repository file.
+
+require "minitest/autorun"
+require "rbconfig"
+require "tmpdir"
+
+class RubyPositionsTest < Minitest::Test
+  TRACKER = File.expand_path("../../integrations/ruby/ste_defs.rb", __dir__)
+  RECORDER = <<~RUBY
+    module SteDefs
+      class << self
+        alias_method :real_stat, :stat
+        def stat(path)
+          File.write(ENV.fetch("STE_TEST_RECORDS"), path.dump + "\\n", mode: "a")
+          real_stat(path)
+        end
+      end
+    end
+  RUBY
+
+  def setup
+    @root = Dir.mktmpdir("ste-positions-")
+    @outside = Dir.mktmpdir("ste-positions-outside-")
+    Dir.mkdir(File.join(@root, "lib"))
+    File.write(File.join(@root, "lib", "geo.rb"), <<~RUBY)
+      module Geo
+        def self.area(n)
+          n * 2
+        end
+
+        def self.where
+          caller_locations(0, 1).first.lineno
+        end
+
+        def self.boom
+          raise ArgumentError, "bad"
+        end
+
+        def self.block
+          proc { 1 }
+        end
+      end
+    RUBY
+    File.write(File.join(@outside, "recorder.rb"), RECORDER)
+  end
+
+  def teardown
+    FileUtils.rm_rf(@root)
+    FileUtils.rm_rf(@outside)
+  end
+
+  # Runs `code` (a script in the root) tracked; returns [stdout+stderr,
+  # the paths stat'ed, the positions records among them].
+  def run_tracked(code, tracked: true, extra: {})
+    script = File.join(@root, "t.rb")
+    File.write(script, code)
+    records = File.join(@outside, "records")
+    File.write(records, "")
+    env = { "STE_DEFINITIONS" => @root, "STE_TEST_RECORDS" => records, "RUBYOPT" => nil, "RUBYLIB" => nil }
+    args = [RbConfig.ruby, "-I", File.join(@root, "lib")]
+    args += ["-r", TRACKER, "-r", File.join(@outside, "recorder.rb")] if tracked
+    out = IO.popen(env.merge(extra), args + [script], err: %i[child out], chdir: @root, &:read)
+    paths = File.readlines(records).map { |l| l.chomp.undump }
+    [out, paths, paths.grep(%r{\A/\x01ste-positions:})]
+  end
+
+  def assert_positions(code, count = 1, message = nil)
+    out, paths, positions = run_tracked(code)
+    assert_equal count, positions.size, "#{message || code}\n#{out}\n#{paths.inspect}"
+    assert(paths.any? { |p| p.start_with?("/\x01ste-defs-end:") }, "no end marker\n#{out}\n#{paths.inspect}")
+    positions
+  end
+
+  PREAMBLE = "require 'geo'\n"
+
+  def test_caller_forms_answer_as_without_the_tracker
+    code = <<~RUBY
+      def f(*a) = caller(*a)
+      def g(*a) = caller_locations(*a)&.map { |l| [l.to_s, l.path, l.absolute_path, l.label, l.base_label, l.lineno] }
+      [[], [0], [1], [2], [50], [3], [0, 1], [1, 2], [0..0], [1..], [..1], [-2..-1], [1..-1], [1...2], [5..9],
+       [100..], [0, 0], [1, nil], [1.7], [0..0, nil]].each { |a| p [a, f(*a), g(*a)] }
+      [[-1], [0, -1], [nil], ["x"], [1, 2, 3], [(1..).step(2)]].each do |a|
+        [:f, :g].each do |m|
+          send(m, *a)
+        rescue => e
+          p [a, m, e.class, e.message]
+        end
+      end
+      p(begin; raise "x"; rescue => e; [e.backtrace, e.backtrace_locations.map(&:to_s), e.full_message]; end)
+    RUBY
+    plain, = run_tracked(code, tracked: false)
+    tracked, _, positions = run_tracked(code)
+    assert_equal plain, tracked
+    assert_equal 1, positions.size
+    assert_includes plain, "negative level (-1)" # the script ran
+  end
+
+  def test_a_warning_override_taking_one_argument_still_gets_one
+    code = <<~RUBY
+      module Warning
+        def self.warn(message)
+          $stdout.print "W: " + message
+        end
+      end
+      Warning[:deprecated] = true
+      warn("plain", category: :deprecated)
+      warn("placed", uplevel: 0)
+      Warning.warn("direct\\n")
+    RUBY
+    plain, = run_tracked(code, tracked: false)
+    tracked, _, positions = run_tracked(code)
+    assert_equal plain, tracked
+    assert_includes plain, "W: plain"
+    assert_equal 1, positions.size, "warn(uplevel:) names a line"
+  end
+
+  def test_code_that_reads_no_line_records_nothing
+    assert_positions(PREAMBLE + <<~RUBY, 0)
+      Geo.area(2)
+      begin
+        Geo.boom
+      rescue ArgumentError => e
+        e.message
+      end
+      Geo.method(:area).arity
+      String.instance_method(:upcase).source_location
+      proc { 1 }.call
+      warn "no line here"
+      x = [1].map { |v| v + 1 }
+      "\#{__method__} \#{__FILE__}"
+    RUBY
+  end
+
+  def test_each_way_of_reading_a_line_records_once
+    reads = {
+      "caller" => "caller",
+      "caller(0, 1)" => "caller(0, 1)",
+      "caller_locations" => "caller_locations(1..)",
+      "a method that reads its own line" => "Geo.where",
+      "backtrace" => "begin; Geo.boom; rescue => e; e.backtrace; end",
+      "backtrace_locations" => "begin; Geo.boom; rescue => e; e.backtrace_locations; end",
+      "full_message" => "begin; Geo.boom; rescue => e; e.full_message; end",
+      "Method#source_location" => "Geo.method(:area).source_location",
+      "UnboundMethod#source_location" => "Geo.singleton_class.instance_method(:area).source_location",
+      "Proc#source_location" => "Geo.block.source_location",
+      "Binding#source_location" => "binding.source_location",
+      "Proc#inspect" => "Geo.block.inspect",
+      "Method#to_s" => "\"\#{Geo.method(:area)}\"",
+      "Thread#inspect" => "Thread.current.inspect",
+      "warn uplevel" => "$stderr = File.open(File::NULL, 'w'); warn('x', uplevel: 0)",
+      "TracePoint#lineno" => "t = TracePoint.new(:call) { |tp| tp.lineno }; t.enable { Geo.area(1) }",
+      "set_trace_func" => "set_trace_func(nil)",
+      "InstructionSequence.of" => "RubyVM::InstructionSequence.of(Geo.method(:area))",
+      "two reads, one record" => "caller; Geo.method(:area).source_location",
+    }
+    reads.each do |name, read|
+      assert_positions(PREAMBLE + "Geo.area(1)\n#{read}\n", 1, name)
+    end
+  end
+
+  def test_an_uncaught_exception_records_before_the_end
+    out, paths, positions = run_tracked(PREAMBLE + "Geo.boom\n")
+    assert_includes out, "bad (ArgumentError)"
+    assert_equal 1, positions.size, paths.inspect
+    ending = paths.index { |p| p.start_with?("/\x01ste-defs-end:") }
+    refute_nil ending, paths.inspect
+    assert_operator paths.index(positions[0]), :<, ending
+  end
+
+  def test_each_scope_gets_its_own_record
+    _, _, positions = run_tracked(PREAMBLE + <<~RUBY)
+      caller
+      caller
+      SteDefs.entered_scope
+      Geo.method(:area).source_location
+      SteDefs.left_scope
+      caller
+      pid = fork { caller; SteDefs.finish; exit!(0) }
+      Process.wait(pid)
+    RUBY
+    assert_equal 4, positions.size, positions.inspect
+    assert_equal 4, positions.uniq.size
+  end
+
+  # A fake framework outside the repository (a `minitest/` folder) reads
+  # the stack and a block's location, as RSpec does for each example.
+  def test_the_frameworks_reads_count_only_inside_a_repository_method
+    dir = File.join(@outside, "minitest")
+    Dir.mkdir(dir)
+    File.write(File.join(dir, "fake.rb"), <<~RUBY)
+      module Fake
+        def self.define(&block)
+          [caller(1, 1), block&.source_location]
+        end
+
+        def self.report(error)
+          [error.backtrace, error.full_message, error.backtrace_locations]
+        end
+      end
+    RUBY
+    top = "require '#{dir}/fake'\n#{PREAMBLE}"
+    assert_positions(top + "Fake.define { 1 }\n[1].each { Fake.define { 2 } }\n", 0, "top-level blocks")
+    assert_positions(top + "Fake.report((Geo.boom rescue $!))\n", 0, "a failure report")
+    File.write(File.join(@root, "lib", "helper.rb"), "module Helper\n  def self.it_works\n    Fake.define { 3 }\n  end\nend\n")
+    assert_positions(top + "require 'helper'\nHelper.it_works\n", 1, "examples defined in a repository method")
+    assert_positions(top + "Fake.define(&Geo.block)\n", 1, "a block made in a repository method")
+  end
+end
