@@ -370,6 +370,90 @@ TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
   }
 }
 
+// Issue 24: a def that is a call's argument (`private def x`; the call
+// gets the method's name) is a unit like a plain def, named the same; until
+// then it was module-level code (a body edit selected every test that
+// loaded the file). The call itself is module-level code.
+const char kCalls[] =
+    "class Acct\n"
+    "  private def fee(n)\n"
+    "    n * 2\n"
+    "  end\n"
+    "\n"
+    "  protected def rate = 3\n"
+    "\n"
+    "  public def open; true; end\n"
+    "\n"
+    "  private_class_method def self.make(id)\n"
+    "    new\n"
+    "  end\n"
+    "\n"
+    "  memoize def total(items)\n"
+    "    items.sum\n"
+    "  end\n"
+    "\n"
+    "  private memoize def cached\n"
+    "    1\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "module Util\n"
+    "  module_function def clamp(x)\n"
+    "    x\n"
+    "  end\n"
+    "end\n";
+
+TEST(RubyFingerprint, ADefPassedToACallIsAUnitNamedAsAPlainDef) {
+  const std::vector<ShopEdit> edits = {
+      {"private def body", "    n * 2\n", "    n * 3\n", "Acct#fee"},
+      {"protected endless def", "def rate = 3", "def rate = 4", "Acct#rate"},
+      {"public one-line def", "def open; true; end", "def open; false; end", "Acct#open"},
+      {"private_class_method def self.", "    new\n", "    allocate\n", "Acct.make"},
+      {"memoize def", "    items.sum\n", "    items.sum + 1\n", "Acct#total"},
+      {"nested calls", "    1\n", "    2\n", "Acct#cached"},
+      {"module_function def", "    x\n", "    x.clamp(0, 1)\n", "Util#clamp"},
+      {"the call", "  private def fee", "  protected def fee", ""},
+      {"the call removed", "  memoize def total", "  def total", ""},
+      {"a parameter", "def fee(n)", "def fee(n, m = 1)", ""},
+  };
+  std::vector<std::string> paths = {"acct.rb"}, contents = {kCalls};
+  for (const ShopEdit& e : edits) {
+    std::string after = kCalls;
+    size_t at = after.find(e.from);
+    ASSERT_NE(at, std::string::npos) << e.name;
+    ASSERT_EQ(after.find(e.from, at + 1), std::string::npos) << e.name << ": ambiguous";
+    after.replace(at, e.from.size(), e.to);
+    paths.push_back("acct.rb");
+    contents.push_back(after);
+  }
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const FileDefinitions& base = (*run)[0];
+  ASSERT_TRUE(base.parsed) << base.error;
+  std::vector<std::string> names;
+  for (const DefinitionUnit& u : base.units) names.push_back(u.name);
+  ASSERT_EQ(names, (std::vector<std::string>{"Acct#fee", "Acct#rate", "Acct#open", "Acct.make", "Acct#total",
+                                             "Acct#cached", "Util#clamp"}));
+  EXPECT_EQ(base.units[0].first_line, 2u);
+  EXPECT_EQ(base.units[0].last_line, 4u);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    const FileDefinitions& now = (*run)[i + 1];
+    ASSERT_TRUE(now.parsed) << now.error;
+    if (edits[i].unit.empty()) {
+      EXPECT_NE(Hex(now.module), Hex(base.module));
+      continue;
+    }
+    EXPECT_EQ(Hex(now.module), Hex(base.module));
+    ASSERT_EQ(now.units.size(), base.units.size());
+    for (size_t u = 0; u < base.units.size(); u++) {
+      ASSERT_EQ(now.units[u].name, base.units[u].name);
+      EXPECT_EQ(now.units[u].name == edits[i].unit, Hex(now.units[u].hash) != Hex(base.units[u].hash))
+          << base.units[u].name;
+    }
+  }
+}
+
 TEST(RubyFingerprint, ADefinitionAddedRemovedOrRenamedIsModuleLevel) {
   const std::string base = "class A\n  def x\n    1\n  end\nend\n";
   const std::vector<std::string> others = {

@@ -23,7 +23,23 @@
 #                                   through those);
 #   /\x01ste-defs-begin:<pid>[.<n>] this process (forked child, scope it
 #                                   entered) is tracked from here on;
-#   /\x01ste-defs-end:<pid>         everything it ran is accounted for.
+#   /\x01ste-defs-end:<pid>         everything it ran is accounted for;
+#   /\x01ste-positions:<pid>.<n>    code that ran in this scope read line
+#                                   numbers (ste_positions.rb, loaded by
+#                                   this: the move rule below).
+#
+# The move rule. A method's `unit` fingerprint has no position
+# (ste_fingerprint.rb): a method that only moved changes only its `at`
+# fingerprint, and ste selects for that the tests whose scopes read line
+# numbers (caller, caller_locations, an exception's backtrace or
+# full_message, source_location, a Proc's or Method's inspect, warn with
+# uplevel:, an uncaught exception, tracing) and ran the method. The first
+# such read in a scope stats the record above; <n> is new after each scope
+# push and pop, so each scope gets its own. The hooks never change what
+# the program sees (caller's forms answer as without them); the test
+# framework's own reads (minitest's, RSpec's, the forking runner's) count
+# only when they can reach a test's outcome. ste_positions.rb lists every
+# read, what is not seen, and why the framework's reads may be left out.
 #
 # ste trusts a process's code records only when it made both markers. A
 # process gives no `end` when: it leaves by exit! or a signal (the forking
