@@ -48,6 +48,8 @@
 # Thread#backtrace and #backtrace_locations (on the current thread a
 # wrapper's frame cannot be taken out of the Location objects), the
 # `Kernel.caller` module function (not the usual private method),
+# Exception#== (compares two backtraces without calling #backtrace; a pure
+# move shifts the frames of one method alike),
 # ObjectSpace.allocation_sourceline, Coverage's line counts (a program
 # using Coverage is file level anyway), a re-raise `raise e` that sets a
 # backtrace on nothing (no read: harmless).

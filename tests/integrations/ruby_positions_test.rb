@@ -162,6 +162,7 @@ class RubyPositionsTest < Minitest::Test
       "Proc#inspect" => "Geo.block.inspect",
       "Method#to_s" => "\"\#{Geo.method(:area)}\"",
       "Thread#inspect" => "Thread.current.inspect",
+      "a dying thread's report" => "$stderr = File.open(File::NULL, 'w'); t = Thread.new { Geo.boom }; Thread.pass while t.alive?",
       "warn uplevel" => "$stderr = File.open(File::NULL, 'w'); warn('x', uplevel: 0)",
       "TracePoint#lineno" => "t = TracePoint.new(:call) { |tp| tp.lineno }; t.enable { Geo.area(1) }",
       "set_trace_func" => "set_trace_func(nil)",
