@@ -77,7 +77,7 @@
 
 module SteDefs
   CALLER_LOCATIONS = ::Kernel.instance_method(:caller_locations)
-  SOURCE_LOCATION = [Method, UnboundMethod, Proc].to_h { |k| [k, k.instance_method(:source_location)] }
+  SOURCE_LOCATION = [Method, UnboundMethod, Proc, Binding].to_h { |k| [k, k.instance_method(:source_location)] }
   OWN_FILE = File.expand_path(__FILE__)
   INTEGRATIONS_DIR = File.dirname(OWN_FILE) + "/"
   FRAMEWORK_PATH = %r{/(?:minitest|rspec)(?:/|\.rb\z)}.freeze
@@ -109,7 +109,7 @@ module SteDefs
 
       @in_hook = true
       begin
-        positions_read unless framework?(from) && !framework_read_counts?(kind, what)
+        positions_read if counts?(kind, from, what)
       ensure
         @in_hook = false
       end
@@ -117,23 +117,96 @@ module SteDefs
       nil
     end
 
-    # The source location [path, line] of a Method, UnboundMethod or Proc,
-    # without going through the hooks.
+    # The source location [path, line] of a Method, UnboundMethod, Proc or
+    # Binding, without going through the hooks.
     def source_of(object)
       SOURCE_LOCATION.each { |klass, m| return m.bind_call(object) if object.is_a?(klass) }
       nil
     end
 
+    # A repository file's path. A relative one may be (a script run as
+    # `ruby test/x.rb`); ruby's own (<internal:...>) and eval's without a
+    # file are not: their lines do not move with a repository file's.
     def repo_path?(path)
-      path.is_a?(String) && (path.start_with?(@root) || !path.start_with?("/"))
+      return false unless path.is_a?(String)
+      return path.start_with?(@root) if path.start_with?("/")
+
+      !(path.start_with?("<internal:", "(eval") || path == "-e")
     end
 
     private
 
-    def framework?(location)
-      return false if location.nil?
+    # Whether a read can show the line of a unit (see top).
+    def counts?(kind, from, what)
+      case kind
+      when :stack
+        shown = frames(what)
+        # The framework notes or prints where its caller is: the first
+        # frame past its own (RSpec's example locations, a deprecation).
+        shown = shown.drop_while { |path, _, _| path == OWN_FILE || framework_path?(path) }.first(1) if framework?(from)
+        shows_a_method?(shown)
+      when :warning
+        !framework?(from)
+      when :exception
+        !framework?(from) && shows_a_method?(frames(what))
+      when :source
+        # The framework's Method reads: minitest's result of a test that ran.
+        return false if (what.is_a?(Method) || what.is_a?(UnboundMethod)) && framework?(from)
 
-      path = location.absolute_path || location.path
+        in_a_method?(what)
+      when :inspect
+        !framework?(from) && (what.nil? || in_a_method?(what))
+      else
+        true
+      end
+    end
+
+    # [path, line, base label] of each frame of a backtrace (Locations or
+    # strings); an unreadable string counts as a method's frame.
+    def frames(trace)
+      return [] unless trace.is_a?(Array)
+
+      trace.map do |f|
+        next [f.absolute_path || f.path, f.lineno, f.base_label] if f.is_a?(Thread::Backtrace::Location)
+
+        m = /\A(.*?):(\d+):in [`'](.*)'\z/.match(f.to_s)
+        m ? [m[1], m[2].to_i, m[3].sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")] : ["?", 0, "?"]
+      end
+    end
+
+    # True when a frame is in a method (not top-level, class-body code or
+    # its blocks) of a repository file: a unit, whose move shows. A C
+    # method's frame (each, instance_exec) has its caller's file and line
+    # and its own name: of frames on one line, the outermost says whose
+    # line it is.
+    def shows_a_method?(frames)
+      frames.each_with_index.any? do |(path, line, label), i|
+        after = frames[i + 1]
+        next false if after && after[1] == line && after[0] == path
+
+        path != OWN_FILE && repo_path?(path) && method_label?(label)
+      end
+    end
+
+    # Whether the code of a Proc, Method, UnboundMethod or Binding is in a
+    # method of a repository file (a define_method block in a class body
+    # is that body's code).
+    def in_a_method?(object)
+      location = source_of(object)
+      return false unless location.is_a?(Array) && repo_path?(location[0])
+      return true if object.is_a?(Binding)
+
+      iseq = RubyVM::InstructionSequence.of(object)
+      iseq.nil? || method_label?(iseq.base_label)
+    rescue StandardError
+      true
+    end
+
+    def framework?(location)
+      !location.nil? && framework_path?(location.absolute_path || location.path)
+    end
+
+    def framework_path?(path)
       return false unless path.is_a?(String)
       return true if path.start_with?(INTEGRATIONS_DIR) && path != OWN_FILE
 
@@ -141,35 +214,7 @@ module SteDefs
     end
 
     def method_label?(label)
-      label.is_a?(String) && !label.start_with?("<")
-    end
-
-    # A framework's read that can reach a test's outcome (see top).
-    def framework_read_counts?(kind, what)
-      case kind
-      when :stack
-        # A C method's frame (each, instance_exec) has its caller's file
-        # and line: of frames on one line, the outermost says whose line
-        # it is.
-        stack = CALLER_LOCATIONS.bind_call(self, 0)
-        stack.each_with_index.any? do |l, i|
-          path = l.absolute_path || l.path
-          after = stack[i + 1]
-          next false if after && after.lineno == l.lineno && (after.absolute_path || after.path) == path
-
-          path != OWN_FILE && repo_path?(path) && method_label?(l.base_label)
-        end
-      when :source
-        return false unless what.is_a?(Proc)
-
-        location = source_of(what)
-        return false unless location && repo_path?(location[0])
-
-        iseq = RubyVM::InstructionSequence.of(what)
-        iseq.nil? || method_label?(iseq.base_label)
-      else
-        false
-      end
+      !label.is_a?(String) || !label.start_with?("<")
     end
   end
 
@@ -195,15 +240,17 @@ module SteDefs
     private
 
     def caller(*args)
-      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if SteDefs.watching?
       deeper = SteDefs.deeper(args)
-      deeper ? super(*deeper) : super(1)[args[0]]
+      result = deeper ? super(*deeper) : super(1)[args[0]]
+      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if SteDefs.watching?
+      result
     end
 
     def caller_locations(*args)
-      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if SteDefs.watching?
       deeper = SteDefs.deeper(args)
-      deeper ? super(*deeper) : super(1)[args[0]]
+      result = deeper ? super(*deeper) : super(1)[args[0]]
+      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if SteDefs.watching?
+      result
     end
 
     def set_trace_func(*args)
@@ -215,13 +262,13 @@ module SteDefs
   module ExceptionHooks
     def backtrace
       result = super
-      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if result && SteDefs.watching?
+      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if result && SteDefs.watching?
       result
     end
 
     def backtrace_locations
       result = super
-      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if result && SteDefs.watching?
+      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if result && SteDefs.watching?
       result
     end
   end
@@ -230,7 +277,7 @@ module SteDefs
   module SourceHooks
     def source_location
       result = super
-      if SteDefs.watching? && result.is_a?(Array) && SteDefs.repo_path?(result[0])
+      if SteDefs.watching? && result.is_a?(Array)
         SteDefs.note_positions(:source, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, self)
       end
       result
@@ -240,16 +287,12 @@ module SteDefs
   # Method, UnboundMethod, Proc: "#<Proc:0x... file:line>".
   module InspectHooks
     def inspect
-      if SteDefs.watching? && SteDefs.repo_path?(SteDefs.source_of(self)&.first)
-        SteDefs.note_positions(:inspect, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first)
-      end
+      SteDefs.note_positions(:inspect, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, self) if SteDefs.watching?
       super
     end
 
     def to_s
-      if SteDefs.watching? && SteDefs.repo_path?(SteDefs.source_of(self)&.first)
-        SteDefs.note_positions(:inspect, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first)
-      end
+      SteDefs.note_positions(:inspect, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, self) if SteDefs.watching?
       super
     end
   end
@@ -306,7 +349,11 @@ module SteDefs
   # argument gets the message alone, as without the tracker.
   module WarningHooks
     def warn(message, *args, **kw)
-      SteDefs.note_positions(:warning, nil) if SteDefs.watching? && message.is_a?(String) && message.match?(/:\d+:/)
+      if SteDefs.watching? && message.is_a?(String) && message.match?(/:\d+:/)
+        # Past Kernel#warn (ruby code in <internal:warning>).
+        from = CALLER_LOCATIONS.bind_call(self, 2, 4)&.find { |l| !l.path.to_s.start_with?("<internal:") }
+        SteDefs.note_positions(:warning, from)
+      end
       if !kw.empty? && args.empty?
         below = method(:warn).super_method
         return super(message) if below && below.arity == 1

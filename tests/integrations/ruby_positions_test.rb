@@ -54,6 +54,10 @@ class RubyPositionsTest < Minitest::Test
         def self.block
           proc { 1 }
         end
+
+        def self.each_one
+          yield 1
+        end
       end
     RUBY
     File.write(File.join(@outside, "recorder.rb"), RECORDER)
@@ -149,6 +153,8 @@ class RubyPositionsTest < Minitest::Test
   def test_each_way_of_reading_a_line_records_once
     reads = {
       "caller" => "caller",
+      "caller in a block" => "[1].each { caller }",
+      "caller in a block a method yields to" => "Geo.each_one { caller_locations(1, 3) }",
       "caller(0, 1)" => "caller(0, 1)",
       "caller_locations" => "caller_locations(1..)",
       "a method that reads its own line" => "Geo.where",
@@ -170,8 +176,37 @@ class RubyPositionsTest < Minitest::Test
       "two reads, one record" => "caller; Geo.method(:area).source_location",
     }
     reads.each do |name, read|
-      assert_positions(PREAMBLE + "Geo.area(1)\n#{read}\n", 1, name)
+      # In a method called by a method of a repository file: their lines
+      # can show.
+      assert_positions(PREAMBLE + "def check\n  #{read}\nend\n\ndef outer\n  check\nend\nGeo.area(1)\nouter\n", 1, name)
     end
+  end
+
+  # What they show is top-level or class-body code (module-level: no unit's
+  # `at` covers it) or outside the repository.
+  def test_reads_that_show_no_method_record_nothing
+    assert_positions(PREAMBLE + <<~RUBY, 0)
+      require "forwardable"
+      caller
+      [1].each { caller_locations(0) }
+      class Box
+        extend Forwardable
+        def_delegators :@items, :size, :first
+        caller(0, 3)
+        define_method(:made) { 1 }
+      end
+      Box.instance_method(:made).source_location
+      Box.new.method(:made).inspect
+      proc { 2 }.source_location
+      begin
+        raise "top"
+      rescue => e
+        e.backtrace
+        e.full_message
+      end
+      require "set"
+      Set.instance_method(:add).source_location
+    RUBY
   end
 
   def test_an_uncaught_exception_records_before_the_end
@@ -185,13 +220,13 @@ class RubyPositionsTest < Minitest::Test
 
   def test_each_scope_gets_its_own_record
     _, _, positions = run_tracked(PREAMBLE + <<~RUBY)
-      caller
-      caller
+      Geo.where
+      Geo.where
       SteDefs.entered_scope
       Geo.method(:area).source_location
       SteDefs.left_scope
-      caller
-      pid = fork { caller; SteDefs.finish; exit!(0) }
+      Geo.where
+      pid = fork { Geo.where; SteDefs.finish; exit!(0) }
       Process.wait(pid)
     RUBY
     assert_equal 4, positions.size, positions.inspect
@@ -209,6 +244,10 @@ class RubyPositionsTest < Minitest::Test
           [caller(1, 1), block&.source_location]
         end
 
+        def self.deprecated
+          warn "DEPRECATED from \#{caller.first}"
+        end
+
         def self.report(error)
           [error.backtrace, error.full_message, error.backtrace_locations]
         end
@@ -217,6 +256,8 @@ class RubyPositionsTest < Minitest::Test
     top = "require '#{dir}/fake'\n#{PREAMBLE}"
     assert_positions(top + "Fake.define { 1 }\n[1].each { Fake.define { 2 } }\n", 0, "top-level blocks")
     assert_positions(top + "Fake.report((Geo.boom rescue $!))\n", 0, "a failure report")
+    assert_positions(top + "$stderr = File.open(File::NULL, 'w')\nGeo.each_one { Fake.deprecated }\n", 0,
+                     "a deprecation naming top-level code, with a method of the repository further down")
     File.write(File.join(@root, "lib", "helper.rb"), "module Helper\n  def self.it_works\n    Fake.define { 3 }\n  end\nend\n")
     assert_positions(top + "require 'helper'\nHelper.it_works\n", 1, "examples defined in a repository method")
     assert_positions(top + "Fake.define(&Geo.block)\n", 1, "a block made in a repository method")
