@@ -24,9 +24,20 @@
 #   /\x01ste-defs-begin:<pid>[.<n>] this process (forked child, scope it
 #                                   entered) is tracked from here on;
 #   /\x01ste-defs-end:<pid>         everything it ran is accounted for;
+#   /\x01ste-defs-v2:<pid>          this tracker makes the records below
+#                                   (without it ste gives every method
+#                                   that ran its place);
 #   /\x01ste-positions:<pid>.<n>    code that ran in this scope read line
-#                                   numbers (ste_positions.rb, loaded by
-#                                   this: the move rule below).
+#                                   numbers of running code (frames:
+#                                   ste_positions.rb, loaded by this: the
+#                                   move rule below); each method that ran
+#                                   in the scope is then recorded there,
+#                                   even if an earlier scope recorded it;
+#   /\x01ste-code-lines:<pid>.<n>   code that ran in this scope read the
+#                                   line of code that need not have run
+#                                   (Method#source_location, a warning
+#                                   naming a definition): every method of
+#                                   every file loaded, with its place.
 #
 # The move rule. A method's `unit` fingerprint has no position
 # (ste_fingerprint.rb): a method that only moved changes only its `at`
@@ -73,17 +84,22 @@ module SteDefs
   DATA = "\x01ste-data"
   BEGIN_MARK = "/\x01ste-defs-begin:"
   END_MARK = "/\x01ste-defs-end:"
+  V2_MARK = "/\x01ste-defs-v2:" # this tracker makes positions records
 
   @root = nil # "<abs root>/" while tracking
   @emitted = {} # [file, line] => true, already recorded by this process
+  @scope_ran = {} # [file, line] => true, ran in the current scope
+  @scope_recorded = {} # [file, line] => true, recorded in the current scope
   @data_files = {} # abs paths read as data, not yet recorded
   @broken = false
   @finished = false
   @scopes_entered = 0
   @inside = false # our own Coverage calls (not the program's)
   POSITIONS_MARK = "/\x01ste-positions:"
-  @positions_n = 0 # the <n> of this scope's positions record
+  CODE_LINES_MARK = "/\x01ste-code-lines:"
+  @positions_n = 0 # the <n> of this scope's positions and code-lines records
   @positions_recorded = false # in this scope, by this process
+  @code_lines_recorded = false
   @in_hook = false # a position hook's own work (not the program's)
 
   class << self
@@ -136,11 +152,18 @@ module SteDefs
       end
     end
 
+    # A record is made once per process (what an outer scope recorded
+    # holds for the scopes in it, and a test's case scopes are one test),
+    # except in a scope that read line numbers: there each method that ran
+    # in it is recorded in it, since ste gives the positions record the
+    # places of the methods recorded in its own scope.
     def record(file, line)
       key = [file, line]
-      return if @emitted.key?(key)
+      @scope_ran[key] = true
+      return if @scope_recorded.key?(key) || (@emitted.key?(key) && !@positions_recorded)
 
       @emitted[key] = true
+      @scope_recorded[key] = true
       stat("#{file}/#{CODE}#{line}")
     end
 
@@ -191,6 +214,7 @@ module SteDefs
       @finished = false
       @scopes_entered = 0
       stat("#{BEGIN_MARK}#{Process.pid}")
+      stat("#{V2_MARK}#{Process.pid}")
       new_positions_scope
     end
 
@@ -224,6 +248,7 @@ module SteDefs
 
         @root = root.chomp("/") + "/"
         stat("#{BEGIN_MARK}#{Process.pid}")
+        stat("#{V2_MARK}#{Process.pid}")
         install_hooks
         @inside = true
         begin

@@ -83,23 +83,44 @@ module SteDefs
   FRAMEWORK_PATH = %r{/(?:minitest|rspec)(?:/|\.rb\z)}.freeze
 
   class << self
-    # True while a read would be recorded: tracking, nothing recorded in
-    # this scope yet, not inside a hook.
-    def watching?
-      !@root.nil? && !@positions_recorded && !@finished && !@in_hook
+    # True while a read (of `target`: :positions, :code_lines, nil: either)
+    # would be recorded: tracking, not recorded in this scope yet, not
+    # inside a hook.
+    def watching?(target = nil)
+      return false if @root.nil? || @finished || @in_hook
+
+      case target
+      when :positions then !@positions_recorded
+      when :code_lines then !@code_lines_recorded
+      else !(@positions_recorded && @code_lines_recorded)
+      end
     end
 
-    # Code in this scope read positions.
+    # Code in this scope read the lines of running code: recorded, and
+    # the methods that ran in this scope recorded in it again (ste_defs.rb,
+    # record).
     def positions_read
       return if @root.nil? || @positions_recorded
 
       @positions_recorded = true
       stat("#{POSITIONS_MARK}#{Process.pid}.#{@positions_n}")
+      @scope_ran.each_key { |file, line| record(file, line) }
+    end
+
+    # Code in this scope read the line of code that need not have run.
+    def code_lines_read
+      return if @root.nil? || @code_lines_recorded
+
+      @code_lines_recorded = true
+      stat("#{CODE_LINES_MARK}#{Process.pid}.#{@positions_n}")
     end
 
     def new_positions_scope
       @positions_n += 1
       @positions_recorded = false
+      @code_lines_recorded = false
+      @scope_ran = {}
+      @scope_recorded = {}
     end
 
     # A read seen by a hook: `kind` says what was read, `from` is the
@@ -109,7 +130,10 @@ module SteDefs
 
       @in_hook = true
       begin
-        positions_read if counts?(kind, from, what)
+        case counts?(kind, from, what)
+        when :positions then positions_read
+        when :code_lines then code_lines_read
+        end
       ensure
         @in_hook = false
       end
@@ -136,29 +160,47 @@ module SteDefs
 
     private
 
-    # Whether a read can show the line of a unit (see top).
+    # What a read can show of the units (see top): :positions (the lines
+    # of running code: frames, a block), :code_lines (the line of code that
+    # need not have run: a method's definition), nil (no unit's line).
     def counts?(kind, from, what)
-      case kind
-      when :stack
-        shown = frames(what)
-        # The framework notes or prints where its caller is: the first
-        # frame past its own (RSpec's example locations, a deprecation).
-        shown = shown.drop_while { |path, _, _| path == OWN_FILE || framework_path?(path) }.first(1) if framework?(from)
-        shows_a_method?(shown)
-      when :warning
-        !framework?(from)
-      when :exception
-        !framework?(from) && shows_a_method?(frames(what))
-      when :source
-        # The framework's Method reads: minitest's result of a test that ran.
-        return false if (what.is_a?(Method) || what.is_a?(UnboundMethod)) && framework?(from)
+      target = case kind
+               when :stack
+                 shown = frames(what)
+                 # The framework notes or prints where its caller is: the
+                 # first frame past its own (RSpec's example locations, a
+                 # deprecation).
+                 shown = shown.drop_while { |path, _, _| path == OWN_FILE || framework_path?(path) }.first(1) if framework?(from)
+                 :positions if shows_a_method?(shown)
+               when :exception
+                 :positions if !framework?(from) && !quoting?(from) && shows_a_method?(frames(what))
+               when :source, :inspect
+                 method = what.is_a?(Method) || what.is_a?(UnboundMethod)
+                 # The framework's: minitest's result of a test that ran,
+                 # failure messages.
+                 if (kind == :inspect || method) && framework?(from) then nil
+                 elsif what.nil? then :positions # a Thread's or Fiber's block
+                 elsif in_a_method?(what) then method ? :code_lines : :positions
+                 end
+               when :warning
+                 # Kernel#warn (`what`: called from <internal:warning>)
+                 # names a frame's line (uplevel:); ruby's own warnings name
+                 # definitions' (method redefined, indentation).
+                 what ? :positions : :code_lines unless framework?(from)
+               when :code then :code_lines
+               else :positions
+               end
+      return nil if (target == :positions && @positions_recorded) || (target == :code_lines && @code_lines_recorded)
 
-        in_a_method?(what)
-      when :inspect
-        !framework?(from) && (what.nil? || in_a_method?(what))
-      else
-        true
-      end
+      target
+    end
+
+    # error_highlight (NameError#message) reads the raising frame's location
+    # to quote the expression's text and columns, not its line number: a
+    # pure move leaves the message as it was.
+    def quoting?(location)
+      path = location && (location.absolute_path || location.path)
+      path.is_a?(String) && !path.start_with?(@root) && path.include?("/error_highlight/")
     end
 
     # [path, line, base label] of each frame of a backtrace (Locations or
@@ -242,19 +284,19 @@ module SteDefs
     def caller(*args)
       deeper = SteDefs.deeper(args)
       result = deeper ? super(*deeper) : super(1)[args[0]]
-      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if SteDefs.watching?
+      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if SteDefs.watching?(:positions)
       result
     end
 
     def caller_locations(*args)
       deeper = SteDefs.deeper(args)
       result = deeper ? super(*deeper) : super(1)[args[0]]
-      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if SteDefs.watching?
+      SteDefs.note_positions(:stack, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if SteDefs.watching?(:positions)
       result
     end
 
     def set_trace_func(*args)
-      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?(:positions)
       super
     end
   end
@@ -262,13 +304,13 @@ module SteDefs
   module ExceptionHooks
     def backtrace
       result = super
-      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if result && SteDefs.watching?
+      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if result && SteDefs.watching?(:positions)
       result
     end
 
     def backtrace_locations
       result = super
-      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if result && SteDefs.watching?
+      SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if result && SteDefs.watching?(:positions)
       result
     end
   end
@@ -312,24 +354,24 @@ module SteDefs
 
   module ThreadTraceHooks
     def set_trace_func(*args)
-      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?(:positions)
       super
     end
 
     def add_trace_func(*args)
-      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?(:positions)
       super
     end
   end
 
   module TracePointHooks
     def lineno
-      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?(:positions)
       super
     end
 
     def inspect
-      SteDefs.note_positions(:trace, nil) if SteDefs.watching?
+      SteDefs.note_positions(:trace, nil) if SteDefs.watching?(:positions)
       super
     end
   end
@@ -338,7 +380,7 @@ module SteDefs
   module CodeOfHooks
     def of(*args, **kw)
       result = super
-      SteDefs.note_positions(:code, nil) if result && SteDefs.watching?
+      SteDefs.note_positions(:code, nil) if result && SteDefs.watching?(:code_lines)
       result
     end
   end
@@ -351,8 +393,9 @@ module SteDefs
     def warn(message, *args, **kw)
       if SteDefs.watching? && message.is_a?(String) && message.match?(/:\d+:/)
         # Past Kernel#warn (ruby code in <internal:warning>).
-        from = CALLER_LOCATIONS.bind_call(self, 2, 4)&.find { |l| !l.path.to_s.start_with?("<internal:") }
-        SteDefs.note_positions(:warning, from)
+        stack = CALLER_LOCATIONS.bind_call(self, 2, 4) || []
+        internal = stack.first&.path.to_s.start_with?("<internal:")
+        SteDefs.note_positions(:warning, stack.find { |l| !l.path.to_s.start_with?("<internal:") }, internal)
       end
       if !kw.empty? && args.empty?
         below = method(:warn).super_method

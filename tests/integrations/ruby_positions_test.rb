@@ -80,14 +80,18 @@ class RubyPositionsTest < Minitest::Test
     args += ["-r", TRACKER, "-r", File.join(@outside, "recorder.rb")] if tracked
     out = IO.popen(env.merge(extra), args + [script], err: %i[child out], chdir: @root, &:read)
     paths = File.readlines(records).map { |l| l.chomp.undump }
-    [out, paths, paths.grep(%r{\A/\x01ste-positions:})]
+    [out, paths, paths.grep(%r{\A/\x01ste-positions:}), paths.grep(%r{\A/\x01ste-code-lines:})]
   end
 
-  def assert_positions(code, count = 1, message = nil)
-    out, paths, positions = run_tracked(code)
-    assert_equal count, positions.size, "#{message || code}\n#{out}\n#{paths.inspect}"
+  # Runs `code`; expects `count` records of `kind` (positions, code-lines)
+  # and none of the other.
+  def assert_positions(code, count = 1, message = nil, kind: "positions")
+    out, paths, positions, code_lines = run_tracked(code)
+    got = { "positions" => positions.size, "code-lines" => code_lines.size }
+    want = { "positions" => 0, "code-lines" => 0 }.merge(kind => count)
+    assert_equal want, got, "#{message || code}\n#{out}\n#{paths.inspect}"
     assert(paths.any? { |p| p.start_with?("/\x01ste-defs-end:") }, "no end marker\n#{out}\n#{paths.inspect}")
-    positions
+    positions + code_lines
   end
 
   PREAMBLE = "require 'geo'\n"
@@ -127,10 +131,10 @@ class RubyPositionsTest < Minitest::Test
       Warning.warn("direct\\n")
     RUBY
     plain, = run_tracked(code, tracked: false)
-    tracked, _, positions = run_tracked(code)
+    tracked, _, positions, code_lines = run_tracked(code)
     assert_equal plain, tracked
     assert_includes plain, "W: plain"
-    assert_equal 1, positions.size, "warn(uplevel:) names a line"
+    assert_equal [1, 0], [positions.size, code_lines.size], "warn(uplevel:) names a frame's line"
   end
 
   def test_code_that_reads_no_line_records_nothing
@@ -161,25 +165,56 @@ class RubyPositionsTest < Minitest::Test
       "backtrace" => "begin; Geo.boom; rescue => e; e.backtrace; end",
       "backtrace_locations" => "begin; Geo.boom; rescue => e; e.backtrace_locations; end",
       "full_message" => "begin; Geo.boom; rescue => e; e.full_message; end",
-      "Method#source_location" => "Geo.method(:area).source_location",
-      "UnboundMethod#source_location" => "Geo.singleton_class.instance_method(:area).source_location",
+
       "Proc#source_location" => "Geo.block.source_location",
       "Binding#source_location" => "binding.source_location",
       "Proc#inspect" => "Geo.block.inspect",
-      "Method#to_s" => "\"\#{Geo.method(:area)}\"",
       "Thread#inspect" => "Thread.current.inspect",
       "a dying thread's report" => "$stderr = File.open(File::NULL, 'w'); t = Thread.new { Geo.boom }; Thread.pass while t.alive?",
       "warn uplevel" => "$stderr = File.open(File::NULL, 'w'); warn('x', uplevel: 0)",
       "TracePoint#lineno" => "t = TracePoint.new(:call) { |tp| tp.lineno }; t.enable { Geo.area(1) }",
       "set_trace_func" => "set_trace_func(nil)",
-      "InstructionSequence.of" => "RubyVM::InstructionSequence.of(Geo.method(:area))",
-      "two reads, one record" => "caller; Geo.method(:area).source_location",
+      "two reads, one record" => "caller; Geo.where",
     }
-    reads.each do |name, read|
-      # In a method called by a method of a repository file: their lines
-      # can show.
-      assert_positions(PREAMBLE + "def check\n  #{read}\nend\n\ndef outer\n  check\nend\nGeo.area(1)\nouter\n", 1, name)
+    # The line of a definition, which need not have run.
+    definitions = {
+      "Method#source_location" => "Geo.method(:area).source_location",
+      "UnboundMethod#source_location" => "Geo.singleton_class.instance_method(:area).source_location",
+      "Method#to_s" => "\"\#{Geo.method(:area)}\"",
+      "InstructionSequence.of" => "RubyVM::InstructionSequence.of(Geo.method(:area))",
+      "ruby's warning naming a definition" =>
+        "$VERBOSE = true; $stderr = File.open(File::NULL, 'w'); Geo.singleton_class.class_eval { def area(n) = n }",
+    }
+    {"positions" => reads, "code-lines" => definitions}.each do |kind, table|
+      table.each do |name, read|
+        # In a method called by a method of a repository file: their lines
+        # can show.
+        assert_positions(PREAMBLE + "def check\n  #{read}\nend\n\ndef outer\n  check\nend\nGeo.area(1)\nouter\n", 1, name,
+                         kind: kind)
+      end
     end
+  end
+
+  # A method that ran in an earlier scope and runs again in one that reads
+  # line numbers is recorded there too (ste gives the positions record the
+  # places of the methods recorded in its scope).
+  def test_a_scope_that_reads_lines_records_each_method_it_ran
+    _, paths, positions = run_tracked(PREAMBLE + <<~RUBY)
+      Geo.area(1)
+      SteDefs.flush
+      SteDefs.entered_scope
+      Geo.area(2)
+      SteDefs.flush
+      SteDefs.left_scope
+      SteDefs.entered_scope
+      Geo.area(3)
+      SteDefs.flush
+      Geo.where
+    RUBY
+    assert_equal 1, positions.size
+    area = paths.grep(%r{/lib/geo\.rb/\x01ste-code:2\z})
+    assert_equal 2, area.size, paths.inspect
+    assert_operator paths.rindex(area[1]), :>, paths.index(positions[0]), "recorded again after the positions record"
   end
 
   # What they show is top-level or class-body code (module-level: no unit's
@@ -219,7 +254,7 @@ class RubyPositionsTest < Minitest::Test
   end
 
   def test_each_scope_gets_its_own_record
-    _, _, positions = run_tracked(PREAMBLE + <<~RUBY)
+    _, _, positions, code_lines = run_tracked(PREAMBLE + <<~RUBY)
       Geo.where
       Geo.where
       SteDefs.entered_scope
@@ -229,8 +264,9 @@ class RubyPositionsTest < Minitest::Test
       pid = fork { Geo.where; SteDefs.finish; exit!(0) }
       Process.wait(pid)
     RUBY
-    assert_equal 4, positions.size, positions.inspect
-    assert_equal 4, positions.uniq.size
+    assert_equal 3, positions.size, positions.inspect
+    assert_equal 1, code_lines.size, code_lines.inspect
+    assert_equal 4, (positions + code_lines).map { |p| p[/[\d.]+\z/] }.uniq.size
   end
 
   # A fake framework outside the repository (a `minitest/` folder) reads
