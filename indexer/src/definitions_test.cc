@@ -361,10 +361,13 @@ TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
       ASSERT_EQ(now.units[u].name, base.units[u].name);
       if (base.units[u].name == edits[i].unit) {
         EXPECT_NE(Hex(now.units[u].hash), Hex(base.units[u].hash)) << "the edited unit";
-      } else if (now.units[u].first_line == base.units[u].first_line) {
-        // A unit the edit moved down changes (its lines are in its
-        // fingerprint); one it did not move keeps its fingerprint.
+      } else {
+        // Every other unit keeps its text, moved down or not; a moved one
+        // changes only its place (AMoveChangesOnlyThePlace).
         EXPECT_EQ(Hex(now.units[u].hash), Hex(base.units[u].hash)) << base.units[u].name;
+        EXPECT_EQ(Hex(now.units[u].place) == Hex(base.units[u].place),
+                  now.units[u].first_line == base.units[u].first_line)
+            << base.units[u].name;
       }
     }
   }
@@ -452,6 +455,57 @@ TEST(RubyFingerprint, ADefPassedToACallIsAUnitNamedAsAPlainDef) {
           << base.units[u].name;
     }
   }
+}
+
+// Issue 24, the move rule: a unit's hash is its text, its place (the `at`
+// line) its text and position. A pure move keeps every hash and changes
+// the places; lines added inside one method change its hash and the places
+// of the methods below it only; `__LINE__` keeps the position in the hash.
+TEST(RubyFingerprint, AMoveChangesOnlyThePlace) {
+  auto edit = [](std::string s, const std::string& from, const std::string& to) {
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+  };
+  const std::string moved = edit(kShop, "class Shop\n", "\n\nclass Shop\n");
+  const std::string grown = edit(kShop, "    items.size\n", "    n = items.size\n    n\n");
+  const std::string lines = "class L\n  def here\n    __LINE__\n  end\n\n  def there\n    1\n  end\nend\n";
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(
+      {"shop.rb", "shop.rb", "shop.rb", "l.rb", "l.rb"}, {kShop, moved, grown, lines, "# moved\n" + lines});
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (const FileDefinitions& d : *run) ASSERT_TRUE(d.parsed) << d.error;
+  const FileDefinitions& base = (*run)[0];
+  auto same = [](XXH128_hash_t a, XXH128_hash_t b) { return a.low64 == b.low64 && a.high64 == b.high64; };
+  for (const DefinitionUnit& u : base.units) {
+    EXPECT_FALSE(same(u.place, u.hash)) << u.name << ": an `at` line of its own";
+  }
+  const FileDefinitions& m = (*run)[1];
+  EXPECT_TRUE(same(m.module, base.module));
+  ASSERT_EQ(m.units.size(), base.units.size());
+  for (size_t i = 0; i < base.units.size(); i++) {
+    EXPECT_EQ(m.units[i].first_line, base.units[i].first_line + 2);
+    EXPECT_TRUE(same(m.units[i].hash, base.units[i].hash)) << base.units[i].name << ": moved, same text";
+    EXPECT_FALSE(same(m.units[i].place, base.units[i].place)) << base.units[i].name << ": moved";
+  }
+  const FileDefinitions& g = (*run)[2];
+  EXPECT_TRUE(same(g.module, base.module));
+  ASSERT_EQ(g.units.size(), base.units.size());
+  bool below = false;
+  for (size_t i = 0; i < base.units.size(); i++) {
+    SCOPED_TRACE(base.units[i].name);
+    const bool edited = base.units[i].name == "Shop#count";
+    EXPECT_EQ(same(g.units[i].hash, base.units[i].hash), !edited);
+    EXPECT_EQ(same(g.units[i].place, base.units[i].place), !edited && !below);
+    below = below || edited;
+  }
+  EXPECT_TRUE(below);
+  const FileDefinitions &l = (*run)[3], &l2 = (*run)[4];
+  ASSERT_EQ(l.units.size(), 2u);
+  ASSERT_EQ(l2.units.size(), 2u);
+  EXPECT_FALSE(same(l.units[0].hash, l2.units[0].hash)) << "__LINE__: its text computes its line";
+  EXPECT_TRUE(same(l.units[1].hash, l2.units[1].hash));
+  EXPECT_FALSE(same(l.units[1].place, l2.units[1].place));
 }
 
 TEST(RubyFingerprint, ADefinitionAddedRemovedOrRenamedIsModuleLevel) {

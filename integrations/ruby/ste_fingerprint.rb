@@ -53,8 +53,9 @@
 # ste_positions.rb says which and how); other tests are not selected for
 # a move. A unit whose text holds `__LINE__` (the line is in the code
 # itself: moved, it computes something else) keeps its position in its
-# `unit` fingerprint too. Until ste reads `at` lines (EMIT_AT) the unit
-# fingerprint is the `at` one (format 2's meaning).
+# `unit` fingerprint too. (With EMIT_AT false, for a reader without `at`
+# lines, the unit fingerprint is the `at` one: the protocol's meaning of
+# an absent `at`.)
 #
 # The module fingerprint covers everything else:
 #   - the AST of the file (node types and every child RubyVM::
@@ -100,7 +101,7 @@ module SteFingerprint
   # 2: bodies are the def's span past its signature (hole); 3: a unit's
   # hash is its text without its position, which is the `at` line's
   FORMAT = 3
-  EMIT_AT = false # until ste reads `at` lines (format 2 of the protocol)
+  EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
   MAGIC = /coding|frozen[-_]string[-_]literal|warn[-_]indent|warn[-_]past[-_]scope|

@@ -10,39 +10,53 @@
 # method is, and a test comparing what it sees can fail when the method
 # moves. So every way Ruby hands out line numbers at run time is wrapped
 # here (Module#prepend, calling the original; cheap, never raising, never
-# changing a result), and the first read in a scope stats
-# `/\x01ste-positions:<pid>.<n>`: ste then makes that scope depend on the
-# `at` view (the text with its position) of each unit it ran, and a move
-# of one of them selects its tests. <n> changes at each scope push and pop
-# (and in a forked child), so each scope the process is in gets its own
-# record (the interceptor records a path once per process).
+# changing a result). A read counts when what it shows is inside a method
+# of a repository file (a frame whose label is a method's, a block or
+# method whose code is): top-level and class-body code are module-level
+# code, whose position no fingerprint has (the module rule's known
+# limit), and other files do not move with the repository's. The first
+# read in a scope of the lines of running code (frames, blocks) stats
+# `/\x01ste-positions:<pid>.<n>`: ste makes that scope depend on the `at`
+# view (text and position) of each unit recorded in it, and the tracker
+# records there again every method that ran in the scope (ste_defs.rb,
+# record). The first read of a definition's line, which needs no run
+# (Method#source_location, a Method's inspect, ruby's warnings, code
+# objects), stats `/\x01ste-code-lines:<pid>.<n>`: every unit of every
+# file the scope loaded, with its place. <n> changes at each scope push
+# and pop (and in a forked child), so each scope gets its own records.
 #
 # What reads positions (Ruby 3.1):
-#   Kernel#caller, #caller_locations    the wrapper adds a frame: it calls
-#                                       the original one level deeper (a
-#                                       range: slices the whole stack), so
-#                                       every form returns what it would
-#                                       without the tracker;
-#   Exception#backtrace,                once set; full_message, ==, the
-#     #backtrace_locations              printer of an uncaught exception
+#   Kernel#caller, #caller_locations    the frames returned; the wrapper
+#                                       adds a frame: it calls the original
+#                                       one level deeper (a range: slices
+#                                       the whole stack), so every form
+#                                       returns what it would without it;
+#   Exception#backtrace,                the frames, once set; full_message,
+#     #backtrace_locations              the printer of an uncaught exception
 #                                       (also at exit in a tracked child,
 #                                       whose stderr its parent may read)
 #                                       and of a dying thread all call
-#                                       #backtrace once it is redefined;
-#   Method, UnboundMethod, Proc,        when the location is a repository
-#     Binding#source_location           file (or a relative path);
-#   Method, UnboundMethod, Proc,        their text names file and line
-#     Thread, Fiber #inspect, #to_s
-#   Warning.warn                        a message naming a line (Kernel#warn
-#                                       with uplevel:, ruby's own warnings);
+#                                       #backtrace once it is redefined (so
+#                                       does `raise e` of a raised one: a
+#                                       read, conservatively);
+#   Proc, Binding #source_location,     where the code is;
+#     Proc, Thread, Fiber #inspect,
+#     #to_s
+#   Method, UnboundMethod               a definition's line (code-lines);
+#     #source_location, #inspect, #to_s
+#   Warning.warn                        a message naming a line: Kernel#warn
+#                                       with uplevel: (a frame), ruby's own
+#                                       warnings (definitions: code-lines);
 #   TracePoint#lineno, #inspect,        tracing;
 #     Kernel#set_trace_func,
 #     Thread#set_trace_func, #add_trace_func
-#   RubyVM::InstructionSequence.of,     code objects with their lines.
-#     RubyVM::AbstractSyntaxTree.of
-# `__LINE__` is in the code itself: a unit whose text holds it keeps its
-# position in its `unit` fingerprint (ste_fingerprint.rb). `__method__`,
-# `__FILE__`, `__dir__` name no line.
+#   RubyVM::InstructionSequence.of,     code objects with their lines
+#     RubyVM::AbstractSyntaxTree.of     (code-lines).
+# A C method's frame (each, tap) carries its caller's file and line: of
+# frames on one line, the outermost says whose line it is. `__LINE__` is
+# in the code itself: a unit whose text holds it keeps its position in its
+# `unit` fingerprint (ste_fingerprint.rb). `__method__`, `__FILE__`,
+# `__dir__` name no line.
 #
 # Not seen (a miss if a test compares what it shows of a moved method):
 # Thread#backtrace and #backtrace_locations (on the current thread a
@@ -51,29 +65,28 @@
 # Exception#== (compares two backtraces without calling #backtrace; a pure
 # move shifts the frames of one method alike),
 # ObjectSpace.allocation_sourceline, Coverage's line counts (a program
-# using Coverage is file level anyway), a re-raise `raise e` that sets a
-# backtrace on nothing (no read: harmless).
+# using Coverage is file level anyway).
 #
 # The test framework's own reads. A read whose caller is the framework's
 # code (minitest, rspec-*: a file under a `minitest/` or `rspec/` folder or
 # named minitest.rb, outside the repository) or ste's runner is not the
 # test's:
-#   - exception reads and Method/UnboundMethod#source_location, inspect:
-#     failure, error, skip and pending reports (a failed test is always
+#   - exception reads, Method reads, inspect and warnings: failure, error,
+#     skip and pending reports and deprecations (a failed test is always
 #     selected next time; a report changes no outcome) and minitest's
 #     result of a test that has already run: ignored;
-#   - caller/caller_locations (RSpec notes where each example, group and
-#     expectation is defined, and a test can read that back:
-#     `RSpec.current_example.location`) and Proc#source_location (RSpec's
-#     example blocks): counted when the stack, or the block, is inside a
-#     method of a repository file (a helper that defines examples), whose
-#     move would change what the test can read; a definition in a test
-#     file's own top-level code or blocks is module-level code, which no
-#     unit's `at` covers (the module fingerprint has no positions: a known
-#     limit of the module rule, not of this one).
+#   - caller/caller_locations: the framework notes or prints where its
+#     caller is (RSpec, for each example, group and expectation; a test can
+#     read that back: `RSpec.current_example.location`): counted by the
+#     first frame past the framework's own, when it is in a method of a
+#     repository file (a helper that defines examples);
+#   - Proc#source_location (RSpec's example blocks): by the block's code,
+#     like anyone's.
 # Without that, every RSpec scope would read positions (RSpec calls
 # `caller` for each example) and a move would select every spec that ran
-# the method, as before.
+# the method, as before. error_highlight (NameError#message) reads the
+# raising frame to quote the expression's text and columns, not its line:
+# ignored.
 
 module SteDefs
   CALLER_LOCATIONS = ::Kernel.instance_method(:caller_locations)
