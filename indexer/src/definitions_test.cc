@@ -559,16 +559,18 @@ TEST(ResolveDefinitions, AFileReadAsDataInAForkedChildIsAContentDependencyThere)
     }
     return l;
   };
+  // (ste_defs.rb's v2 marker: it says when code read line numbers; none did.)
   std::vector<ProcessLog> logs = {
-      log({{"//r", "/\x01ste-defs-begin:1"}, {"//r", "/\x01ste-defs-end:1"}}),
-      log({{"//r", "/\x01ste-defs-begin:2"}, {"//r/t/reads.rb", file + "/\x01ste-code:2"},
-           {"//r/t/reads.rb", file + "/\x01ste-data"}, {"//r/t/reads.rb", "/\x01ste-defs-end:2"}}),
-      log({{"//r", "/\x01ste-defs-begin:3"}, {"//r/t/runs.rb", file + "/\x01ste-code:2"},
-           {"//r/t/runs.rb", "/\x01ste-defs-end:3"}}),
+      log({{"//r", "/\x01ste-defs-begin:1"}, {"//r", "/\x01ste-defs-v2:1"}, {"//r", "/\x01ste-defs-end:1"}}),
+      log({{"//r", "/\x01ste-defs-begin:2"}, {"//r", "/\x01ste-defs-v2:2"},
+           {"//r/t/reads.rb", file + "/\x01ste-code:2"}, {"//r/t/reads.rb", file + "/\x01ste-data"},
+           {"//r/t/reads.rb", "/\x01ste-defs-end:2"}}),
+      log({{"//r", "/\x01ste-defs-begin:3"}, {"//r", "/\x01ste-defs-v2:3"},
+           {"//r/t/runs.rb", file + "/\x01ste-code:2"}, {"//r/t/runs.rb", "/\x01ste-defs-end:3"}}),
   };
-  logs[0].records.insert(logs[0].records.begin() + 1,
-                         LogRecord{"//r", RecordKind::kContent, STE_OP_OPEN, file, 0});
   logs[0].records.insert(logs[0].records.begin() + 2,
+                         LogRecord{"//r", RecordKind::kContent, STE_OP_OPEN, file, 0});
+  logs[0].records.insert(logs[0].records.begin() + 3,
                          LogRecord{"//r", RecordKind::kAbsent, STE_OP_OPEN, file + "/\x01ste-code:0", 0});
   DefinitionCache cache(Fingerprinter::ForIntegrations(kIntegrations));
   PathPolicy policy;
