@@ -100,6 +100,8 @@ module SteDefs
   @positions_n = 0 # the <n> of this scope's positions and code-lines records
   @positions_recorded = false # in this scope, by this process
   @code_lines_recorded = false
+  @positions_pending = false # read, not yet recorded (at the next emit)
+  @code_lines_pending = false
   @in_hook = false # a position hook's own work (not the program's)
 
   class << self
@@ -127,6 +129,7 @@ module SteDefs
     def emit
       return if @root.nil?
 
+      emit_positions
       unless @broken
         @inside = true
         begin

@@ -109,15 +109,15 @@ module SteDefs
       end
     end
 
-    # Code in this scope read the lines of running code: recorded, and
-    # the methods that ran in this scope recorded in it again (ste_defs.rb,
-    # record).
+    # Code in this scope read the lines of running code. Recorded at the
+    # next emission (ste_defs.rb: before a scope push or pop, a fork, the
+    # end), with the methods that ran in this scope recorded in it again
+    # (record): a hook may run inside ruby's raise, where IO must wait.
     def positions_read
       return if @root.nil? || @positions_recorded
 
       @positions_recorded = true
-      stat("#{POSITIONS_MARK}#{Process.pid}.#{@positions_n}")
-      @scope_ran.each_key { |file, line| record(file, line) }
+      @positions_pending = true
     end
 
     # Code in this scope read the line of code that need not have run.
@@ -125,10 +125,26 @@ module SteDefs
       return if @root.nil? || @code_lines_recorded
 
       @code_lines_recorded = true
+      @code_lines_pending = true
+    end
+
+    # The reads noted since the last emission (ste_defs.rb, emit).
+    def emit_positions
+      if @positions_pending
+        @positions_pending = false
+        stat("#{POSITIONS_MARK}#{Process.pid}.#{@positions_n}")
+        @scope_ran.each_key { |file, line| record(file, line) }
+      end
+      return unless @code_lines_pending
+
+      @code_lines_pending = false
       stat("#{CODE_LINES_MARK}#{Process.pid}.#{@positions_n}")
     end
 
+    # A new scope (after a push or pop: the flush before it emitted the
+    # last one's), a forked child.
     def new_positions_scope
+      emit_positions # (a scope change without a flush: late rather than lost)
       @positions_n += 1
       @positions_recorded = false
       @code_lines_recorded = false

@@ -257,8 +257,10 @@ class RubyPositionsTest < Minitest::Test
     _, _, positions, code_lines = run_tracked(PREAMBLE + <<~RUBY)
       Geo.where
       Geo.where
+      SteDefs.flush
       SteDefs.entered_scope
       Geo.method(:area).source_location
+      SteDefs.flush
       SteDefs.left_scope
       Geo.where
       pid = fork { Geo.where; SteDefs.finish; exit!(0) }
