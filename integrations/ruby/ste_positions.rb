@@ -193,6 +193,8 @@ module SteDefs
     # of running code: frames, a block), :code_lines (the line of code that
     # need not have run: a method's definition), nil (no unit's line).
     def counts?(kind, from, what)
+      return nil if quoting?(from)
+
       target = case kind
                when :stack
                  shown = frames(what)
@@ -202,7 +204,7 @@ module SteDefs
                  shown = shown.drop_while { |path, _, _| path == OWN_FILE || framework_path?(path) }.first(1) if framework?(from)
                  :positions if shows_a_method?(shown)
                when :exception
-                 :positions if !framework?(from) && !quoting?(from) && shows_a_method?(frames(what))
+                 :positions if !framework?(from) && shows_a_method?(frames(what))
                when :source, :inspect
                  method = what.is_a?(Method) || what.is_a?(UnboundMethod)
                  # The framework's: minitest's result of a test that ran,
@@ -225,8 +227,8 @@ module SteDefs
     end
 
     # error_highlight (NameError#message) reads the raising frame's location
-    # to quote the expression's text and columns, not its line number: a
-    # pure move leaves the message as it was.
+    # and its code object to quote the expression's text and columns, not
+    # its line number: a pure move leaves the message as it was.
     def quoting?(location)
       path = location && (location.absolute_path || location.path)
       path.is_a?(String) && !path.start_with?(@root) && path.include?("/error_highlight/")
@@ -409,7 +411,7 @@ module SteDefs
   module CodeOfHooks
     def of(*args, **kw)
       result = super
-      SteDefs.note_positions(:code, nil) if result && SteDefs.watching?(:code_lines)
+      SteDefs.note_positions(:code, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first) if result && SteDefs.watching?(:code_lines)
       result
     end
   end
