@@ -37,8 +37,10 @@
 #                                       whose stderr its parent may read)
 #                                       and of a dying thread all call
 #                                       #backtrace once it is redefined (so
-#                                       does `raise e` of a raised one: a
-#                                       read, conservatively);
+#                                       does `raise e`, right after calling
+#                                       e.exception: that read is ruby's,
+#                                       left out; a program's `e.exception`
+#                                       then `e.backtrace` is left out too);
 #   Proc, Binding #source_location,     where the code is;
 #     Proc, Thread, Fiber #inspect,
 #     #to_s
@@ -333,7 +335,20 @@ module SteDefs
   end
 
   module ExceptionHooks
+    # `raise e` (a bare `raise` too) calls e.exception, then ruby reads the
+    # result's backtrace to see whether it has one: that read is ruby's,
+    # not the program's (a re-raise in a rescue clause is common).
+    def exception(*args)
+      result = super
+      Thread.current[:__ste_raising] = result if SteDefs.watching?(:positions)
+      result
+    end
+
     def backtrace
+      if (raising = Thread.current[:__ste_raising])
+        Thread.current[:__ste_raising] = nil
+        return super if raising.equal?(self)
+      end
       result = super
       SteDefs.note_positions(:exception, CALLER_LOCATIONS.bind_call(self, 2, 1)&.first, result) if result && SteDefs.watching?(:positions)
       result

@@ -149,6 +149,19 @@ class RubyPositionsTest < Minitest::Test
       String.instance_method(:upcase).source_location
       proc { 1 }.call
       warn "no line here"
+      begin
+        begin
+          Geo.boom
+        rescue ArgumentError => e
+          raise e
+        end
+      rescue ArgumentError
+        begin
+          raise
+        rescue ArgumentError
+          nil
+        end
+      end
       x = [1].map { |v| v + 1 }
       "\#{__method__} \#{__FILE__}"
     RUBY
