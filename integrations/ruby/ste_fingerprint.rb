@@ -21,8 +21,8 @@
 #     at <32 hex>                           right after it: its text and
 #                                           its position
 #     end
-# (/work/shared-notes/defs-format2.md is the protocol's note; an absent
-# `at` line means the unit's hash, which then has the position.)
+# (indexer/include/ste/definitions.h reads it: an absent `at` line means
+# the unit's hash, which then has the position.)
 #
 # A *definition* (unit) is a `def m` or `def self.m` statement directly in
 # the file's body, directly in the body of a `class`/`module` that is
