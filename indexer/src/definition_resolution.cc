@@ -187,7 +187,7 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
       std::set<DepKey>& deps = (*by_scope)[scope];
       // Without a word on lines, the place of what ran (a unit's text and
       // place were one fingerprint before the tracker said).
-      const bool placed = positions.count(scope) > 0 || !c.v2;
+      const bool placed = !c.v2;
       parts(by_file, [&](const std::string& abs, const std::string& rel, const FileDefinitions& defs,
                          const std::set<uint32_t>& lines) {
         deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
@@ -239,21 +239,39 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
       }
     }
   }
-  // Where code objects' lines were read: the place of every unit of every
-  // file whose module-level code the scope, or one enclosing it, loaded.
+  // Where frames' lines were read: the place of every unit that ran in the
+  // scope or in one enclosing it (a unit that ran first in the parent, as
+  // it loaded, may run again here: the tracker records it once). Where code
+  // objects' lines were read: the place of every unit of every file whose
+  // module-level code the scope, or one enclosing it, loaded.
+  auto place_of = [&](const View& v, std::set<DepKey>* out) {
+    std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(absl::StrCat(policy.root, "/", v.dir));
+    if (!defs->parsed) return;
+    for (const DefinitionUnit& u : defs->units) {
+      if (u.place.low64 == u.hash.low64 && u.place.high64 == u.hash.high64) continue;  // its text holds it
+      if (v.part == DefinitionPart::kModule || u.name == v.arg) {
+        out->insert(DepKey{DefinitionPartPath(v.dir, DefinitionPart::kPlace, u.name), DepKind::kContent});
+      }
+    }
+  };
+  for (const std::string& scope : positions) {
+    std::set<DepKey> places;
+    for (const auto& [other, deps] : *by_scope) {
+      if (other != scope && !ScopeContains(other, scope)) continue;
+      for (const DepKey& k : deps) {
+        std::optional<View> v = ParseView(k.path);
+        if (v && v->kind == ViewKind::kDefinition && v->part == DefinitionPart::kUnit) place_of(*v, &places);
+      }
+    }
+    (*by_scope)[scope].insert(places.begin(), places.end());
+  }
   for (const std::string& scope : code_lines) {
     std::set<DepKey> places;
     for (const auto& [other, deps] : *by_scope) {
       if (other != scope && !ScopeContains(other, scope)) continue;
       for (const DepKey& k : deps) {
         std::optional<View> v = ParseView(k.path);
-        if (!v || v->kind != ViewKind::kDefinition || v->part != DefinitionPart::kModule) continue;
-        std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(absl::StrCat(policy.root, "/", v->dir));
-        if (!defs->parsed) continue;
-        for (const DefinitionUnit& u : defs->units) {
-          if (u.place.low64 == u.hash.low64 && u.place.high64 == u.hash.high64) continue;  // its text holds it
-          places.insert(DepKey{DefinitionPartPath(v->dir, DefinitionPart::kPlace, u.name), DepKind::kContent});
-        }
+        if (v && v->kind == ViewKind::kDefinition && v->part == DefinitionPart::kModule) place_of(*v, &places);
       }
     }
     (*by_scope)[scope].insert(places.begin(), places.end());

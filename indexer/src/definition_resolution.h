@@ -62,7 +62,7 @@ using ContentRecorders = std::map<std::string, std::map<std::string, std::set<si
 // file level (ApplyDefinitionFallback). A file read as data is a content
 // dependency of the scope it was read in.
 // The finer parts (definitions.h, "Views"): a unit's place where the scope
-// read frames' lines (the units that ran there) or code objects' lines
+// read frames' lines (the units that ran there or in an enclosing scope) or code objects' lines
 // (every unit of the files it loaded, here or in an enclosing scope); a
 // docstring where it was used; a constant where code named it, or all of a
 // file's where its namespace was used by string. A process whose tracker

@@ -170,6 +170,17 @@ TEST_F(ReduceDefinitions, LinesOfFramesAreWhatRanLinesOfCodeObjectsAreEveryUnitL
   std::set<std::string> frames = Deps(all("positions"), kA);
   EXPECT_EQ(frames.count("geo.py/@ste-at:perimeter(content)"), 1u);
   EXPECT_EQ(frames.count("geo.py/@ste-at:area(content)"), 0u) << "area did not run";
+  // A unit that ran in the enclosing scope (as the parent loaded) is
+  // recorded there once: its frames may be read here too.
+  TestDependencies parent_ran = Reduce({
+      Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {"//r", kC, root_ + "/geo.py"}, {"//r", kN, Code("geo.py", 0)},
+               {"//r", kN, Code("geo.py", 1)}, {"//r", kN, Rec("geo.py", kDocsTrackedRecordName)}, {"//r", kN, "end"}},
+              10),
+      Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {kA, kN, Code("geo.py", 5)}, {kA, kN, "positions"}, {kA, kN, "end"}},
+              11),
+  });
+  EXPECT_EQ(Deps(parent_ran, kA).count("geo.py/@ste-at:area(content)"), 1u);
+  EXPECT_EQ(Deps(parent_ran, "//r").count("geo.py/@ste-at:area(content)"), 0u) << "the parent read no lines";
   std::set<std::string> code = Deps(all("code-lines"), kA);
   EXPECT_EQ(code.count("geo.py/@ste-at:perimeter(content)"), 1u);
   EXPECT_EQ(code.count("geo.py/@ste-at:area(content)"), 1u) << "loaded in the enclosing scope";

@@ -361,13 +361,151 @@ TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
       ASSERT_EQ(now.units[u].name, base.units[u].name);
       if (base.units[u].name == edits[i].unit) {
         EXPECT_NE(Hex(now.units[u].hash), Hex(base.units[u].hash)) << "the edited unit";
-      } else if (now.units[u].first_line == base.units[u].first_line) {
-        // A unit the edit moved down changes (its lines are in its
-        // fingerprint); one it did not move keeps its fingerprint.
+      } else {
+        // Every other unit keeps its text, moved down or not; a moved one
+        // changes only its place (AMoveChangesOnlyThePlace).
         EXPECT_EQ(Hex(now.units[u].hash), Hex(base.units[u].hash)) << base.units[u].name;
+        EXPECT_EQ(Hex(now.units[u].place) == Hex(base.units[u].place),
+                  now.units[u].first_line == base.units[u].first_line)
+            << base.units[u].name;
       }
     }
   }
+}
+
+// Issue 24: a def that is a call's argument (`private def x`; the call
+// gets the method's name) is a unit like a plain def, named the same; until
+// then it was module-level code (a body edit selected every test that
+// loaded the file). The call itself is module-level code.
+const char kCalls[] =
+    "class Acct\n"
+    "  private def fee(n)\n"
+    "    n * 2\n"
+    "  end\n"
+    "\n"
+    "  protected def rate = 3\n"
+    "\n"
+    "  public def open; true; end\n"
+    "\n"
+    "  private_class_method def self.make(id)\n"
+    "    new\n"
+    "  end\n"
+    "\n"
+    "  memoize def total(items)\n"
+    "    items.sum\n"
+    "  end\n"
+    "\n"
+    "  private memoize def cached\n"
+    "    1\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "module Util\n"
+    "  module_function def clamp(x)\n"
+    "    x\n"
+    "  end\n"
+    "end\n";
+
+TEST(RubyFingerprint, ADefPassedToACallIsAUnitNamedAsAPlainDef) {
+  const std::vector<ShopEdit> edits = {
+      {"private def body", "    n * 2\n", "    n * 3\n", "Acct#fee"},
+      {"protected endless def", "def rate = 3", "def rate = 4", "Acct#rate"},
+      {"public one-line def", "def open; true; end", "def open; false; end", "Acct#open"},
+      {"private_class_method def self.", "    new\n", "    allocate\n", "Acct.make"},
+      {"memoize def", "    items.sum\n", "    items.sum + 1\n", "Acct#total"},
+      {"nested calls", "    1\n", "    2\n", "Acct#cached"},
+      {"module_function def", "    x\n", "    x.clamp(0, 1)\n", "Util#clamp"},
+      {"the call", "  private def fee", "  protected def fee", ""},
+      {"the call removed", "  memoize def total", "  def total", ""},
+      {"a parameter", "def fee(n)", "def fee(n, m = 1)", ""},
+  };
+  std::vector<std::string> paths = {"acct.rb"}, contents = {kCalls};
+  for (const ShopEdit& e : edits) {
+    std::string after = kCalls;
+    size_t at = after.find(e.from);
+    ASSERT_NE(at, std::string::npos) << e.name;
+    ASSERT_EQ(after.find(e.from, at + 1), std::string::npos) << e.name << ": ambiguous";
+    after.replace(at, e.from.size(), e.to);
+    paths.push_back("acct.rb");
+    contents.push_back(after);
+  }
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const FileDefinitions& base = (*run)[0];
+  ASSERT_TRUE(base.parsed) << base.error;
+  std::vector<std::string> names;
+  for (const DefinitionUnit& u : base.units) names.push_back(u.name);
+  ASSERT_EQ(names, (std::vector<std::string>{"Acct#fee", "Acct#rate", "Acct#open", "Acct.make", "Acct#total",
+                                             "Acct#cached", "Util#clamp"}));
+  EXPECT_EQ(base.units[0].first_line, 2u);
+  EXPECT_EQ(base.units[0].last_line, 4u);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    const FileDefinitions& now = (*run)[i + 1];
+    ASSERT_TRUE(now.parsed) << now.error;
+    if (edits[i].unit.empty()) {
+      EXPECT_NE(Hex(now.module), Hex(base.module));
+      continue;
+    }
+    EXPECT_EQ(Hex(now.module), Hex(base.module));
+    ASSERT_EQ(now.units.size(), base.units.size());
+    for (size_t u = 0; u < base.units.size(); u++) {
+      ASSERT_EQ(now.units[u].name, base.units[u].name);
+      EXPECT_EQ(now.units[u].name == edits[i].unit, Hex(now.units[u].hash) != Hex(base.units[u].hash))
+          << base.units[u].name;
+    }
+  }
+}
+
+// Issue 24, the move rule: a unit's hash is its text, its place (the `at`
+// line) its text and position. A pure move keeps every hash and changes
+// the places; lines added inside one method change its hash and the places
+// of the methods below it only; `__LINE__` keeps the position in the hash.
+TEST(RubyFingerprint, AMoveChangesOnlyThePlace) {
+  auto edit = [](std::string s, const std::string& from, const std::string& to) {
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+  };
+  const std::string moved = edit(kShop, "class Shop\n", "\n\nclass Shop\n");
+  const std::string grown = edit(kShop, "    items.size\n", "    n = items.size\n    n\n");
+  const std::string lines = "class L\n  def here\n    __LINE__\n  end\n\n  def there\n    1\n  end\nend\n";
+  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(
+      {"shop.rb", "shop.rb", "shop.rb", "l.rb", "l.rb"}, {kShop, moved, grown, lines, "# moved\n" + lines});
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (const FileDefinitions& d : *run) ASSERT_TRUE(d.parsed) << d.error;
+  const FileDefinitions& base = (*run)[0];
+  auto same = [](XXH128_hash_t a, XXH128_hash_t b) { return a.low64 == b.low64 && a.high64 == b.high64; };
+  for (const DefinitionUnit& u : base.units) {
+    EXPECT_FALSE(same(u.place, u.hash)) << u.name << ": an `at` line of its own";
+  }
+  const FileDefinitions& m = (*run)[1];
+  EXPECT_TRUE(same(m.module, base.module));
+  ASSERT_EQ(m.units.size(), base.units.size());
+  for (size_t i = 0; i < base.units.size(); i++) {
+    EXPECT_EQ(m.units[i].first_line, base.units[i].first_line + 2);
+    EXPECT_TRUE(same(m.units[i].hash, base.units[i].hash)) << base.units[i].name << ": moved, same text";
+    EXPECT_FALSE(same(m.units[i].place, base.units[i].place)) << base.units[i].name << ": moved";
+  }
+  const FileDefinitions& g = (*run)[2];
+  EXPECT_TRUE(same(g.module, base.module));
+  ASSERT_EQ(g.units.size(), base.units.size());
+  bool below = false;
+  for (size_t i = 0; i < base.units.size(); i++) {
+    SCOPED_TRACE(base.units[i].name);
+    const bool edited = base.units[i].name == "Shop#count";
+    EXPECT_EQ(same(g.units[i].hash, base.units[i].hash), !edited);
+    EXPECT_EQ(same(g.units[i].place, base.units[i].place), !edited && !below);
+    below = below || edited;
+  }
+  EXPECT_TRUE(below);
+  const FileDefinitions &l = (*run)[3], &l2 = (*run)[4];
+  ASSERT_EQ(l.units.size(), 2u);
+  ASSERT_EQ(l2.units.size(), 2u);
+  EXPECT_FALSE(same(l.units[0].hash, l2.units[0].hash)) << "__LINE__: its text computes its line";
+  EXPECT_TRUE(same(l.units[1].hash, l2.units[1].hash));
+  EXPECT_FALSE(same(l.units[1].place, l2.units[1].place));
 }
 
 TEST(RubyFingerprint, ADefinitionAddedRemovedOrRenamedIsModuleLevel) {
@@ -421,16 +559,18 @@ TEST(ResolveDefinitions, AFileReadAsDataInAForkedChildIsAContentDependencyThere)
     }
     return l;
   };
+  // (ste_defs.rb's v2 marker: it says when code read line numbers; none did.)
   std::vector<ProcessLog> logs = {
-      log({{"//r", "/\x01ste-defs-begin:1"}, {"//r", "/\x01ste-defs-end:1"}}),
-      log({{"//r", "/\x01ste-defs-begin:2"}, {"//r/t/reads.rb", file + "/\x01ste-code:2"},
-           {"//r/t/reads.rb", file + "/\x01ste-data"}, {"//r/t/reads.rb", "/\x01ste-defs-end:2"}}),
-      log({{"//r", "/\x01ste-defs-begin:3"}, {"//r/t/runs.rb", file + "/\x01ste-code:2"},
-           {"//r/t/runs.rb", "/\x01ste-defs-end:3"}}),
+      log({{"//r", "/\x01ste-defs-begin:1"}, {"//r", "/\x01ste-defs-v2:1"}, {"//r", "/\x01ste-defs-end:1"}}),
+      log({{"//r", "/\x01ste-defs-begin:2"}, {"//r", "/\x01ste-defs-v2:2"},
+           {"//r/t/reads.rb", file + "/\x01ste-code:2"}, {"//r/t/reads.rb", file + "/\x01ste-data"},
+           {"//r/t/reads.rb", "/\x01ste-defs-end:2"}}),
+      log({{"//r", "/\x01ste-defs-begin:3"}, {"//r", "/\x01ste-defs-v2:3"},
+           {"//r/t/runs.rb", file + "/\x01ste-code:2"}, {"//r/t/runs.rb", "/\x01ste-defs-end:3"}}),
   };
-  logs[0].records.insert(logs[0].records.begin() + 1,
-                         LogRecord{"//r", RecordKind::kContent, STE_OP_OPEN, file, 0});
   logs[0].records.insert(logs[0].records.begin() + 2,
+                         LogRecord{"//r", RecordKind::kContent, STE_OP_OPEN, file, 0});
+  logs[0].records.insert(logs[0].records.begin() + 3,
                          LogRecord{"//r", RecordKind::kAbsent, STE_OP_OPEN, file + "/\x01ste-code:0", 0});
   DefinitionCache cache(Fingerprinter::ForIntegrations(kIntegrations));
   PathPolicy policy;

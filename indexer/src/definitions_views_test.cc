@@ -54,6 +54,15 @@ FileDefinitions One(const std::string& content) {
 
 bool Same(XXH128_hash_t a, XXH128_hash_t b) { return a.low64 == b.low64 && a.high64 == b.high64; }
 
+// `text` with its first `from` replaced by `to`, fingerprinted.
+FileDefinitions Variant(const std::string& text, const std::string& from, const std::string& to) {
+  std::string s = text;
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return One(s);
+}
+
 TEST(PythonDefinitions, TheFingerprinterNamesEveryUnitWithItsLines) {
   FileDefinitions d = One(kGeo);
   ASSERT_TRUE(d.parsed) << d.error;
@@ -75,13 +84,7 @@ TEST(PythonDefinitions, TheFingerprinterNamesEveryUnitWithItsLines) {
 
 TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheModule) {
   FileDefinitions base = One(kGeo);
-  auto variant = [&](const std::string& from, const std::string& to) {
-    std::string s = kGeo;
-    size_t at = s.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    s.replace(at, from.size(), to);
-    return One(s);
-  };
+  auto variant = [&](const std::string& from, const std::string& to) { return Variant(kGeo, from, to); };
   FileDefinitions body = variant("return w * h", "return h * w");
   EXPECT_TRUE(Same(body.module, base.module));
   EXPECT_FALSE(Same(body.units[0].hash, base.units[0].hash));
@@ -163,13 +166,7 @@ TEST(PythonDefinitions, DocstringsAndSimpleConstantsAreTheirOwnParts) {
   for (const DefinitionConst& c : base.consts) consts.push_back(c.name);
   EXPECT_EQ(consts, (std::vector<std::string>{"__version__", "TAX", "RATES"}))
       << "not __all__, a name bound twice, an expression, a class attribute, a name a function declares global";
-  auto variant = [&](const std::string& from, const std::string& to) {
-    std::string s = kShop;
-    size_t at = s.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    s.replace(at, from.size(), to);
-    return One(s);
-  };
+  auto variant = [&](const std::string& from, const std::string& to) { return Variant(kShop, from, to); };
   FileDefinitions doc = variant("The price\n", "The total price\n");
   EXPECT_TRUE(Same(doc.module, base.module));
   EXPECT_TRUE(Same(doc.units[0].hash, base.units[0].hash)) << "a docstring is not the unit's code";

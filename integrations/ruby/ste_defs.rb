@@ -23,7 +23,34 @@
 #                                   through those);
 #   /\x01ste-defs-begin:<pid>[.<n>] this process (forked child, scope it
 #                                   entered) is tracked from here on;
-#   /\x01ste-defs-end:<pid>         everything it ran is accounted for.
+#   /\x01ste-defs-end:<pid>         everything it ran is accounted for;
+#   /\x01ste-defs-v2:<pid>          this tracker makes the records below
+#                                   (without it ste gives every method
+#                                   that ran its place);
+#   /\x01ste-positions:<pid>.<n>    code that ran in this scope read line
+#                                   numbers of running code (frames:
+#                                   ste_positions.rb, loaded by this: the
+#                                   move rule below); each method that ran
+#                                   in the scope is then recorded there,
+#                                   even if an earlier scope recorded it;
+#   /\x01ste-code-lines:<pid>.<n>   code that ran in this scope read the
+#                                   line of code that need not have run
+#                                   (Method#source_location, a warning
+#                                   naming a definition): every method of
+#                                   every file loaded, with its place.
+#
+# The move rule. A method's `unit` fingerprint has no position
+# (ste_fingerprint.rb): a method that only moved changes only its `at`
+# fingerprint, and ste selects for that the tests whose scopes read line
+# numbers (caller, caller_locations, an exception's backtrace or
+# full_message, source_location, a Proc's or Method's inspect, warn with
+# uplevel:, an uncaught exception, tracing) and ran the method. The first
+# such read in a scope stats the record above; <n> is new after each scope
+# push and pop, so each scope gets its own. The hooks never change what
+# the program sees (caller's forms answer as without them); the test
+# framework's own reads (minitest's, RSpec's, the forking runner's) count
+# only when they can reach a test's outcome. ste_positions.rb lists every
+# read, what is not seen, and why the framework's reads may be left out.
 #
 # ste trusts a process's code records only when it made both markers. A
 # process gives no `end` when: it leaves by exit! or a signal (the forking
@@ -57,14 +84,25 @@ module SteDefs
   DATA = "\x01ste-data"
   BEGIN_MARK = "/\x01ste-defs-begin:"
   END_MARK = "/\x01ste-defs-end:"
+  V2_MARK = "/\x01ste-defs-v2:" # this tracker makes positions records
 
   @root = nil # "<abs root>/" while tracking
   @emitted = {} # [file, line] => true, already recorded by this process
+  @scope_ran = {} # [file, line] => true, ran in the current scope
+  @scope_recorded = {} # [file, line] => true, recorded in the current scope
   @data_files = {} # abs paths read as data, not yet recorded
   @broken = false
   @finished = false
   @scopes_entered = 0
   @inside = false # our own Coverage calls (not the program's)
+  POSITIONS_MARK = "/\x01ste-positions:"
+  CODE_LINES_MARK = "/\x01ste-code-lines:"
+  @positions_n = 0 # the <n> of this scope's positions and code-lines records
+  @positions_recorded = false # in this scope, by this process
+  @code_lines_recorded = false
+  @positions_pending = false # read, not yet recorded (at the next emit)
+  @code_lines_pending = false
+  @in_hook = false # a position hook's own work (not the program's)
 
   class << self
     attr_reader :root
@@ -91,6 +129,7 @@ module SteDefs
     def emit
       return if @root.nil?
 
+      emit_positions
       unless @broken
         @inside = true
         begin
@@ -116,11 +155,18 @@ module SteDefs
       end
     end
 
+    # A record is made once per process (what an outer scope recorded
+    # holds for the scopes in it, and a test's case scopes are one test),
+    # except in a scope that read line numbers: there each method that ran
+    # in it is recorded in it, since ste gives the positions record the
+    # places of the methods recorded in its own scope.
     def record(file, line)
       key = [file, line]
-      return if @emitted.key?(key)
+      @scope_ran[key] = true
+      return if @scope_recorded.key?(key) || (@emitted.key?(key) && !@positions_recorded)
 
       @emitted[key] = true
+      @scope_recorded[key] = true
       stat("#{file}/#{CODE}#{line}")
     end
 
@@ -139,6 +185,13 @@ module SteDefs
 
       @scopes_entered += 1
       stat("#{BEGIN_MARK}#{Process.pid}.#{@scopes_entered}")
+      new_positions_scope
+    end
+
+    # After a scope pop: the outer scope needs its own positions record
+    # (the interceptor records a path once per process, whatever the scope).
+    def left_scope
+      new_positions_scope if @root
     end
 
     # Emits the rest and, when nothing escaped Coverage, `end`.
@@ -149,6 +202,8 @@ module SteDefs
       begin
         broken! unless Coverage.running?
         broken! if Thread.list.count { |t| t != Thread.current && t.alive? }.positive?
+        # An uncaught exception: ruby prints its backtrace after this.
+        positions_read if $! && !$!.is_a?(SystemExit)
         emit
         stat("#{END_MARK}#{Process.pid}") unless @broken
       rescue Exception # rubocop:disable Lint/RescueException
@@ -162,6 +217,8 @@ module SteDefs
       @finished = false
       @scopes_entered = 0
       stat("#{BEGIN_MARK}#{Process.pid}")
+      stat("#{V2_MARK}#{Process.pid}")
+      new_positions_scope
     end
 
     def note_read(path, mode = "r")
@@ -194,6 +251,7 @@ module SteDefs
 
         @root = root.chomp("/") + "/"
         stat("#{BEGIN_MARK}#{Process.pid}")
+        stat("#{V2_MARK}#{Process.pid}")
         install_hooks
         @inside = true
         begin
@@ -216,6 +274,8 @@ module SteDefs
       IO.singleton_class.prepend(ReadHooks)
       File.prepend(FileNew)
       Kernel.prepend(KernelOpen)
+      require_relative "ste_positions"
+      install_position_hooks
     end
   end
 

@@ -17,13 +17,22 @@
 #     error <one line>                      it does not parse
 #   or
 #     module <32 hex>                       the module-level fingerprint
-#     unit <32 hex> <first> <last> <name>   one per definition
+#     unit <32 hex> <first> <last> <name>   one per definition: its text
+#     at <32 hex>                           right after it: its text and
+#                                           its position
 #     end
+# (indexer/include/ste/definitions.h reads it: an absent `at` line means
+# the unit's hash, which then has the position.)
 #
 # A *definition* (unit) is a `def m` or `def self.m` statement directly in
 # the file's body, directly in the body of a `class`/`module` that is
 # itself directly in such a body (nesting qualifies), or directly in a
-# `class << self` there. Names: "Geo::Polygon#area" (instance method),
+# `class << self` there; or such a def that is an argument of a call
+# statement there: `private def m`, `protected def`, `public def`,
+# `module_function def`, `private_class_method def self.m`, `memoize def
+# m`, `obj.m def x`, nested (`private memoize def m`): a def's value is
+# its name, the call gets that symbol; the method is defined as a plain
+# def's, the call itself is module-level code. Names: "Geo::Polygon#area" (instance method),
 # "Geo::Polygon.create" (singleton method, `def self.` or `class << self`),
 # "helper" and "self.helper" in the file's body; "#<k>" is added to the
 # k-th (k >= 2) repetition of a name; '%', '/' and control bytes of a name
@@ -33,9 +42,20 @@
 # (their code stays module-level). <first>..<last> are the lines of the
 # `def` statement.
 #
-# The unit fingerprint: its first line and column and the exact bytes of
-# its lines (a comment or a blank inside it counts; moving it changes it:
-# backtraces and source_location name lines).
+# The unit fingerprint (`unit`): the exact bytes of its lines (a comment
+# or a blank inside it counts, and so do its lines' relative positions,
+# which a pure move keeps), without its absolute position: a method that
+# only moved (lines added or removed above it) keeps it. The `at`
+# fingerprint: its first line and column and the same bytes: a move
+# changes it. ste makes a scope depend on the `at` of the units it ran only
+# when code in that scope read line numbers (caller, backtraces,
+# source_location, inspect of a Proc or Method, warn with uplevel:...:
+# ste_positions.rb says which and how); other tests are not selected for
+# a move. A unit whose text holds `__LINE__` (the line is in the code
+# itself: moved, it computes something else) keeps its position in its
+# `unit` fingerprint too. (With EMIT_AT false, for a reader without `at`
+# lines, the unit fingerprint is the `at` one: the protocol's meaning of
+# an absent `at`.)
 #
 # The module fingerprint covers everything else:
 #   - the AST of the file (node types and every child RubyVM::
@@ -78,7 +98,10 @@ require "digest"
 require "ripper"
 
 module SteFingerprint
-  FORMAT = 2 # 2: bodies are the def's span past its signature (hole)
+  # 2: bodies are the def's span past its signature (hole); 3: a unit's
+  # hash is its text without its position, which is the `at` line's
+  FORMAT = 3
+  EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
   MAGIC = /coding|frozen[-_]string[-_]literal|warn[-_]indent|warn[-_]past[-_]scope|
@@ -126,16 +149,11 @@ module SteFingerprint
   def collect(body, prefix, singleton, units)
     statements(body).each do |node|
       case node.type
-      when :DEFN
-        name = if prefix.nil? then (singleton ? "self.#{node.children[0]}" : node.children[0].to_s)
-               else "#{prefix}#{singleton ? '.' : '#'}#{node.children[0]}"
-               end
-        units << Unit.new(node, name, node.first_lineno, node.last_lineno)
-      when :DEFS
-        next unless node.children[0].type == :SELF
-
-        name = prefix.nil? ? "self.#{node.children[1]}" : "#{prefix}.#{node.children[1]}"
-        units << Unit.new(node, name, node.first_lineno, node.last_lineno)
+      when :DEFN, :DEFS, :FCALL, :CALL, :QCALL
+        definitions(node).each do |d|
+          unit = definition(d, prefix, singleton)
+          units << unit if unit
+        end
       when :CLASS, :MODULE
         next if singleton
 
@@ -150,6 +168,36 @@ module SteFingerprint
         collect(node.children[1].children[2], prefix, true, units)
       end
     end
+  end
+
+  # The defs a statement makes: itself when it is a def; the defs among the
+  # arguments of a call (`private def x`, `private_class_method def self.y`,
+  # `memoize def z`, `obj.m def w`, nested: `private memoize def v`): a def
+  # is an expression whose value is its name, the call gets that symbol.
+  def definitions(node)
+    return [node] if %i[DEFN DEFS].include?(node.type)
+
+    args = node.type == :FCALL ? node.children[1] : node.children[2]
+    return [] unless args.is_a?(Node) && args.type == :LIST
+
+    args.children.compact.flat_map do |a|
+      %i[DEFN DEFS FCALL CALL QCALL].include?(a.type) ? definitions(a) : []
+    end
+  end
+
+  # A def's unit, named by the rule at the top; nil for `def obj.x` (obj
+  # not self).
+  def definition(node, prefix, singleton)
+    if node.type == :DEFN
+      name = if prefix.nil? then (singleton ? "self.#{node.children[0]}" : node.children[0].to_s)
+             else "#{prefix}#{singleton ? '.' : '#'}#{node.children[0]}"
+             end
+      return Unit.new(node, name, node.first_lineno, node.last_lineno)
+    end
+    return nil unless node.children[0].type == :SELF
+
+    name = prefix.nil? ? "self.#{node.children[1]}" : "#{prefix}.#{node.children[1]}"
+    Unit.new(node, name, node.first_lineno, node.last_lineno)
   end
 
   # Node objects are made anew by each #children: a unit's node is known by
@@ -269,8 +317,14 @@ module SteFingerprint
     out_units = units.map do |u|
       seen[u.name] += 1
       name = seen[u.name] > 1 ? "#{u.name}##{seen[u.name]}" : u.name
-      text = "#{u.first}:#{u.node.first_column}\n#{lines[(u.first - 1)..(u.last - 1)].join}"
-      [digest("unit", text), u.first, u.last, escape(name)]
+      text = lines[(u.first - 1)..(u.last - 1)].join
+      placed = "#{u.first}:#{u.node.first_column}\n#{text}"
+      # __LINE__ is the absolute line in the code itself: moved, the
+      # method computes something else.
+      # Without `at` lines (EMIT_AT false) the unit's hash keeps its
+      # position: an absent `at` means the unit's hash (the protocol).
+      [digest("unit", !EMIT_AT || text.include?("__LINE__") ? placed : text), digest("at", placed), u.first, u.last,
+       escape(name)]
     end
     stubs = units.to_h { |u| [key(u.node), u] }
     ast = +""
@@ -325,7 +379,10 @@ module SteFingerprint
         next
       end
       out.write("module #{module_digest}\n")
-      units.each { |d, first, last, name| out.write("unit #{d} #{first} #{last} #{name}\n") }
+      units.each do |d, at, first, last, name|
+        out.write("unit #{d} #{first} #{last} #{name}\n")
+        out.write("at #{at}\n") if EMIT_AT
+      end
       out.write("end\n")
     end
     out.flush

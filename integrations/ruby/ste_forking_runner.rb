@@ -108,6 +108,7 @@ module SteForkingRunner
     def pop
       SteForkingRunner.definitions(:flush)
       @pop.call
+      SteForkingRunner.definitions(:left_scope)
     end
 
     # A test case's name as a scope name, by the rule of integrations/

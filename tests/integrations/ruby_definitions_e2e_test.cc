@@ -6,7 +6,8 @@
 // runner, the library preloaded in the root scope).
 //
 // Each change below is made, selected, and undone. The selection must be
-// exactly the expected set: the tests that ran a changed method, every
+// exactly the expected set: the tests that ran a changed method (for one
+// that only moved, those of them that read its lines), every
 // test when module-level code changed, and the tests whose account is not
 // trusted at definition level (a forked child that ends by exit!, a test
 // that stops Coverage) whenever anything they loaded changed. Then the
@@ -100,6 +101,14 @@ const char kText[] =
     "  def self.whisper(s)\n"
     "    \"#{s.downcase}...\"\n"
     "  end\n"
+    "\n"
+    "  def self.line\n"
+    "    caller_locations(0, 1).first.lineno\n"
+    "  end\n"
+    "\n"
+    "  def self.fail!\n"
+    "    raise ArgumentError, \"no\"\n"
+    "  end\n"
     "end\n";
 
 const char kTable[] =
@@ -124,6 +133,10 @@ const std::map<std::string, Body> kTestBodies = {
     {"shout", {"", "Shapes.shout(\"a\") == \"A!\""}},
     {"whisper", {"", "Shapes.whisper(\"A\") == \"a...\""}},
     {"table", {"", "Shapes::TABLE[\"b\"] == 2"}},
+    // Read the lines of methods they ran (issue 24, the move rule): a
+    // method's own caller_locations, an exception's backtrace.
+    {"line", {"", "Shapes.line == 11"}},
+    {"backtrace", {"e = (Shapes.fail! rescue $!)", "e.backtrace_locations.first.lineno == 15"}},
     // Reads a method's source without running it: file level for calc.rb.
     {"source", {"", "File.read(File.join(ROOT, \"lib/shapes/calc.rb\")).include?('\"unused\"')"}},
     // Runs mul on a thread of its own (Coverage is process-wide).
@@ -191,9 +204,17 @@ std::vector<Change> Changes() {
       {"class constant", "calc.rb", "DIMS = 2", "DIMS = 3", {}, true, false},
       {"visibility", "calc.rb", "    def norm1", "    private\n\n    def norm1", {}, true},
       {"parameters", "calc.rb", "def self.sub(a, b)", "def self.sub(a, b = 0)", {}, true, false},
+      // (It moves Shapes.line and Shapes.fail!: the tests that read their
+      // lines fail.)
       {"method added", "text.rb", "  def self.whisper(s)", "  def self.extra\n    1\n  end\n\n  def self.whisper(s)",
-       {}, true, false},
+       {}, true},
       {"syntax error", "text.rb", "def self.shout(s)", "def self.shout(s", {}, true},
+      // Issue 24, the move rule: methods that only moved (lines added
+      // above them) select the tests that ran them and read their lines,
+      // no other.
+      {"methods moved, lines read", "text.rb", "module Shapes\n", "module Shapes\n  # Loud and quiet.\n\n",
+       {"line", "backtrace"}},
+      {"methods moved, no line read", "calc.rb", "module Shapes\n", "module Shapes\n\n\n", {"source"}, false, false},
   };
 }
 

@@ -44,7 +44,27 @@ def _thread_ident():
 #   forked(ident)      in a forked child (only thread `ident` survived).
 
 
-class _FrameHook:
+class _OneListForAllThreads:
+    """What a tracer that sees every thread at once (and survives a fork
+    and an exec as it is) does at those points: nothing."""
+
+    def thread_started(self):
+        return None
+
+    def thread_intact(self, token):
+        return self.intact()
+
+    def pause(self):
+        pass
+
+    def resume(self):
+        pass
+
+    def forked(self, ident):
+        pass
+
+
+class _FrameHook(_OneListForAllThreads):
     """CPython 3.11: _ste_tracer's frame evaluation hook (one per
     interpreter: every thread's frames)."""
 
@@ -61,21 +81,6 @@ class _FrameHook:
 
     def intact(self):
         return self._m.installed()
-
-    def thread_started(self):
-        return None
-
-    def thread_intact(self, token):
-        return self.intact()
-
-    def pause(self):
-        pass
-
-    def resume(self):
-        pass
-
-    def forked(self, ident):
-        pass
 
     def watch_recursion_limit(self):
         """With the hook, each Python call is a C call (ste_tracer.c): a
@@ -99,7 +104,7 @@ class _FrameHook:
 _SAFE_DEPTH = 10000
 
 
-class _Monitoring:
+class _Monitoring(_OneListForAllThreads):
     """CPython 3.12+: sys.monitoring's PY_START and PY_RESUME (a generator
     or coroutine resumed) on a tool id of ours, each disabled where it fired
     once the code is listed (restart_events() for reset(): every tool's
@@ -137,21 +142,6 @@ class _Monitoring:
     def intact(self):
         mon = sys.monitoring
         return mon.get_tool(self._tool) == "ste" and mon.get_events(self._tool) == self._events
-
-    def thread_started(self):
-        return None
-
-    def thread_intact(self, token):
-        return self.intact()
-
-    def pause(self):
-        pass
-
-    def resume(self):
-        pass
-
-    def forked(self, ident):
-        pass
 
 
 class _Profile:
