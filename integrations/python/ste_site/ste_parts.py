@@ -39,7 +39,8 @@ to tests whose code names it. Each code object that ran is looked at once:
 its names (co_names, less those it only binds or imports: `from m import
 X` copies X, and uses of the copy name it) and its string constants that
 are identifiers or dotted names (`getattr(m, "X")`, `patch("m.X")`; not
-those of a tuple in code that binds `__all__`; `__version__` and
+those of code that binds `__all__`, whose names `import *` copies;
+`__version__` and
 `__version_info__` only in the repository's code: libraries and the
 stdlib name their own), against the plain values
 (str, bytes, numbers, bool, None, tuples, lists, dicts, sets) bound at the
@@ -58,16 +59,16 @@ to tests that read lines. Code that ran, other than the test runner's own
 read the lines of test functions to order and report them, and a failed
 test is always selected again) and this tracker's, reads lines of frames
 when it names f_lineno, tb_lineno, f_lasti, tb_lasti, co_lines,
-co_positions, co_lnotab or co_linetable (traceback, logging, inspect,
-pdb, dis; not with CodeType: see below), is warnings' code that takes a line (a warning was
-made), or sys.excepthook, threading.excepthook or sys.unraisablehook ran
-(the interpreter prints a traceback); it reads the lines of code objects
-(no run needed) when it names co_firstlineno (and not CodeType: code that makes code objects
-copies their lines, as attrs does; nor typing.overload, whose registry is
-keyed by first lines but get_overloads gives its values in the order they
-came). ste then makes the definitions that ran (frames)
-or every definition of every file loaded (code objects) dependencies with
-their lines.
+co_positions, co_lnotab or co_linetable (traceback, logging, inspect, pdb,
+dis), is warnings' code that takes a line (a warning was made), or
+sys.excepthook, threading.excepthook or sys.unraisablehook ran (the
+interpreter prints a traceback); it reads the lines of code objects (no
+run needed) when it names co_firstlineno. Not reads: code that also names
+CodeType (it makes code objects, copying their lines, as attrs does), and
+typing.overload (its registry is keyed by first lines, but get_overloads
+gives its values in the order they came). ste then makes the definitions
+that ran (frames; in the scope or an enclosing one) or every definition of
+every file loaded (code objects) dependencies with their lines.
 
 Nothing here raises into the program: a failure calls mark_broken (the
 process then ends without its `end` marker: file level, honest).
@@ -159,9 +160,8 @@ def look_at(code):
             # gives its values in the order they came.)
             _reads["code"] = True
     direct, nested = set(), set()
-    _string_names(code.co_consts, direct, nested)
-    if "__all__" in names:
-        nested = set()  # the names __all__ lists: `import *` copies them
+    if "__all__" not in names:  # the names __all__ lists: `import *` copies them
+        _string_names(code.co_consts, direct, nested)
     if not repo:
         # Libraries and the stdlib read their own modules' __version__.
         direct.difference_update(_DUNDERS)

@@ -1,0 +1,198 @@
+"""What the Python definition tracker says of docstrings, constants and
+lines read (integrations/python/ste_site/ste_parts.py), in a real
+interpreter (ctest PythonDefinitionParts).
+
+    /usr/bin/python3 tests/integrations/python_defs_parts_test.py
+
+Each case is a function of a small program run by a fresh /usr/bin/python3 with the
+tracker started as ste_names.py starts it (ste_defs.start(),
+STE_DEFINITIONS = a temporary repository holding the package `pkg`), whose
+stats are written to a file instead (the program replaces ste_defs._stat
+first); the case then checks exactly which records the process made. The
+end-to-end selections, with ground truth, are definitions_e2e_test.cc's.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SITE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "integrations", "python", "ste_site")
+
+PACKAGE = {
+    "pkg/__init__.py": 'from . import meta\nfrom .meta import __version__\n__all__ = ["meta", "TAX"]\n',
+    "pkg/meta.py": textwrap.dedent('''\
+        """The module."""
+        import functools
+
+        __version__ = "1.0"
+        TAX = 20
+        UNUSED = 3
+
+
+        def version():
+            """Return the version."""
+            return __version__
+
+
+        def quiet():
+            """Nobody reads me."""
+            return 1
+
+
+        def boom():
+            raise ValueError("boom")
+
+
+        def _wrap(f):
+            @functools.wraps(f)
+            def wrapper(*a):
+                return f(*a)
+            return wrapper
+
+
+        @_wrap
+        def helped():
+            """Help text."""
+            return 2
+
+
+        class Shop:
+            """A shop."""
+
+            def price(self):
+                return TAX
+        '''),
+    # A library outside the repository (on sys.path) that names its own
+    # __version__ and reads lines.
+    "lib/outside.py": '__version__ = "9"\n\ndef version():\n    return __version__\n',
+}
+
+PROGRAM = r'''
+import os, sys
+sys.path.insert(0, os.environ["SITE"])
+import ste_defs
+
+_out = open(os.environ["RECORDS"], "a")
+def _stat(path):
+    _out.write(path.replace("\x01", "^").replace(os.environ["ROOT"] + "/", "") + "\n")
+    _out.flush()
+ste_defs._stat = _stat
+os.environ["STE_DEFINITIONS"] = os.environ["ROOT"]
+ste_defs.start()
+sys.path.insert(0, os.environ["ROOT"])
+sys.path.insert(0, os.environ["LIB"])
+import pkg
+from pkg import meta
+ste_defs.flush()
+
+
+def case():
+CASE
+
+
+_stat("/^case")
+case()
+ste_defs.flush()
+'''
+
+
+def run(case):
+    """The records the program made after the package was imported."""
+    with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as lib:
+        for rel, text in PACKAGE.items():
+            base = lib if rel.startswith("lib/") else root
+            path = os.path.join(base, rel[4:] if rel.startswith("lib/") else rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+        records = os.path.join(root, "records")
+        program = os.path.join(root, "prog.py")
+        with open(program, "w") as f:
+            f.write(PROGRAM.replace("CASE", textwrap.indent(textwrap.dedent(case), "    ")))
+        env = dict(os.environ, SITE=SITE, ROOT=root, LIB=lib, RECORDS=records, PYTHONDONTWRITEBYTECODE="1")
+        env.pop("STE_DEFINITIONS", None)
+        done = subprocess.run(["/usr/bin/python3", "-B", program], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise AssertionError(done.stdout + done.stderr)
+        with open(records) as f:
+            lines = f.read().split("\n")
+    at = lines.index("/^case")
+    before = [l for l in lines[:at] if "^ste-code:" not in l]
+    after = {l for l in lines[at + 1:] if l and "^ste-code:" not in l}
+    return before, after
+
+
+def kinds(records, kind):
+    return {r for r in records if kind in r}
+
+
+class Docstrings(unittest.TestCase):
+    def test_a_docstring_is_the_same_text_and_only_a_use_is_recorded(self):
+        before, after = run("""
+            assert meta.quiet.__doc__ == "Nobody reads me."  # a use: ==
+            assert type(meta.version.__doc__).__name__ == "_Doc" and isinstance(meta.version.__doc__, str)
+            bool(meta.boom.__doc__), bool(meta.version.__doc__)  # emptiness is module-level
+            """)
+        self.assertIn("pkg/meta.py/^ste-docs-tracked", before)
+        self.assertEqual(kinds(before, "^ste-doc:"), set(), "importing uses no docstring")
+        self.assertEqual(kinds(after, "^ste-doc:"), {"pkg/meta.py/^ste-doc:14"})
+
+    def test_readers(self):
+        for case, line in [
+            ("import inspect; inspect.getdoc(meta.version)", 9),
+            ("'Help' in meta.helped.__doc__", 30),  # a functools.wraps copy (its first decorator's line)
+            ("import textwrap; textwrap.dedent(meta.Shop.__doc__)", 36),  # C reads, noted first
+            ("import re; re.search('module', meta.__doc__)", 0),
+            ("import pickle; assert type(pickle.loads(pickle.dumps(meta.version.__doc__))) is str", 9),
+        ]:
+            with self.subTest(case):
+                _, after = run(case)
+                self.assertEqual(kinds(after, "^ste-doc:"), {"pkg/meta.py/^ste-doc:%d" % line})
+
+
+class Constants(unittest.TestCase):
+    def test_importing_copies_and_the_namers_use(self):
+        before, after = run("meta.version(); getattr(meta, 'TAX')")
+        self.assertEqual(kinds(before, "^ste-name:"), set(),
+                         "`from .meta import __version__` and __all__'s names are copies, not uses")
+        # (pkg/__init__.py binds __version__ too, by an import: ste has no
+        # constant of that name there, and drops the record.)
+        self.assertEqual(kinds(after, "pkg/meta.py/^ste-name:"),
+                         {"pkg/meta.py/^ste-name:__version__", "pkg/meta.py/^ste-name:TAX"})
+
+    def test_a_library_naming_its_own_version_is_no_use(self):
+        _, after = run("import outside; outside.version()")
+        self.assertEqual(kinds(after, "^ste-name:"), set())
+
+    def test_the_namespace_read_by_string(self):
+        for case, read in [("dir(meta)", True), ("vars(meta)", True), ("import inspect; inspect.getmembers(meta)", True),
+                           ("exec('from pkg.meta import *', {})", False), ("import importlib; importlib.reload(meta)", False)]:
+            with self.subTest(case):
+                _, after = run(case)
+                self.assertEqual(kinds(after, "^ste-namespace"), {"pkg/meta.py/^ste-namespace"} if read else set())
+
+
+class Lines(unittest.TestCase):
+    def test_reads_of_frames_and_of_code_objects(self):
+        frames = ("try:\n    meta.boom()\nexcept ValueError as e:\n    e.__traceback__.tb_lineno\n")
+        for case, kind in [
+            ("meta.version()", None),
+            (frames, "positions"),
+            ("import traceback\ntry:\n    meta.boom()\nexcept ValueError:\n    traceback.format_exc()\n", "positions"),
+            ("import warnings\nwith warnings.catch_warnings(record=True):\n    warnings.warn('w')\n", "positions"),
+            ("import warnings\nwith warnings.catch_warnings():\n    pass\n", None),
+            ("meta.version.__code__.co_firstlineno", "code-lines"),
+            ("import typing\n@typing.overload\ndef f(x: int) -> int: ...\n", None),
+        ]:
+            with self.subTest(case):
+                _, after = run(case)
+                got = {r.split(":")[0].lstrip("/^").replace("ste-", "") for r in after if "ste-positions" in r or "ste-code-lines" in r}
+                self.assertEqual(got, {kind} if kind else set())
+
+
+if __name__ == "__main__":
+    unittest.main()
