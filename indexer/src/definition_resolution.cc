@@ -79,7 +79,7 @@ bool ProcessCode::Take(const LogRecord& r) {
     if (!ParseLine(last.substr(kDocRecordPrefix.size()), &line)) return false;
     docs[r.scope][file].insert(line);
   } else if (last == kDocsTrackedRecordName) {
-    docs_tracked.insert(file);
+    docs_tracked[r.scope].insert(file);
     return true;
   } else if (StartsWith(last, kNameRecordPrefix) && last.size() > kNameRecordPrefix.size()) {
     names[r.scope][file].insert(std::string(last.substr(kNameRecordPrefix.size())));
@@ -125,6 +125,24 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     }
   }
   policy.definitions->Prefetch(files);
+  // Which scopes' processes watched a file's docstrings as they loaded it.
+  std::map<std::string, std::set<std::string>> watched;  // abs file -> scopes
+  for (const ProcessCode& c : code) {
+    for (const auto& [scope, files] : c.docs_tracked) {
+      for (const std::string& abs : files) watched[abs].insert(scope);
+    }
+  }
+  auto docs_watched = [&](const ProcessCode& c, const std::string& scope, const std::string& abs) {
+    for (const auto& [where, files] : c.docs_tracked) {
+      if (files.count(abs)) return true;
+    }
+    auto it = watched.find(abs);
+    if (it == watched.end()) return false;
+    for (const std::string& where : it->second) {
+      if (where == scope || ScopeContains(where, scope)) return true;
+    }
+    return false;
+  };
   // What a process whose tracker does not say depends on (see the header):
   // every part of F it cannot tell apart, in `scope`.
   auto conservative = [&](const ProcessCode& c, const std::string& scope, const std::string& abs,
@@ -133,7 +151,7 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     auto add = [&](DefinitionPart part, const std::string& name) {
       deps.insert(DepKey{DefinitionPartPath(rel, part, name), DepKind::kContent});
     };
-    if (!c.v2 || !c.docs_tracked.count(abs)) {
+    if (!c.v2 || !docs_watched(c, scope, abs)) {
       for (const DefinitionDoc& d : defs.docs) add(DefinitionPart::kDoc, d.name);
     }
     if (c.v2) return;

@@ -29,7 +29,8 @@ struct ProcessCode {
   bool v2 = false;  // its tracker makes the records below
   // scope -> abs file -> the lines of the classes and units whose docstring was used
   std::map<std::string, std::map<std::string, std::set<uint32_t>>> docs;
-  std::set<std::string> docs_tracked;  // abs files whose docstrings it watched
+  // scope -> abs files whose docstrings it watched, loaded there
+  std::map<std::string, std::set<std::string>> docs_tracked;
   // scope -> abs file -> the top-level names of it that code named
   std::map<std::string, std::map<std::string, std::set<std::string>>> names;
   std::map<std::string, std::set<std::string>> namespaces;  // scope -> abs files
@@ -68,7 +69,8 @@ using ContentRecorders = std::map<std::string, std::map<std::string, std::set<si
 // file's where its namespace was used by string. A process whose tracker
 // does not say (no `v2` marker) depends on the places of the units it ran
 // and on every docstring and constant of their files; a v2 process, on all
-// docstrings of a file it did not watch.
+// docstrings of a file no process watched where it loaded it, in the
+// scope or an enclosing one (a forked child runs what its parent loaded).
 // Requires: policy.definitions != nullptr.
 void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecorders& content_by,
                         const PathPolicy& policy, std::map<std::string, std::set<DepKey>>* by_scope,

@@ -154,6 +154,24 @@ TEST_F(ReduceDefinitions, DocstringsConstantsAndPlacesWhereTheTrackerSawThemUsed
   EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, "code-lines"}}), with({"doc.py/@ste-at:Shop.price(content)"}));
 }
 
+// A forked child runs what its parent loaded: the parent watched the
+// file's docstrings in the enclosing scope, which is enough; a process
+// that loaded the file where no one watched it depends on all of them.
+TEST_F(ReduceDefinitions, DocstringsWatchedWhereTheFileWasLoadedHereOrAbove) {
+  auto child_deps = [&](const std::string& watched_in) {
+    return Deps(Reduce({
+                    Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {"//r", kC, root_ + "/doc.py"},
+                             {"//r", kN, Code("doc.py", 0)}, {watched_in, kN, Rec("doc.py", kDocsTrackedRecordName)},
+                             {"//r", kN, "end"}},
+                            10),
+                    Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {kA, kN, Code("doc.py", 9)}, {kA, kN, "end"}}, 11),
+                }),
+                kA);
+  };
+  EXPECT_EQ(child_deps("//r").count("doc.py/@ste-doc:Shop.price(content)"), 0u);
+  EXPECT_EQ(child_deps(kB).count("doc.py/@ste-doc:Shop.price(content)"), 1u) << "watched in another test's scope";
+}
+
 // Places: frames' lines concern the units that ran in the scope; code
 // objects' lines every unit of the files loaded here or in an enclosing
 // scope (a function's first line is there without running it).
