@@ -15,6 +15,9 @@ its own process, and the per-process start-up (Python, pytest, the package:
 run_each.sh does). real_suite.sh checks, on the unchanged tree, that both
 give the same outcome for every file.
 
+$GT_PYTEST_ARGS: more pytest arguments (history_replay.sh passes the
+ones its record used).
+
 OUTDIR/<file with / as _>.out: "rc N" then the sorted FAILED/ERROR ids (the
 file's outcome). A file that used $TIMEOUT s of CPU (default 300) is killed
 by SIGXCPU: rc -24 (--fresh: $TIMEOUT s of wall, rc -14).
@@ -22,6 +25,7 @@ by SIGXCPU: rc -24 (--fresh: $TIMEOUT s of wall, rc -14).
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -41,6 +45,7 @@ def main(argv):
     os.makedirs(out, exist_ok=True)
     os.chdir(repo)
     args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-rfE"]
+    args += shlex.split(os.environ.get("GT_PYTEST_ARGS", ""))
     if not fresh:
         sys.path.insert(0, repo)
         import pytest  # noqa: F401
