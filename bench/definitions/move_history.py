@@ -16,23 +16,14 @@ Counted apart for files whose module-level code did not change (there the
 unit selections are the whole selection; a module change selects every
 test that loaded the file anyway). Nothing of the repository is executed.
 
-  bench/definitions/move_history.py REPO N [--lang ruby]
-
-Ruby only for now (Python's `at` lines are its integration's).
+  bench/definitions/move_history.py REPO N [--lang ruby|python]
 """
 import argparse
 import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-STE = os.path.dirname(os.path.dirname(HERE))
-LANGS = {"ruby": (".rb", "integrations/ruby/ste_fingerprint.rb", ["ruby", "--disable=all"]),
-         "python": (".py", "integrations/python/ste_fingerprint.py", ["/usr/bin/python3", "-I", "-S", "-B"])}
-
-
-def git(repo, *args):
-    return subprocess.run(["git", "-C", repo, *args], capture_output=True, check=False).stdout
+from fingerprint_history import LANGS, STE, git  # the languages and the git helper
 
 
 def fingerprints(command, script, blobs):
