@@ -201,7 +201,8 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     }
   };
   for (const ProcessCode& c : code) {
-    for (const auto& [scope, by_file] : c.lines) {
+    for (const auto& [ran_in, by_file] : c.lines) {
+      const std::string& scope = ran_in;  // (a lambda cannot capture a structured binding)
       std::set<DepKey>& deps = (*by_scope)[scope];
       // Without a word on lines, the place of what ran (a unit's text and
       // place were one fingerprint before the tracker said).
