@@ -48,8 +48,8 @@ ste trusts a process's code records only when it made both markers: a
 process that ends without `end` (killed, os._exit, the tracer replaced by
 the test: another frame evaluation hook, or with the fallback a profiler
 or tracer of its own; the frame hook stepping aside for a recursion limit
-raised past ste_tracers._SAFE_DEPTH; a thread still running at exit) leaves its tests
-at file level.
+raised past ste_tracers._SAFE_DEPTH; a thread still running at exit)
+leaves its tests at file level.
 
 How: a tracer (ste_tracers.py) that lists each code object the first time
 it runs, on every thread, chosen as the process starts (the first that
