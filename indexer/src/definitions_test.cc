@@ -183,6 +183,27 @@ TEST(Fingerprinter, TheScriptsDoNotSeeATestsRubyEnvironment) {
 }
 
 // One edit of kRuby and the fingerprints it changes.
+// `base` (at `path`) and each edit of it (its first `from` replaced by
+// `to`; with `unique`, a `from` found twice fails the test too), all
+// fingerprinted in one run: the base first.
+template <typename Edit>
+absl::StatusOr<std::vector<FileDefinitions>> FingerprintEdits(const std::string& path, const std::string& base,
+                                                              const std::vector<Edit>& edits, bool unique) {
+  std::vector<std::string> paths = {path}, contents = {base};
+  for (const Edit& e : edits) {
+    std::string after = base;
+    size_t at = after.find(e.from);
+    if (at == std::string::npos || (unique && after.find(e.from, at + 1) != std::string::npos)) {
+      ADD_FAILURE() << e.name << ": '" << e.from << (at == std::string::npos ? "' not found" : "' ambiguous");
+      return absl::InvalidArgumentError(e.name);
+    }
+    after.replace(at, e.from.size(), e.to);
+    paths.push_back(path);
+    contents.push_back(after);
+  }
+  return Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+}
+
 struct RubyEdit {
   std::string name, from, to;
   std::vector<std::string> changed;  // "" = module-level code
@@ -205,18 +226,9 @@ TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
       {"magic comment", "frozen_string_literal: true", "frozen_string_literal: false", {""}},
       {"data after __END__", "data\n", "date\n", {""}},
   };
-  std::vector<std::string> paths = {"geo.rb"}, contents = {kRuby};
-  for (const RubyEdit& e : edits) {
-    std::string after = kRuby;
-    size_t at = after.find(e.from);
-    ASSERT_NE(at, std::string::npos) << e.name;
-    after.replace(at, e.from.size(), e.to);
-    paths.push_back("geo.rb");
-    contents.push_back(after);
-  }
   // Units whose lines move change too: edits here keep the line count
   // except "visibility", whose later units all move.
-  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("geo.rb", kRuby, edits, false);
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
   const std::map<std::string, std::string> base = Prints((*run)[0]);
@@ -329,17 +341,7 @@ TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
       {"constant", "TAX = 2", "TAX = 3", ""},
       {"one-line def becomes endless", "def one; 1; end", "def one = 1", ""},
   };
-  std::vector<std::string> paths = {"shop.rb"}, contents = {kShop};
-  for (const ShopEdit& e : edits) {
-    std::string after = kShop;
-    size_t at = after.find(e.from);
-    ASSERT_NE(at, std::string::npos) << e.name;
-    ASSERT_EQ(after.find(e.from, at + 1), std::string::npos) << e.name << ": ambiguous";
-    after.replace(at, e.from.size(), e.to);
-    paths.push_back("shop.rb");
-    contents.push_back(after);
-  }
-  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("shop.rb", kShop, edits, true);
   ASSERT_TRUE(run.ok()) << run.status();
   const FileDefinitions& base = (*run)[0];
   ASSERT_TRUE(base.parsed) << base.error;
@@ -419,17 +421,7 @@ TEST(RubyFingerprint, ADefPassedToACallIsAUnitNamedAsAPlainDef) {
       {"the call removed", "  memoize def total", "  def total", ""},
       {"a parameter", "def fee(n)", "def fee(n, m = 1)", ""},
   };
-  std::vector<std::string> paths = {"acct.rb"}, contents = {kCalls};
-  for (const ShopEdit& e : edits) {
-    std::string after = kCalls;
-    size_t at = after.find(e.from);
-    ASSERT_NE(at, std::string::npos) << e.name;
-    ASSERT_EQ(after.find(e.from, at + 1), std::string::npos) << e.name << ": ambiguous";
-    after.replace(at, e.from.size(), e.to);
-    paths.push_back("acct.rb");
-    contents.push_back(after);
-  }
-  absl::StatusOr<std::vector<FileDefinitions>> run = Fingerprinter::ForIntegrations(kIntegrations).Run(paths, contents);
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("acct.rb", kCalls, edits, true);
   ASSERT_TRUE(run.ok()) << run.status();
   const FileDefinitions& base = (*run)[0];
   ASSERT_TRUE(base.parsed) << base.error;
