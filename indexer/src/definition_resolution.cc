@@ -32,6 +32,10 @@ bool SplitRecord(const std::string& path, std::string* file, std::string_view* l
   return true;
 }
 
+// A unit whose fingerprinter gave no `at` line has its place in its text:
+// no place view of its own to depend on.
+bool HasOwnPlace(const DefinitionUnit& u) { return u.place.low64 != u.hash.low64 || u.place.high64 != u.hash.high64; }
+
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 bool ParseLine(std::string_view number, uint32_t* line) {
@@ -214,9 +218,7 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
         for (uint32_t line : lines) {
           if (const DefinitionUnit* u = defs.UnitAt(line)) {
             deps.insert(DepKey{DefinitionViewPath(rel, u->name), DepKind::kContent});
-            // (Without an `at` line, the unit's text holds its place.)
-            const bool own_place = u->place.low64 != u->hash.low64 || u->place.high64 != u->hash.high64;
-            if (placed && own_place) {
+            if (placed && HasOwnPlace(*u)) {
               deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kPlace, u->name), DepKind::kContent});
             }
           }
@@ -267,34 +269,28 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(absl::StrCat(policy.root, "/", v.dir));
     if (!defs->parsed) return;
     for (const DefinitionUnit& u : defs->units) {
-      if (u.place.low64 == u.hash.low64 && u.place.high64 == u.hash.high64) continue;  // its text holds it
-      if (v.part == DefinitionPart::kModule || u.name == v.arg) {
+      if (HasOwnPlace(u) && (v.part == DefinitionPart::kModule || u.name == v.arg)) {
         out->insert(DepKey{DefinitionPartPath(v.dir, DefinitionPart::kPlace, u.name), DepKind::kContent});
       }
     }
   };
-  for (const std::string& scope : positions) {
-    std::set<DepKey> places;
-    for (const auto& [other, deps] : *by_scope) {
-      if (other != scope && !ScopeContains(other, scope)) continue;
-      for (const DepKey& k : deps) {
-        std::optional<View> v = ParseView(k.path);
-        if (v && v->kind == ViewKind::kDefinition && v->part == DefinitionPart::kUnit) place_of(*v, &places);
+  // In each of `scopes`: the places that `from` views (units, or modules)
+  // of the scope or an enclosing one stand for.
+  auto add_places = [&](const std::set<std::string>& scopes, DefinitionPart from) {
+    for (const std::string& scope : scopes) {
+      std::set<DepKey> places;
+      for (const auto& [other, deps] : *by_scope) {
+        if (other != scope && !ScopeContains(other, scope)) continue;
+        for (const DepKey& k : deps) {
+          std::optional<View> v = ParseView(k.path);
+          if (v && v->kind == ViewKind::kDefinition && v->part == from) place_of(*v, &places);
+        }
       }
+      (*by_scope)[scope].insert(places.begin(), places.end());
     }
-    (*by_scope)[scope].insert(places.begin(), places.end());
-  }
-  for (const std::string& scope : code_lines) {
-    std::set<DepKey> places;
-    for (const auto& [other, deps] : *by_scope) {
-      if (other != scope && !ScopeContains(other, scope)) continue;
-      for (const DepKey& k : deps) {
-        std::optional<View> v = ParseView(k.path);
-        if (v && v->kind == ViewKind::kDefinition && v->part == DefinitionPart::kModule) place_of(*v, &places);
-      }
-    }
-    (*by_scope)[scope].insert(places.begin(), places.end());
-  }
+  };
+  add_places(positions, DefinitionPart::kUnit);
+  add_places(code_lines, DefinitionPart::kModule);
 }
 
 void ApplyDefinitionFallback(const TestDependencies& all, const std::string& test,
