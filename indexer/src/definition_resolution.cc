@@ -161,13 +161,21 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     if (c.v2) return;
     for (const DefinitionConst& k : defs.consts) add(DefinitionPart::kConst, k.name);
   };
+  // (scope, file) recorded there by whole accounts, not read as data, not
+  // run by every one of them (below).
+  std::vector<std::pair<std::string, std::string>> checked;
   for (const auto& [scope, paths] : content_by) {
     for (const auto& [rel, procs] : paths) {
-      bool replace = true;
+      bool whole = true, all_ran = true;
       for (size_t p : procs) {
-        replace = replace && code[p].begin && code[p].end && ran[p].count(rel) && !data[p].count(rel);
+        whole = whole && code[p].begin && code[p].end && !data[p].count(rel);
+        all_ran = all_ran && ran[p].count(rel);
       }
-      if (!replace) continue;
+      if (!whole) continue;
+      if (!all_ran) {
+        checked.emplace_back(scope, rel);
+        continue;
+      }
       const std::string abs = absl::StrCat(policy.root, "/", rel);
       std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(abs);
       if (!defs->parsed) continue;
@@ -259,6 +267,21 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
         }
       }
     }
+  }
+  // A whole account's record of a file it neither ran nor read as data (it
+  // notes every read of a source other than the import system's, and every
+  // stat that hands out its size or times) is an existence check: a stat,
+  // an access, a realpath. F's module view stands for it, and for more (it
+  // goes when F does, or stops parsing): pytest's runner looks up every
+  // test package's __init__.py, and its forked child each one its parent
+  // loaded.
+  for (const auto& [scope, rel] : checked) {
+    std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(absl::StrCat(policy.root, "/", rel));
+    if (!defs->parsed) continue;
+    std::set<DepKey>& deps = (*by_scope)[scope];
+    deps.erase(DepKey{rel, DepKind::kContent});
+    deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
+    out->definition_files[scope].push_back(rel);
   }
   // Where frames' lines were read: the place of every unit that ran in the
   // scope or in one enclosing it (a unit that ran first in the parent, as

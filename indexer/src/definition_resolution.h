@@ -61,7 +61,9 @@ using ContentRecorders = std::map<std::string, std::map<std::string, std::set<si
 // that did not end its account taints the scopes it recorded in (a forked
 // child: those past the one it was forked in): their tests fall back to
 // file level (ApplyDefinitionFallback). A file read as data is a content
-// dependency of the scope it was read in.
+// dependency of the scope it was read in. A whole account's record of a
+// file it did not run nor read as data is an existence check (a stat): F's
+// module view stands for it there.
 // The finer parts (definitions.h, "Views"): a unit's place where the scope
 // read frames' lines (the units that ran there or in an enclosing scope) or code objects' lines
 // (every unit of the files it loaded, here or in an enclosing scope); a

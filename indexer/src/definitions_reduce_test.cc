@@ -247,9 +247,44 @@ TEST_F(ReduceDefinitions, ReadAsDataOrRecordedByAnUntrackedProcessStaysFileLevel
                                          10),
                                  Process({{kA, kC, root_ + "/geo.py"}}, 11)});  // `cat geo.py`
   EXPECT_EQ(Deps(cat, kA).count("geo.py(content)"), 1u);
-  // Opened without running any of its code (a stat, an existence check).
-  TestDependencies stat = Reduce({Process({{kA, kN, "begin"}, {kA, kC, root_ + "/geo.py"}, {kA, kN, "end"}}, 10)});
+  // Recorded without running any of its code by an account that never
+  // ended: what it did with the file is not known.
+  TestDependencies stat = Reduce({Process({{kA, kN, "begin"}, {kA, kC, root_ + "/geo.py"}}, 10)});
   EXPECT_EQ(Deps(stat, kA), std::set<std::string>{"geo.py(content)"});
+}
+
+// A forking runner: the parent stats geo.py (pytest's package lookup) and
+// loads it; a child stats it again and runs none of it. A check is the
+// module view, in the scope it was made in; a read as data, or a record by
+// an untracked process (`test -f`, `cat`), stays file level.
+TEST_F(ReduceDefinitions, AnExistenceCheckIsTheModuleView) {
+  const std::set<std::string> module = {"geo.py/@ste-def(content)"};
+  auto parent = [&](const std::string& loads_in) {
+    return Process({{"//r", kN, "begin"}, {"//r", kN, "v2"}, {"//r", kC, root_ + "/geo.py"},
+                    {loads_in, kC, root_ + "/geo.py"}, {loads_in, kN, Code("geo.py", 0)}, {"//r", kN, "end"}},
+                   10);
+  };
+  auto child = [&](std::vector<std::tuple<std::string, RecordKind, std::string>> more) {
+    std::vector<std::tuple<std::string, RecordKind, std::string>> records = {
+        {"//r", kN, "begin"}, {"//r", kN, "v2"}, {kA, kC, root_ + "/geo.py"}};
+    records.insert(records.end(), more.begin(), more.end());
+    records.push_back({kA, kN, "end"});
+    return Process(records, 11);
+  };
+  TestDependencies checked = Reduce({parent("//r"), child({})});
+  EXPECT_EQ(Deps(checked, kA), module);
+  EXPECT_EQ(Deps(checked, "//r"), module);
+  // Back to file level when the child's test falls back (a killed sibling).
+  EXPECT_EQ(checked.definition_files.at(kA), std::vector<std::string>{"geo.py"});
+  TestDependencies elsewhere = Reduce({parent(kB), child({})});
+  EXPECT_EQ(Deps(elsewhere, "//r"), module) << "the parent's check before it loaded geo.py in a test's scope";
+  EXPECT_EQ(Deps(elsewhere, kA), module);
+  EXPECT_EQ(Deps(Reduce({parent("//r"), child({{kA, kN, Rec("geo.py", kDataRecordName)}})}), kA),
+            std::set<std::string>{"geo.py(content)"})
+      << "read as data";
+  EXPECT_EQ(Deps(Reduce({parent("//r"), Process({{kA, kC, root_ + "/geo.py"}}, 12)}), kA),
+            std::set<std::string>{"geo.py(content)"})
+      << "an untracked process";
 }
 
 TEST_F(ReduceDefinitions, AFileThatDoesNotParseStaysFileLevel) {

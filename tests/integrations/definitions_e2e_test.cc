@@ -354,6 +354,21 @@ TEST_P(Definitions, AtFileLevelEveryChangeToTheEagerPackageSelectsEveryTest) {
   }
 }
 
+// The tests in a package: pytest looks up each test file's package, up the
+// tree, and in a forked child (kind = "pytest") that stats tests/__init__.py
+// which the parent loaded. A check is no read: an edit the module view
+// does not see (a comment, a docstring nobody reads) selects none.
+TEST_P(Definitions, APackageThatPytestOnlyLooksUpIsItsModuleLevel) {
+  if (GetParam().name == "Unittest") GTEST_SKIP() << "unittest does not look packages up by stat";
+  W("tests/__init__.py", "\"\"\"The tests.\"\"\"\n# a package\n");
+  Configure("definition");
+  std::set<std::string> expected = FileLevel(GetParam());
+  EXPECT_EQ(Edit("a comment", "tests/__init__.py", "# a package", "# the tests' package", nullptr), expected)
+      << last_err_;
+  EXPECT_EQ(Edit("a docstring", "tests/__init__.py", "The tests.", "Our tests.", nullptr), expected) << last_err_;
+  EXPECT_EQ(Edit("module-level code", "tests/__init__.py", "# a package", "KIND = 1", nullptr), all_) << last_err_;
+}
+
 // `select --scheduler` (the scheduler loads the baseline, this side hashes
 // and fingerprints the changed files) answers as the local select does.
 TEST_P(Definitions, TheSchedulerSelectsAsTheLocalSelectDoes) {

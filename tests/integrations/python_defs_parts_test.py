@@ -176,6 +176,21 @@ class Constants(unittest.TestCase):
                 self.assertEqual(kinds(after, "^ste-namespace"), {"pkg/meta.py/^ste-namespace"} if read else set())
 
 
+class Stats(unittest.TestCase):
+    def test_an_existence_check_is_no_read_its_size_or_times_are(self):
+        for case, data in [
+            ("os.path.isfile(meta.__file__), os.path.exists(meta.__file__)", False),
+            ("import pathlib; pathlib.Path(meta.__file__).is_file()", False),
+            ("os.path.getsize(meta.__file__)", True),
+            ("os.stat(meta.__file__).st_mtime", True),
+            ("import pathlib; pathlib.Path(meta.__file__).stat()", True),
+            ("open(meta.__file__).read()", True),
+        ]:
+            with self.subTest(case):
+                _, after = run(case)
+                self.assertEqual(kinds(after, "^ste-data"), {"pkg/meta.py/^ste-data"} if data else set())
+
+
 class Lines(unittest.TestCase):
     def test_reads_of_frames_and_of_code_objects(self):
         frames = ("try:\n    meta.boom()\nexcept ValueError as e:\n    e.__traceback__.tb_lineno\n")

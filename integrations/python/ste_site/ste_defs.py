@@ -17,8 +17,11 @@ ste it is a failing stat):
   <abs file>/\\x01ste-data          <file> (a .py under the root) was opened
                                     for reading other than by the import
                                     system (inspect.getsource, open(),
-                                    pkgutil.get_data): its bytes, not only
-                                    its code, matter;
+                                    pkgutil.get_data), or stat'ed other
+                                    than by os.path's or pathlib's
+                                    existence predicates (getsize,
+                                    st_mtime): its bytes, not only its
+                                    code, matter;
   /\\x01ste-defs-begin:<pid>        this process (or forked child, or scope
                                     it entered) is tracked from here on;
   /\\x01ste-defs-end:<pid>          everything it ran is accounted for (a
@@ -103,9 +106,12 @@ _finished = False
 _lock = None
 
 
+_os_stat = os.stat  # before _wrap_reads: the records are no reads
+
+
 def _stat(path):
     try:
-        os.stat(path)
+        _os_stat(path)
     except (OSError, ValueError):
         pass
 
@@ -268,6 +274,13 @@ def _wrap_threads():
         threading._start_new_thread = start_new_thread
 
 
+# os.path's and pathlib's predicates (functions that stat a path and say
+# only whether it is there, and what it is).
+_CHECKS = frozenset(("exists", "lexists", "isfile", "isdir", "islink", "ismount", "is_file", "is_dir",
+                     "is_symlink", "is_mount", "samefile", "samestat", "sameopenfile"))
+_CHECKERS = frozenset(("genericpath", "posixpath", "pathlib"))  # modules (frozen: no file; 3.13: pathlib._abc)
+
+
 def _note_read(path):
     try:
         if isinstance(path, int):
@@ -307,6 +320,41 @@ def _wrap_reads():
         return original_os_open(path, flags, *args, **kwargs)
 
     os.open = os_open
+
+    # A stat of a source says it is there, and ste depends on that through
+    # the module's view where the module loaded; a stat that hands out its
+    # size or times (getsize, getmtime, st_size) is a read of its bytes'
+    # shape: data. An existence check is os.path's or pathlib's predicate.
+    original_stat, original_lstat = os.stat, os.lstat
+
+    def checks_only(frame):
+        for _ in range(3):
+            frame = frame.f_back
+            if frame is None:
+                return False
+            code = frame.f_code
+            if code.co_name in _CHECKS and frame.f_globals.get("__name__", "").split(".")[0] in _CHECKERS:
+                return True
+        return False
+
+    def stat(path, *args, **kwargs):
+        if not checks_only(sys._getframe()):
+            _note_read(path)
+        return original_stat(path, *args, **kwargs)
+
+    def lstat(path, *args, **kwargs):
+        if not checks_only(sys._getframe()):
+            _note_read(path)
+        return original_lstat(path, *args, **kwargs)
+
+    stat.__doc__, lstat.__doc__ = original_stat.__doc__, original_lstat.__doc__
+    os.stat, os.lstat = stat, lstat
+    if sys.version_info < (3, 11):  # pathlib took os.stat as it loaded
+        import pathlib
+
+        accessor = getattr(pathlib, "_NormalAccessor", None)
+        if accessor is not None:
+            accessor.stat, accessor.lstat = staticmethod(stat), staticmethod(lstat)
 
     # The import system reads sources through FileLoader.get_data, called by
     # SourceLoader.get_code; any other caller (pkgutil.get_data, a resource
