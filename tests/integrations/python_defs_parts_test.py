@@ -181,6 +181,9 @@ class Stats(unittest.TestCase):
         for case, data in [
             ("os.path.isfile(meta.__file__), os.path.exists(meta.__file__)", False),
             ("import pathlib; pathlib.Path(meta.__file__).is_file()", False),
+            ("os.path.realpath(meta.__file__)", False),
+            ("import linecache; linecache.getline(meta.__file__, 1)", True),  # its open
+            ("import inspect; inspect.getmodule(meta.version, meta.__file__)", False),
             ("os.path.getsize(meta.__file__)", True),
             ("os.stat(meta.__file__).st_mtime", True),
             ("import pathlib; pathlib.Path(meta.__file__).stat()", True),

@@ -274,11 +274,17 @@ def _wrap_threads():
         threading._start_new_thread = start_new_thread
 
 
-# os.path's and pathlib's predicates (functions that stat a path and say
-# only whether it is there, and what it is).
-_CHECKS = frozenset(("exists", "lexists", "isfile", "isdir", "islink", "ismount", "is_file", "is_dir",
-                     "is_symlink", "is_mount", "samefile", "samestat", "sameopenfile"))
-_CHECKERS = frozenset(("genericpath", "posixpath", "pathlib"))  # modules (frozen: no file; 3.13: pathlib._abc)
+# Functions that stat a path and hand out only whether it is there and
+# what it is (os.path's and pathlib's predicates, realpath's walk), or use
+# its size and times only to drop a cache (linecache: what it reads next is
+# noted as it opens the file), by their module (frozen ones have no file;
+# 3.13's pathlib is a package).
+_CHECKS = {
+    "genericpath": frozenset(("exists", "isfile", "isdir", "samefile", "samestat", "sameopenfile")),
+    "posixpath": frozenset(("lexists", "islink", "ismount", "realpath", "_joinrealpath")),
+    "pathlib": frozenset(("exists", "is_file", "is_dir", "is_symlink", "is_mount", "samefile", "resolve")),
+    "linecache": frozenset(("checkcache", "updatecache")),
+}
 
 
 def _note_read(path):
@@ -333,7 +339,8 @@ def _wrap_reads():
             if frame is None:
                 return False
             code = frame.f_code
-            if code.co_name in _CHECKS and frame.f_globals.get("__name__", "").split(".")[0] in _CHECKERS:
+            names = _CHECKS.get(frame.f_globals.get("__name__", "").split(".")[0])
+            if names is not None and code.co_name in names:
                 return True
         return False
 
