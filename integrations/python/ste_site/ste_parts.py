@@ -63,10 +63,14 @@ co_positions, co_lnotab or co_linetable (traceback, logging, inspect, pdb,
 dis), is warnings' code that takes a line (a warning was made), or
 sys.excepthook, threading.excepthook or sys.unraisablehook ran (the
 interpreter prints a traceback); it reads the lines of code objects (no
-run needed) when it names co_firstlineno. Not reads: code that also names
-CodeType (it makes code objects, copying their lines, as attrs does), and
+run needed) when it names co_firstlineno. traceback's and inspect's own
+code does not count by its names: a call of their functions that hand out
+lines counts where it comes from (the runner calls them for each item's
+location and each skip's report). Not reads: code that also names
+CodeType (it makes code objects, copying their lines, as attrs does),
 typing.overload (its registry is keyed by first lines, but get_overloads
-gives its values in the order they came). ste then makes the definitions
+gives its values in the order they came) and hypothesis's impersonate (it
+gives a wrapper its target's line). ste then makes the definitions
 that ran (frames; in the scope or an enclosing one) or every definition of
 every file loaded (code objects) dependencies with their lines.
 
@@ -105,6 +109,11 @@ _not_watching = ()  # directories whose code reads no lines for a test (see "Pla
 # (traceback, dis): frames. co_firstlineno needs no frame.
 _FRAME_LINES = frozenset(("f_lineno", "tb_lineno", "f_lasti", "tb_lasti", "co_lines", "co_positions", "co_lnotab", "co_linetable"))
 _CODE_LINES_NAMES = frozenset(("co_firstlineno",))
+# Code that names co_firstlineno to key or copy, not to show: (file suffix,
+# function). typing.overload keys a registry by first lines (get_overloads
+# gives its values in the order they came); hypothesis's impersonate gives a
+# wrapper its target's file and line (every strategy it defines, at import).
+_LINE_COPIES = (("typing.py", "overload"), (os.sep.join(("hypothesis", "internal", "reflection.py")), "accept"))
 _PLAIN = (str, bytes, int, float, complex, bool, type(None), tuple, list, dict, set, frozenset)
 _DUNDER_CONSTANTS = ("__version__", "__version_info__")
 _DUNDERS = frozenset(_DUNDER_CONSTANTS)
@@ -144,7 +153,7 @@ def look_at(code):
     repo = filename.startswith(_root)
     if repo and ("globals" in names or ("locals" in names and not code.co_flags & 1)):
         _namespaces.add(filename)
-    if not filename.startswith(_not_watching):
+    if not filename.startswith(_not_watching) and filename not in _reader_files:
         if not _FRAME_LINES.isdisjoint(names) and "CodeType" not in names:
             _reads["frames"] = True
         elif filename.endswith("warnings.py") and (
@@ -152,12 +161,10 @@ def look_at(code):
             or (code.co_name == "__init__" and "lineno" in code.co_varnames and "filename" in code.co_varnames)
         ):
             _reads["frames"] = True  # a warning was made (WarningMessage), shown or formatted
-        if not _CODE_LINES_NAMES.isdisjoint(names) and "CodeType" not in names and not (
-            code.co_name == "overload" and filename.endswith("typing.py")
+        if not _CODE_LINES_NAMES.isdisjoint(names) and "CodeType" not in names and not any(
+            code.co_name == name and filename.endswith(suffix) for suffix, name in _LINE_COPIES
         ):
-            # (Code that makes code objects copies lines, as attrs does;
-            # typing.overload keys a registry by them, and get_overloads
-            # gives its values in the order they came.)
+            # (Code that makes code objects copies lines, as attrs does.)
             _reads["code"] = True
     direct, nested = set(), set()
     if "__all__" not in names:  # the names __all__ lists: `import *` copies them
@@ -405,7 +412,10 @@ def _wrap_loader():
                 module.__class__ = _Watched
         except Exception:
             _mark_broken()
-        return original_exec(self, module)
+        done = original_exec(self, module)
+        if getattr(module, "__name__", None) in _LINE_READERS:
+            _wrap_line_readers(module)
+        return done
 
     basics.exec_module = exec_module
 
@@ -459,6 +469,64 @@ def _wrap_line_printers():
         setattr(holder, name, wrapped[id(original)])
 
 
+# traceback's and inspect's functions that hand out lines, and what they
+# read (see "Places"): the test runner calls them too (an item's location,
+# a skip's or a failure's report), so a call counts where it comes from, not
+# by the names their code holds.
+_LINE_READERS = {
+    "traceback": {name: "frames" for name in (
+        "extract_tb", "extract_stack", "format_tb", "format_stack", "format_exception", "format_exc",
+        "print_tb", "print_stack", "print_exception", "print_exc", "print_last", "walk_tb", "walk_stack")},
+    "inspect": {"findsource": "code", "getsourcelines": "code", "getlineno": "frames", "getframeinfo": "frames",
+                "getouterframes": "frames", "getinnerframes": "frames", "stack": "frames", "trace": "frames"},
+}
+_reader_files = frozenset()  # the files of the modules wrapped
+
+
+def _wrap_line_readers(module):
+    """Wraps `module`'s functions of _LINE_READERS (and traceback's
+    classes): a call from code other than the runner's, this tracker's or
+    the readers' own notes the read."""
+    global _reader_files
+    filename = getattr(module, "__file__", None)
+    if type(filename) is not str or getattr(module, "_ste_wrapped", False):
+        return
+    _reader_files = _reader_files | {filename}
+    module._ste_wrapped = True
+
+    def counts(frame):
+        if _RUNNERS:
+            _find_runners()
+        caller = frame.f_back.f_code.co_filename
+        return not caller.startswith(_not_watching) and caller not in _reader_files
+
+    def wrap(function, kind):
+        def reader(*args, **kwargs):
+            try:
+                if counts(sys._getframe()):
+                    _reads[kind] = True
+            except Exception:
+                _mark_broken()
+            return function(*args, **kwargs)
+
+        reader.__name__, reader.__qualname__, reader.__doc__ = function.__name__, function.__qualname__, function.__doc__
+        reader.__wrapped__ = function
+        return reader
+
+    for name, kind in _LINE_READERS[module.__name__].items():
+        function = getattr(module, name, None)
+        if callable(function):
+            setattr(module, name, wrap(function, kind))
+    if module.__name__ == "traceback":
+        for cls, name in (("TracebackException", "__init__"), ("StackSummary", "extract")):
+            holder = getattr(module, cls, None)
+            raw = holder.__dict__.get(name) if holder is not None else None
+            if isinstance(raw, classmethod):
+                setattr(holder, name, classmethod(wrap(raw.__func__, "frames")))
+            elif callable(raw):
+                setattr(holder, name, wrap(raw, "frames"))
+
+
 def setup(root, stat, mark_broken):
     """Starts watching (ste_defs.start calls this before its tracer starts:
     what runs here is not what the program ran)."""
@@ -492,6 +560,9 @@ def setup(root, stat, mark_broken):
     _wrap_loader()
     _wrap_doc_readers()
     _wrap_line_printers()
+    for name in _LINE_READERS:
+        if name in sys.modules:
+            _wrap_line_readers(sys.modules[name])
 
 
 _RUNNERS = ["_pytest", "pluggy", "unittest"]
