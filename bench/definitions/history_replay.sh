@@ -12,14 +12,20 @@
 # (OUT_DIR/gt/<commit>/), which do not depend on ste.
 #
 # Environment (defaults for sympy, bench/README.md "Definition level on a
-# real history"):
+# real history"; LANG_KIND=ruby for rack, "... on a real Ruby history"):
+#   LANG_KIND=python|ruby  the runner and the ground truth: pytest with
+#              ste_pytest, or minitest with ste's forking runner (kind
+#              "minitest", its default command; what the suite needs that
+#              Debian lacks goes on RUBYLIB, which every run inherits).
 #   TIP        last commit (default: SRC_REPO's HEAD); the replay covers the
 #              N first-parent commits ending there, c_1..c_N, on c_0.
 #   N=30 EVERY=5
 #   TEST_DIRS  the measured part: "<dir> ..."; test files are
-#              <dir>/**/tests/test_*.py (tests.include).
-#   PACKAGE    imported once by the ground-truth parent (ground_truth.py).
-#   PYTEST_ARGS  extra pytest arguments, for the record and the ground truth.
+#              <dir>/**/TEST_GLOB (tests.include).
+#   TEST_GLOB  python: tests/test_*.py; ruby: spec_*.rb.
+#   PACKAGE    python: imported once by the ground-truth parent.
+#   PYTEST_ARGS  python: extra pytest arguments, for the record and the
+#              ground truth.
 #   LEVELS="definition file"  GT_MAX=10 (commits given a ground truth)
 #   RUN_TAG    the folder of this run's selections (default: ste's version).
 #   STEPS="select gt"  select: steps 1-2; gt: step 3 (on the selections
@@ -36,8 +42,9 @@
 #      i < N, `ste record -j 1` (wall, user, sys timed);
 #   3. ground truth for up to GT_MAX commits whose definition-level
 #      selection is a strict subset (source changes first): every test file
-#      not selected at either level runs alone with plain pytest at c_i
-#      (ground_truth.py: a forked child per file); a file whose outcome is
+#      not selected at either level runs alone without ste at c_i
+#      (ground_truth.py: plain pytest in a forked child per file, or
+#      `ruby -Ilib -Itest FILE` with --minitest); a file whose outcome is
 #      not a clean pass runs at c_b too; an outcome that differs is a miss of
 #      each level that did not select the file. A file ste did not select
 #      passed in the baseline (ste selects a baseline failure), so a clean
@@ -50,10 +57,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ -x "$prefix/usr/bin/ste" ]; then ste=$prefix/usr/bin/ste; else ste=$prefix/bin/ste; fi
 N=${N:-30}; EVERY=${EVERY:-5}; GT_MAX=${GT_MAX:-10}
 LEVELS=${LEVELS:-definition file}
-PACKAGE=${PACKAGE:-sympy}
-DIRS="utilities liealgebras strategies sets logic unify multipledispatch categories crypto algebras discrete calculus concrete diffgeom holonomic interactive testing external geometry vector parsing codegen tensor ntheory combinatorics"
-TEST_DIRS=${TEST_DIRS:-$(for d in $DIRS; do printf 'sympy/%s ' "$d"; done)}
-PYTEST_ARGS=${PYTEST_ARGS---veryquickcheck}
+LANG_KIND=${LANG_KIND:-python}
+case $LANG_KIND in
+  python)
+    PACKAGE=${PACKAGE:-sympy}
+    DIRS="utilities liealgebras strategies sets logic unify multipledispatch categories crypto algebras discrete calculus concrete diffgeom holonomic interactive testing external geometry vector parsing codegen tensor ntheory combinatorics"
+    TEST_DIRS=${TEST_DIRS:-$(for d in $DIRS; do printf 'sympy/%s ' "$d"; done)}
+    TEST_GLOB=${TEST_GLOB:-tests/test_*.py}
+    PYTEST_ARGS=${PYTEST_ARGS---veryquickcheck}
+    runner='kind = "pytest"
+command = "/usr/bin/python3 -m pytest -q -p no:cacheprovider -p ste_pytest '"$PYTEST_ARGS"' {tests}"'
+    gt_flags=() ;;
+  ruby)
+    PACKAGE="" PYTEST_ARGS=""
+    TEST_DIRS=${TEST_DIRS:-test}
+    TEST_GLOB=${TEST_GLOB:-spec_*.rb}
+    runner='kind = "minitest"'
+    gt_flags=(--minitest) ;;
+  *) echo "LANG_KIND: python or ruby"; exit 2 ;;
+esac
 tip=$(git -C "$src" rev-parse "${TIP:-HEAD}")
 version=$("$ste" --version)
 tag=${RUN_TAG:-$(echo "$version" | sed 's/.*(\(.*\)).*/\1/' | tr -c 'A-Za-z0-9._\n-' _)}
@@ -68,16 +90,19 @@ git -C "$src" rev-list --first-parent -n $((N + 1)) "$tip" | tac > "$run/commits
 mapfile -t C < "$run/commits.txt"
 {
   echo "ste=$ste"; echo "version=$version"; echo "src=$src tip=$tip"
-  echo "N=$N EVERY=$EVERY LEVELS=$LEVELS PACKAGE=$PACKAGE"
-  echo "TEST_DIRS=$TEST_DIRS"; echo "PYTEST_ARGS=$PYTEST_ARGS"
+  echo "N=$N EVERY=$EVERY LEVELS=$LEVELS LANG_KIND=$LANG_KIND PACKAGE=$PACKAGE"
+  echo "TEST_DIRS=$TEST_DIRS TEST_GLOB=$TEST_GLOB"; echo "PYTEST_ARGS=$PYTEST_ARGS"
+  echo "RUBYLIB=${RUBYLIB-}"
 } > "$run/params.txt"
 cat "$run/params.txt"
 
 include=""
-for d in $TEST_DIRS; do include="$include${include:+, }\"$d/**/tests/test_*.py\""; done
-# The test files of the measured part at a commit (the same rule as the glob).
+for d in $TEST_DIRS; do include="$include${include:+, }\"$d/**/$TEST_GLOB\""; done
+# The test files of the measured part at a commit (the same rule as the glob:
+# "." literal, "*" within a name).
+test_re="(^|/)$(printf '%s' "$TEST_GLOB" | sed -e 's/\./\\./g' -e 's/\*/[^\/]*/g')\$"
 list_tests() {  # CLONE COMMIT
-  git -C "$1" ls-tree -r --name-only "$2" -- $TEST_DIRS | grep -E '(^|/)tests/test_[^/]*\.py$' | LC_ALL=C sort
+  git -C "$1" ls-tree -r --name-only "$2" -- $TEST_DIRS | grep -E "$test_re" | LC_ALL=C sort
 }
 
 clone() {  # NAME
@@ -100,8 +125,7 @@ for level in ${LEVELS_SELECT-$LEVELS}; do
 [tests]
 include = [$include]
 [runner]
-kind = "pytest"
-command = "/usr/bin/python3 -m pytest -q -p no:cacheprovider -p ste_pytest $PYTEST_ARGS {tests}"
+$runner
 jobs = 1
 [selection]
 granularity = "$level"
@@ -140,7 +164,7 @@ while read -r nn; do
   mkdir -p "$out/gt/$c"
   while read -r t; do [ -f "$out/gt/$c/$(echo "$t" | tr / _).out" ] || echo "$t"; done \
     < "$run/gt/$nn.unselected" > "$run/gt/$nn.torun"
-  T "$run/gt/$nn.time" $Nc /usr/bin/python3 "$here/ground_truth.py" "$gd" "$out/gt/$c" "$run/gt/$nn.torun" > /dev/null 2>&1 || true
+  T "$run/gt/$nn.time" $Nc /usr/bin/python3 "$here/ground_truth.py" "${gt_flags[@]}" "$gd" "$out/gt/$c" "$run/gt/$nn.torun" > /dev/null 2>&1 || true
   # a file that did not pass cleanly: its outcome at the baseline's tree
   while read -r t; do
     k=$(echo "$t" | tr / _).out
@@ -149,7 +173,7 @@ while read -r nn; do
   if [ -s "$run/gt/$nn.atbase" ]; then
     git -C "$gd" checkout -q -f --detach "$b"; git -C "$gd" clean -q -fdx > /dev/null
     mkdir -p "$out/gt/$b"
-    $Nc /usr/bin/python3 "$here/ground_truth.py" "$gd" "$out/gt/$b" "$run/gt/$nn.atbase" > /dev/null 2>&1 || true
+    $Nc /usr/bin/python3 "$here/ground_truth.py" "${gt_flags[@]}" "$gd" "$out/gt/$b" "$run/gt/$nn.atbase" > /dev/null 2>&1 || true
   fi
   echo "ground truth $nn: $(wc -l < "$run/gt/$nn.unselected") files ($(wc -l < "$run/gt/$nn.torun") run), $(wc -l < "$run/gt/$nn.atbase") again at the base; $(cat "$run/gt/$nn.time")"
 done < <(grep '^gt ' "$run/gt-plan.txt" | cut -d' ' -f2)

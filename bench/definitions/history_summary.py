@@ -6,9 +6,10 @@ RUN_DIR/<level>/NN.{tests,base,changed,select.json,select.err,select.time,
 record.time} for each level (definition, file) and commit index NN.
 
 --gt-plan K: choose up to K commits whose definition-level selection is a
-strict subset (those changing a .py outside the test files first, then the
-others, each in history order), write RUN_DIR/gt/NN.unselected (the test
-files of c_i not selected at one level or the other) and print "gt NN".
+strict subset (those changing a .py or .rb outside the test directories,
+tests/, test/ and spec/, first, then the others, each in history order),
+write RUN_DIR/gt/NN.unselected (the test files of c_i not selected at one
+level or the other) and print "gt NN".
 
 --gt GT_DIR (or no flag): per commit, each level's selected/total, mode and
 reasons; the ground truth of GT_DIR/<commit>/ where it was run (a file
@@ -88,8 +89,12 @@ def indices(run):
     return sorted(f[:2] for f in os.listdir(os.path.join(run, "definition")) if f.endswith(".select.json"))
 
 
+TEST_DIRS = {"tests", "test", "spec"}
+
+
 def source_change(sel):
-    return any(p.endswith(".py") and "/tests/" not in p for p in sel.changed)
+    return any(p.endswith((".py", ".rb")) and not TEST_DIRS & set(p.split("/")[:-1])
+               for p in sel.changed)
 
 
 def plan(run, k):
