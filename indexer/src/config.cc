@@ -341,7 +341,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   const std::vector<std::string> tool_cache_names = ToolCacheNames();
   c.inventory_tool_caches = tool_cache_names;
   std::string python_imports = "names";
-  std::string granularity = "file";
+  std::string granularity = "auto";
   for (absl::Status step : {
            r.Globs("tests", "include", false, &include),
            r.Globs("tests", "exclude", false, &exclude),
@@ -380,14 +380,19 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
                  absl::StrCat("'runner.python_imports' must be \"names\" or \"listing\", not '",
                               python_imports, "'"));
   }
-  if (granularity == "file" || granularity == "definition") {
-    c.selection_definitions = granularity == "definition";
+  // "auto": definitions wherever a tracker runs, file level elsewhere. A
+  // process without one (another language; Python under "listing", whose
+  // tracker the "names" hook starts) leaves no account, and its files stay
+  // file level (definition_resolution.h): only "definition" says the user
+  // expects Python's.
+  if (granularity == "auto" || granularity == "file" || granularity == "definition") {
+    c.selection_definitions = granularity != "file";
   } else {
     return Error(name, *r.Find("selection", "granularity"),
-                 absl::StrCat("'selection.granularity' must be \"file\" or \"definition\", not '",
+                 absl::StrCat("'selection.granularity' must be \"auto\", \"file\" or \"definition\", not '",
                               granularity, "'"));
   }
-  if (c.selection_definitions && c.runner_python_imports != PythonImports::kNames) {
+  if (granularity == "definition" && c.runner_python_imports != PythonImports::kNames) {
     return Error(name, *r.Find("selection", "granularity"),
                  "'selection.granularity' = \"definition\" needs 'runner.python_imports' = "
                  "\"names\" (the Python startup hook that tracks definitions)");

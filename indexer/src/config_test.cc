@@ -104,6 +104,36 @@ TEST(Config, PythonImportsAreNamesOrListing) {
       << bad.status();
 }
 
+// granularity: "auto" by default (definitions where a tracker runs);
+// "definition" asks for Python's tracker, which "listing" does not start.
+TEST(Config, GranularityIsAutoFileOrDefinition) {
+  auto parse = [](const std::string& imports, const std::string& granularity) {
+    std::string toml = "[tests]\ninclude=[\"t/*.py\"]\n[runner]\nkind=\"pytest\"\n";
+    if (!imports.empty()) toml += "python_imports=\"" + imports + "\"\n";
+    if (!granularity.empty()) toml += "[selection]\ngranularity=\"" + granularity + "\"\n";
+    return ParseConfig(toml, "ste.toml", "/r");
+  };
+  for (const auto& [imports, granularity, definitions] :
+       {std::tuple{"", "", true}, std::tuple{"", "auto", true}, std::tuple{"", "definition", true},
+        std::tuple{"", "file", false}, std::tuple{"listing", "", true}, std::tuple{"listing", "file", false}}) {
+    auto c = parse(imports, granularity);
+    ASSERT_TRUE(c.ok()) << imports << "/" << granularity << ": " << c.status();
+    EXPECT_EQ(c->selection_definitions, definitions) << imports << "/" << granularity;
+  }
+  auto listing = parse("listing", "definition");
+  ASSERT_FALSE(listing.ok());
+  EXPECT_NE(std::string(listing.status().message()).find("needs 'runner.python_imports' = \"names\""),
+            std::string::npos)
+      << listing.status();
+  auto bad = parse("", "method");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message())
+                .find("ste.toml:6:13: 'selection.granularity' must be \"auto\", \"file\" or \"definition\", "
+                      "not 'method'"),
+            std::string::npos)
+      << bad.status();
+}
+
 TEST(Config, AcceptsAPostgresqlStore) {
   for (const char* url : {"postgresql:///ste?host=/run/postgresql",
                           "postgres://ci@db.example.com:5432/ste"}) {

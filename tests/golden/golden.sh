@@ -173,6 +173,8 @@ command = "/usr/bin/python3 -m pytest -q -p no:cacheprovider -p ste_pytest {test
 case_scopes = true
 [inventory]
 ignore = ["**/__pycache__/**"]
+[selection]
+granularity = "file"
 TOML
 git_init "$repo"
 record_and_dump

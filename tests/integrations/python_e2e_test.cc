@@ -330,7 +330,10 @@ class TestBroken(unittest.TestCase):
       runner += "preload = [\"" + kind_.shared + "\"]\n";
     }
     if (case_scopes) runner += "case_scopes = true\n";
-    W("ste.toml", "[tests]\ninclude = [\"tests/test_*.py\"]\n" + runner);
+    // File level (the default is definitions where a tracker runs:
+    // definitions_e2e_test.cc): this suite checks what each file's tests
+    // recorded.
+    W("ste.toml", "[tests]\ninclude = [\"tests/test_*.py\"]\n" + runner + "[selection]\ngranularity = \"file\"\n");
     Git({"add", "ste.toml"});
     Git({"commit", "-q", "-m", "ste.toml"});
   }

@@ -49,7 +49,7 @@ struct Setup {
   bool batch;             // kind = "pytest": pytest's setup is shared
   bool root_on_sys_path;  // python3 -m: importlib.metadata scans the root (a view)
   bool names;             // runner.python_imports
-  std::string selection = "";  // the [selection] table's lines
+  std::string selection = "granularity = \"file\"\n";  // the [selection] table's lines
 };
 
 void PrintTo(const Setup& s, std::ostream* os) { *os << s.name; }
@@ -332,7 +332,7 @@ TEST_P(PythonImports, AddedFilesSelectTheTestsWhoseImportsTheyCouldChange) {
     const std::string m = kAppModules[n % 5];
     // At definition granularity a module the test ran is its module-level
     // code (definitions.h), the rest as at file level.
-    const std::string code = GetParam().selection.empty() ? "" : "/\\x01ste-def";
+    const std::string code = GetParam().selection.find("definition") == std::string::npos ? "" : "/\\x01ste-def";
     for (const std::string& dep : std::vector<std::string>{"absent\tapp\n", "absent\tapp.py\n", "content\tsrc/app\n",
                                    "content\tsrc/app/__init__.py" + code + "\n", "absent\tsrc/app/" + m + "\n",
                                    "content\tsrc/app/" + m + ".py" + code + "\n"}) {

@@ -270,7 +270,9 @@ end
   void WriteConfig(bool case_scopes) {
     W("ste.toml", "[tests]\ninclude = [\"" + fw_.dir + "/**/*" + fw_.suffix +
                       "\"]\n[runner]\nkind = \"" + fw_.name + "\"\npreload = [\"" + fw_.helper +
-                      "\"]\njobs = 2\n" + (case_scopes ? "case_scopes = true\n" : ""));
+                      "\"]\njobs = 2\n" + (case_scopes ? "case_scopes = true\n" : "") +
+                      // file level (definitions: ruby_definitions_e2e_test.cc)
+                      "[selection]\ngranularity = \"file\"\n");
   }
   void Record() {
     // The suite has a failing and a broken test (RecordedOutcomes... checks

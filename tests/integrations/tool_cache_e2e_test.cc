@@ -122,11 +122,11 @@ TEST_F(ToolCaches, APlainPytestRunChangesNothingAndAnEditSelectsItsTest) {
   EXPECT_EQ(Select(&mode, &explain), std::set<std::string>{}) << explain;
   EXPECT_EQ(mode, "none") << explain;
 
-  W("src/pkg/mod3.py", "def f3(x):\n    return x + 3  # edited\n");
+  W("src/pkg/mod3.py", "def f3(x):\n    return x + 30\n");
   EXPECT_EQ(Select(&mode, &explain), std::set<std::string>{"tests/test_mod3.py"}) << explain;
   EXPECT_EQ(mode, "subset") << explain;
-  EXPECT_NE(explain.find("  <- src/pkg/mod3.py (content modified)"), std::string::npos)
-      << explain;
+  EXPECT_NE(explain.find("  <- src/pkg/mod3.py::f3 changed"), std::string::npos)
+      << "the default granularity: the function the test ran\n" << explain;
 }
 
 TEST_F(ToolCaches, ASourcelessPycIsCodeAndStaysADependency) {

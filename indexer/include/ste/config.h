@@ -44,11 +44,16 @@
 //                mandatory = []                     always selected
 //                force_tags = true   [test all] / [no filter] in a commit
 //                                    message of the change => all
-//                granularity = "file"   "definition": a changed Python
-//                                    or Ruby method selects the tests that
-//                                    ran it, not every test that loaded its
-//                                    file (docs/concepts.md, "Definitions";
-//                                    needs runner.python_imports = "names")
+//                granularity = "auto"   a changed Python or Ruby method
+//                                    selects the tests that ran it, not
+//                                    every test that loaded its file, in
+//                                    the processes a definition tracker
+//                                    follows (docs/concepts.md,
+//                                    "Definitions"), file level elsewhere;
+//                                    "definition": the same, and an error
+//                                    unless runner.python_imports = "names"
+//                                    (Python's tracker); "file": every
+//                                    change of a file selects its readers
 //   [store]      url = "sqlite:.ste/ste.db"          relative to the root,
 //                   or "postgresql://host/db?..."    a shared PostgreSQL
 //                                     store (a libpq URI; postgres:// too)
@@ -159,9 +164,10 @@ struct Config {
   std::vector<std::string> inventory_tool_caches;
   bool inventory_external = true;
   SelectionRules selection;
-  // selection.granularity = "definition": the Python and Ruby processes of
-  // a test record the definitions they ran (integrations/python/ste_site/
-  // ste_defs.py, integrations/ruby/ste_defs.rb).
+  // selection.granularity = "auto" (ste.toml's default) or "definition":
+  // the Python and Ruby processes of a test record the definitions they ran
+  // (integrations/python/ste_site/ste_defs.py, integrations/ruby/ste_defs.rb).
+  // A Config made in code is file level unless it says.
   bool selection_definitions = false;
   std::string store_url = "sqlite:.ste/ste.db";
 
