@@ -250,6 +250,51 @@ TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
   }
 }
 
+// A comment is code only where Ruby reads it as a magic comment: an
+// encoding on the first line, frozen_string_literal before any token,
+// shareable_constant_value and warn_indent anywhere as a whole comment. A
+// documentation comment that says "encoding" or "-*-" past the first token
+// is not.
+const char kMagic[] =
+    "# Header comment.\n"
+    "module Codec\n"
+    "  # Decodes the encoding of a body.\n"
+    "  def self.decode(s)\n"
+    "    s\n"
+    "  end\n"
+    "  # note\n"
+    "  X = [1]\n"
+    "end\n";
+
+TEST(RubyFingerprint, OnlyCommentsRubyReadsAsMagicAreCode) {
+  const std::vector<RubyEdit> edits = {
+      {"doc comment saying coding", "  # note\n", "  # The coding of a body: utf-8.\n", {}},
+      {"doc comment saying encoding", "  # note\n", "  # encoding: ascii-8bit\n", {}},
+      {"-*- past the first token", "  # note\n", "  # -*- a b -*-\n", {}},
+      {"frozen_string_literal past the first token", "  # note\n", "  # frozen_string_literal: true\n", {}},
+      {"shareable_constant_value", "  # note\n", "  # shareable_constant_value: literal\n", {""}},
+      {"warn_indent", "  # note\n", "  # warn_indent: true\n", {""}},
+      {"encoding on the first line", "# Header comment.\n", "# encoding: ascii-8bit\n", {""}},
+      {"frozen_string_literal before any token", "# Header comment.\n", "# frozen_string_literal: true\n", {""}},
+      {"-*- before any token", "# Header comment.\n", "# -*- coding: binary -*-\n", {""}},
+  };
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("codec.rb", kMagic, edits, true);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
+  const std::map<std::string, std::string> base = Prints((*run)[0]);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    ASSERT_TRUE((*run)[i + 1].parsed) << (*run)[i + 1].error;
+    std::map<std::string, std::string> now = Prints((*run)[i + 1]);
+    ASSERT_EQ(now.size(), base.size());
+    std::vector<std::string> changed;
+    for (const auto& [name, hash] : base) {
+      if (now.at(name) != hash) changed.push_back(name);
+    }
+    EXPECT_EQ(changed, edits[i].changed);
+  }
+}
+
 // Issue 24: a body is everything between a def's signature and its final
 // `end`, whatever its tokens; the body node's span left some of them (a
 // leading `(`, the `begin`/`end` of a wrapped body, a one-line def's `;`,

@@ -70,9 +70,10 @@
 #     def's `=`) and its final `end`, and what the AST leaves out (regexp
 #     flags of interpolated regexps, literal spelling); white space,
 #     newlines (the AST has the statements) and comments are left out,
-#     except magic comments (coding, frozen_string_literal, warn_indent,
-#     warn_past_scope, shareable_constant_value, -*- lines) and a #! first
-#     line;
+#     except magic comments where Ruby reads them (before the first token:
+#     any comment naming coding, frozen_string_literal, warn_indent,
+#     warn_past_scope or shareable_constant_value, or holding -*-; past
+#     it: the last three, as Ruby spells them: MAGIC) and a #! first line;
 #   - the bytes after __END__ (DATA).
 # A unit's body, for the tokens, is everything from the end of its
 # signature (after the parameter list's `)`; without parentheses, the
@@ -99,13 +100,26 @@ require "ripper"
 
 module SteFingerprint
   # 2: bodies are the def's span past its signature (hole); 3: a unit's
-  # hash is its text without its position, which is the `at` line's
-  FORMAT = 3
+  # hash is its text without its position, which is the `at` line's; 4:
+  # a comment is code only where Ruby reads it as magic (MAGIC)
+  FORMAT = 4
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
+  # Magic comments (Ruby's parse.y): an encoding (`coding: x`, `coding=x`
+  # anywhere in the comment: vim's `fileencoding=x`) only in the first
+  # comment line, or the second after a `#!` one; frozen_string_literal
+  # only before any token; shareable_constant_value (it affects the
+  # constant assignments after it), warn_indent and warn_past_scope
+  # anywhere, as a whole comment `# key: value` or in an Emacs `-*- ... -*-`
+  # one. Comments before the first token are kept whenever they name one of
+  # the keys or hold `-*-` (MAGIC, the loose test: no rule needed there);
+  # past it, only the forms Ruby honours there (LATE_MAGIC): a comment that
+  # merely says "encoding" in a method's documentation is not code.
   MAGIC = /coding|frozen[-_]string[-_]literal|warn[-_]indent|warn[-_]past[-_]scope|
            shareable[-_]constant[-_]value|-\*-/ix.freeze
+  LATE_MAGIC = /\A\#\s*(?:[\w-]+\s*:\s*\S+\s*\z|.*-\*-.*-\*-)/mx.freeze
+  LATE_KEYS = /shareable[-_]constant[-_]value|warn[-_]indent|warn[-_]past[-_]scope/i.freeze
   SKIPPED_TOKENS = %i[on_sp on_nl on_ignored_nl on_comment on_embdoc_beg on_embdoc on_embdoc_end
                       on_ignored_sp].freeze
 
@@ -300,6 +314,15 @@ module SteFingerprint
     [from, to]
   end
 
+  # Whether a comment token is code (MAGIC, LATE_MAGIC): a magic comment
+  # where Ruby honours one, or a `#!` first line.
+  def magic?(text, pos, token_seen)
+    return true if pos == [1, 0] && text.start_with?("#!")
+    return text.match?(MAGIC) unless token_seen
+
+    text.match?(LATE_MAGIC) && text.match?(LATE_KEYS)
+  end
+
   def fingerprint(source)
     tree = RubyVM::AbstractSyntaxTree.parse(source)
     lines = source.lines
@@ -336,15 +359,18 @@ module SteFingerprint
     holes = units.filter_map { |u| hole(u.node, lexed, at) }
     tokens = +""
     end_line = nil
+    token_seen = false
     lexed.each do |(pos, type, text, _state)|
       if type == :on___end__
         end_line = pos[0]
         break
       end
       if type == :on_comment
-        next unless text.match?(MAGIC) || (pos == [1, 0] && text.start_with?("#!"))
+        next unless magic?(text, pos, token_seen)
       elsif SKIPPED_TOKENS.include?(type)
         next
+      else
+        token_seen = true
       end
       next if holes.any? { |from, to| (pos <=> from) >= 0 && (pos <=> to).negative? }
 
