@@ -30,7 +30,8 @@
 #     Module#constants returns (which a program may then read by any
 #     means).
 # Any doubt (a repository file that does not parse now, a method that ran
-# with no `def` at its line: code made by eval) makes every loaded
+# with neither a `def` nor a module-level block at its line: code made by
+# eval) makes every loaded
 # repository file's namespace a dependency. Not seen: a constant read
 # only by code eval'd from a string built at run time whose name no code
 # that ran holds.
@@ -42,7 +43,7 @@ module SteConstReads
   OWN_DIR = "#{File.dirname(File.expand_path(__FILE__))}/"
   WORD = /\b[A-Z]\w*/.freeze
 
-  @files = {} # repo file => [[[full, last]], {line => [names]}, [names]], or nil (unparsed)
+  @files = {} # repo file => [[[full, last]], {line => [names]}, [names], {block line => true}], or nil (unparsed)
   @new_files = [] # loaded since the last resolve
   @outside = {} # non-repo files scanned
   @index = {} # last name => [[file, full name]] of the loaded repo files
@@ -72,7 +73,11 @@ module SteConstReads
       return if analysis.nil? # @doubt already
 
       names = analysis[1][line]
-      names.nil? ? (@doubt = true) : note(names)
+      if names
+        note(names)
+      elsif !analysis[3].key?(line) # a module-level block's names are noted
+        @doubt = true
+      end
     end
 
     # A file outside the repository that was loaded (not ste's own).
@@ -133,8 +138,8 @@ module SteConstReads
       tree = RubyVM::AbstractSyntaxTree.parse_file(file)
       named = []
       SteConsts.each_named(tree.children[2]) { |full, _| named << [full, full.split("::").last] }
-      methods, top = SteConsts.references(tree)
-      [named, methods, top]
+      methods, top, blocks = SteConsts.references(tree)
+      [named, methods, top, blocks]
     rescue StandardError, SyntaxError
       nil
     ensure

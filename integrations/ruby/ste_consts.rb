@@ -159,14 +159,22 @@ module SteConsts
     node.children.each { |c| walk(c, &block) }
   end
 
-  # [{def line => [last names]}, [module-level last names]] (see the top).
-  # A def inside a def counts for both (the outer one defines it).
+  # [{def line => [last names]}, [module-level last names], {line => true}
+  # where a block of the module-level code starts] (see the top). A def
+  # inside a def counts for both (the outer one defines it). The block
+  # lines: where Coverage may see a method that is no def (a block given
+  # to define_method), whose names are the module-level code's.
   def references(tree)
     methods = Hash.new { |h, k| h[k] = [] }
     top = []
+    blocks = {}
     scan = lambda do |node, into|
       return unless node.is_a?(Node)
 
+      if into.equal?(top) && %i[ITER LAMBDA].include?(node.type)
+        blocks[node.first_lineno] = true
+        node.children.each { |c| blocks[c.first_lineno] = true if c.is_a?(Node) && c.type == :SCOPE }
+      end
       case node.type
       when :DEFN, :DEFS
         mine = methods[node.first_lineno]
@@ -197,6 +205,6 @@ module SteConsts
       node.children.each { |c| scan.call(c, into) }
     end
     scan.call(tree, top)
-    [methods.transform_values(&:uniq), top.uniq]
+    [methods.transform_values(&:uniq), top.uniq, blocks]
   end
 end

@@ -13,8 +13,9 @@
 # code of any loaded file names it, when a loaded file outside the
 # repository names it, when its name reaches Module#const_get or comes
 # out of Module#constants; a constant no code that ran names is not; a
-# repository file that no longer parses makes every loaded file's
-# namespace a dependency.
+# repository file that no longer parses, or a method made by eval that
+# ran, makes every loaded file's namespace a dependency (a define_method
+# block is module-level code: no doubt).
 
 require "minitest/autorun"
 require "rbconfig"
@@ -61,6 +62,16 @@ class RubyConstReadsTest < Minitest::Test
       class User
         DEFAULT = Rack::Mime::OTHER + 1
         def dynamic(name) = Rack::Mime.const_get(name)
+      end
+    RUBY
+    File.write(File.join(@root, "lib", "dyn.rb"), <<~RUBY)
+      class Dyn
+        K = 1
+        J = 2
+        define_method(:block) { K }
+        class_eval <<~R, __FILE__, __LINE__ + 1
+          def evald = 3
+        R
       end
     RUBY
     File.write(File.join(@outside, "gem.rb"), "module Gem2\n  def self.read = Rack::Mime::UNREAD\nend\n")
@@ -127,6 +138,18 @@ class RubyConstReadsTest < Minitest::Test
     out, consts = run_tracked("require 'mime'\nrequire 'gem'\np 1\n")
     assert_equal "1\n", out
     assert_equal ["lib/mime.rb: Rack::Mime::UNREAD"], consts
+  end
+
+  def test_a_define_method_block_is_module_level_code
+    out, consts = run_tracked("require 'dyn'\np Dyn.new.block\n")
+    assert_equal "1\n", out
+    assert_equal ["lib/dyn.rb: Dyn::K"], consts
+  end
+
+  def test_a_method_made_by_eval_is_every_constant_of_every_file
+    out, consts = run_tracked("require 'dyn'\nrequire 'mime'\np Dyn.new.evald\n")
+    assert_equal "3\n", out
+    assert_equal ["lib/dyn.rb: *", "lib/dyn.rb: Dyn::K", "lib/mime.rb: *"], consts
   end
 
   def test_a_file_that_no_longer_parses_is_every_constant_of_every_file
