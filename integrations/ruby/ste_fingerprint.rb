@@ -7,8 +7,9 @@
 # Run by ste itself, never by a test: `ruby --disable=all
 # ste_fingerprint.rb` (RUBYOPT and RUBYLIB removed from its environment) at
 # record time and at select time (the changed files only). It loads nothing
-# but ripper and digest from the standard library and executes nothing of
-# the files it reads: it parses them (RubyVM::AbstractSyntaxTree, Ripper).
+# but ripper and digest from the standard library (and ste_consts.rb,
+# beside it) and executes nothing of the files it reads: it parses them
+# (RubyVM::AbstractSyntaxTree, Ripper).
 #
 # Protocol. stdin: per file, one line with the byte count, then that many
 # bytes. stdout, per file in order:
