@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -47,11 +48,13 @@ std::string Hex(XXH128_hash_t h) {
   return buf;
 }
 
-// name -> hash of each unit; "" -> the module's.
+// name -> hash of each unit; "" -> the module's; "const:<name>" -> a
+// simple constant's.
 std::map<std::string, std::string> Prints(const FileDefinitions& d) {
   std::map<std::string, std::string> out;
   out[""] = Hex(d.module);
   for (const DefinitionUnit& u : d.units) out[u.name] = Hex(u.hash);
+  for (const DefinitionConst& c : d.consts) out["const:" + c.name] = Hex(c.hash);
   return out;
 }
 
@@ -219,7 +222,7 @@ TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
       {"comment outside", "# The area.", "# The surface.", {}},
       {"parameter default", "def area(scale = 1)\n      pts", "def area(scale = 2)\n      pts", {"", "Geo::Polygon#area"}},
       {"parameter name", "def self.create(n)", "def self.create(count)", {"", "Geo::Polygon.create"}},
-      {"constant", "LIMIT = 1", "LIMIT = 2", {""}},
+      {"constant", "LIMIT = 1", "LIMIT = 2", {"const:Geo::LIMIT"}},
       {"include", "include Comparable", "include Enumerable", {""}},
       {"attr_accessor", "attr_accessor :pts", "attr_accessor :pts, :name", {""}},
       {"visibility", "    attr_accessor :pts\n", "    attr_accessor :pts\n    private\n", {""}},
@@ -247,6 +250,114 @@ TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
       continue;
     }
     EXPECT_EQ(changed, edits[i].changed);
+  }
+}
+
+// A comment is code only where Ruby reads it as a magic comment: an
+// encoding on the first line, frozen_string_literal before any token,
+// shareable_constant_value and warn_indent anywhere as a whole comment. A
+// documentation comment that says "encoding" or "-*-" past the first token
+// is not.
+const char kMagic[] =
+    "# Header comment.\n"
+    "module Codec\n"
+    "  # Decodes the encoding of a body.\n"
+    "  def self.decode(s)\n"
+    "    s\n"
+    "  end\n"
+    "  # note\n"
+    "  X = Array.new(1)\n"
+    "end\n";
+
+TEST(RubyFingerprint, OnlyCommentsRubyReadsAsMagicAreCode) {
+  const std::vector<RubyEdit> edits = {
+      {"doc comment saying coding", "  # note\n", "  # The coding of a body: utf-8.\n", {}},
+      {"doc comment saying encoding", "  # note\n", "  # encoding: ascii-8bit\n", {}},
+      {"-*- past the first token", "  # note\n", "  # -*- a b -*-\n", {}},
+      {"frozen_string_literal past the first token", "  # note\n", "  # frozen_string_literal: true\n", {}},
+      {"shareable_constant_value", "  # note\n", "  # shareable_constant_value: literal\n", {""}},
+      {"warn_indent", "  # note\n", "  # warn_indent: true\n", {""}},
+      {"encoding on the first line", "# Header comment.\n", "# encoding: ascii-8bit\n", {""}},
+      {"frozen_string_literal before any token", "# Header comment.\n", "# frozen_string_literal: true\n", {""}},
+      {"-*- before any token", "# Header comment.\n", "# -*- coding: binary -*-\n", {""}},
+  };
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("codec.rb", kMagic, edits, true);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
+  const std::map<std::string, std::string> base = Prints((*run)[0]);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    ASSERT_TRUE((*run)[i + 1].parsed) << (*run)[i + 1].error;
+    std::map<std::string, std::string> now = Prints((*run)[i + 1]);
+    ASSERT_EQ(now.size(), base.size());
+    std::vector<std::string> changed;
+    for (const auto& [name, hash] : base) {
+      if (now.at(name) != hash) changed.push_back(name);
+    }
+    EXPECT_EQ(changed, edits[i].changed);
+  }
+}
+
+// A simple constant's value is a part of its own (its `const` line): a
+// value edit changes that line only. That the constant exists is
+// module-level code: adding or removing one, or a value that is not a
+// literal (or a heredoc, or a name bound twice), changes the module.
+const char kConsts[] =
+    "module Mime\n"
+    "  TYPES = { \".a\" => \"x/y\", \".b\" => %w[p q], c: [1, 2.5, nil, true] }.freeze\n"
+    "  LIMIT = -1\n"
+    "  NAME = \"n\".freeze\n"
+    "  EMPTY = []\n"
+    "  OBJ = Object.new\n"
+    "  DOC = <<~T\n"
+    "    t\n"
+    "  T\n"
+    "  TWICE = 1\n"
+    "  TWICE ||= 2\n"
+    "  def self.type(e)\n"
+    "    TYPES[e]\n"
+    "  end\n"
+    "end\n"
+    "TOP = :sym\n";
+
+TEST(RubyFingerprint, ASimpleConstantsValueIsItsOwnPart) {
+  const std::vector<RubyEdit> edits = {
+      {"hash value", "\"x/y\"", "\"x/z\"", {"const:Mime::TYPES"}},
+      {"nested array", "%w[p q]", "%w[p r]", {"const:Mime::TYPES"}},
+      {"nested literal", "2.5, nil", "2.5, false", {"const:Mime::TYPES"}},
+      {"freeze dropped", "true] }.freeze", "true] }", {"const:Mime::TYPES"}},
+      {"negative number", "LIMIT = -1", "LIMIT = 1", {"const:Mime::LIMIT"}},
+      {"string", "\"n\".freeze", "\"m\".freeze", {"const:Mime::NAME"}},
+      {"top level", ":sym", ":other", {"const:TOP"}},
+      {"value over more lines", "EMPTY = []", "EMPTY = [\n    1,\n  ]", {"const:Mime::EMPTY"}},
+      {"constant added", "  EMPTY = []\n", "  EMPTY = []\n  MORE = 1\n", {"", "const:Mime::MORE"}},
+      {"constant removed", "  EMPTY = []\n", "", {"", "const:Mime::EMPTY"}},
+      {"constant renamed", "EMPTY = []", "NONE = []", {"", "const:Mime::EMPTY", "const:Mime::NONE"}},
+      {"made not simple", "LIMIT = -1", "LIMIT = -1 + 0", {"", "const:Mime::LIMIT"}},
+      {"not a literal", "Object.new", "Object.new.freeze", {""}},
+      {"heredoc", "    t\n", "    u\n", {""}},
+      {"bound twice", "TWICE = 1", "TWICE = 3", {""}},
+      {"a method naming it", "    TYPES[e]\n", "    TYPES.fetch(e)\n", {"Mime.type"}},
+  };
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("mime.rb", kConsts, edits, true);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
+  std::vector<std::string> names;
+  for (const DefinitionConst& c : (*run)[0].consts) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"Mime::TYPES", "Mime::LIMIT", "Mime::NAME", "Mime::EMPTY", "TOP"}));
+  const std::map<std::string, std::string> base = Prints((*run)[0]);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    ASSERT_TRUE((*run)[i + 1].parsed) << (*run)[i + 1].error;
+    std::map<std::string, std::string> now = Prints((*run)[i + 1]);
+    std::set<std::string> changed;  // changed, added or gone
+    for (const auto& [name, hash] : base) {
+      if (!now.count(name) || now.at(name) != hash) changed.insert(name);
+    }
+    for (const auto& [name, hash] : now) {
+      if (!base.count(name)) changed.insert(name);
+    }
+    EXPECT_EQ(changed, std::set<std::string>(edits[i].changed.begin(), edits[i].changed.end()));
   }
 }
 
@@ -338,7 +449,7 @@ TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
       {"code between two methods", "  end\n\n  def count", "  end\n  register :total\n\n  def count", ""},
       {"private call", "  private\n", "  protected\n", ""},
       {"private removed", "  private\n", "\n", ""},
-      {"constant", "TAX = 2", "TAX = 3", ""},
+      {"constant made not simple", "TAX = 2", "TAX = rate", ""},
       {"one-line def becomes endless", "def one; 1; end", "def one = 1", ""},
   };
   absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("shop.rb", kShop, edits, true);

@@ -25,8 +25,13 @@
 #                                   entered) is tracked from here on;
 #   /\x01ste-defs-end:<pid>         everything it ran is accounted for;
 #   /\x01ste-defs-v2:<pid>          this tracker makes the records below
-#                                   (without it ste gives every method
-#                                   that ran its place);
+#                                   and the constants' (without it ste
+#                                   gives every method that ran its place
+#                                   and its file's every constant);
+#   <abs file>/\x01ste-name:<name>  code that ran may read the simple
+#   <abs file>/\x01ste-namespace    constant <name> of <file> / any of
+#                                   them (ste_const_reads.rb says which
+#                                   code and how);
 #   /\x01ste-positions:<pid>.<n>    code that ran in this scope read line
 #                                   numbers of running code (frames:
 #                                   ste_positions.rb, loaded by this: the
@@ -84,7 +89,7 @@ module SteDefs
   DATA = "\x01ste-data"
   BEGIN_MARK = "/\x01ste-defs-begin:"
   END_MARK = "/\x01ste-defs-end:"
-  V2_MARK = "/\x01ste-defs-v2:" # this tracker makes positions records
+  V2_MARK = "/\x01ste-defs-v2:" # this tracker makes positions and constants records
 
   @root = nil # "<abs root>/" while tracking
   @emitted = {} # [file, line] => true, already recorded by this process
@@ -138,16 +143,27 @@ module SteDefs
           @inside = false
         end
         result.each do |file, data|
-          next unless file.is_a?(String) && file.start_with?(@root)
+          next unless file.is_a?(String)
 
+          unless file.start_with?(@root)
+            SteConstReads.outside(file)
+            next
+          end
           record(file, 0)
+          SteConstReads.loaded(file)
           methods = data.is_a?(Hash) ? data[:methods] : nil
           if methods.nil?
             broken! # no method counts: not what we started
             next
           end
-          methods.each { |key, count| record(file, key[2]) if count.to_i.positive? }
+          methods.each do |key, count|
+            next unless count.to_i.positive?
+
+            record(file, key[2])
+            SteConstReads.ran(file, key[2])
+          end
         end
+        SteConstReads.resolve(method(:stat))
       end
       until @data_files.empty?
         file, = @data_files.shift
@@ -276,6 +292,8 @@ module SteDefs
       Kernel.prepend(KernelOpen)
       require_relative "ste_positions"
       install_position_hooks
+      require_relative "ste_const_reads"
+      Module.prepend(SteConstReads::Hooks)
     end
   end
 

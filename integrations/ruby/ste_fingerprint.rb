@@ -7,8 +7,9 @@
 # Run by ste itself, never by a test: `ruby --disable=all
 # ste_fingerprint.rb` (RUBYOPT and RUBYLIB removed from its environment) at
 # record time and at select time (the changed files only). It loads nothing
-# but ripper and digest from the standard library and executes nothing of
-# the files it reads: it parses them (RubyVM::AbstractSyntaxTree, Ripper).
+# but ripper and digest from the standard library (and ste_consts.rb,
+# beside it) and executes nothing of the files it reads: it parses them
+# (RubyVM::AbstractSyntaxTree, Ripper).
 #
 # Protocol. stdin: per file, one line with the byte count, then that many
 # bytes. stdout, per file in order:
@@ -20,6 +21,8 @@
 #     unit <32 hex> <first> <last> <name>   one per definition: its text
 #     at <32 hex>                           right after it: its text and
 #                                           its position
+#     const <32 hex> <name>                 one per simple constant: its
+#                                           value
 #     end
 # (indexer/include/ste/definitions.h reads it: an absent `at` line means
 # the unit's hash, which then has the position.)
@@ -57,22 +60,37 @@
 # lines, the unit fingerprint is the `at` one: the protocol's meaning of
 # an absent `at`.)
 #
+# The const fingerprint (`const`): a *simple constant*'s value
+# (ste_consts.rb: `NAME = <literal>` directly in the file's, a class's or a
+# module's body, a string, symbol, number, nil, true, false, or an array
+# or hash of those, nested, optionally `.freeze`d; bound nowhere else in
+# the file), named like units ("Rack::Mime::MIME_TYPES", "LIMIT" at the
+# top): the value's AST without positions and its tokens (the span after
+# the `=`). The assignment itself (that the constant exists, its name)
+# stays in the module's. ste makes a test depend on it where code that ran
+# names it (ste_const_reads.rb). A value holding a heredoc (whose lines lie
+# past the assignment) is not one: module-level code, as any other
+# constant.
+#
 # The module fingerprint covers everything else:
 #   - the AST of the file (node types and every child RubyVM::
 #     AbstractSyntaxTree exposes: names, literals, constants, calls such as
 #     include, attr_accessor, private, alias, define_method, their blocks)
 #     without positions, each unit's `def` kept as its kind, receiver,
 #     name and parameter node (arity, defaults, keywords, rest, block) with
-#     its body (and local table) replaced by one marker, empty or not;
+#     its body (and local table) replaced by one marker, empty or not,
+#     each simple constant's assignment as its name and a marker;
 #   - the token stream (Ripper.lex: type and text, no positions) of the
-#     file outside the units' bodies: a unit's signature (`def`, `self.`,
+#     file outside the units' bodies and the simple constants' values: a
+#     unit's signature (`def`, `self.`,
 #     the name, the parameters with their default values; an endless
 #     def's `=`) and its final `end`, and what the AST leaves out (regexp
 #     flags of interpolated regexps, literal spelling); white space,
 #     newlines (the AST has the statements) and comments are left out,
-#     except magic comments (coding, frozen_string_literal, warn_indent,
-#     warn_past_scope, shareable_constant_value, -*- lines) and a #! first
-#     line;
+#     except magic comments where Ruby reads them (before the first token:
+#     any comment naming coding, frozen_string_literal, warn_indent,
+#     warn_past_scope or shareable_constant_value, or holding -*-; past
+#     it: the last three, as Ruby spells them: MAGIC) and a #! first line;
 #   - the bytes after __END__ (DATA).
 # A unit's body, for the tokens, is everything from the end of its
 # signature (after the parameter list's `)`; without parentheses, the
@@ -83,7 +101,8 @@
 # begin/rescue, a one-line def's `;` (issue 24).
 # So a change confined to a unit's body, whatever its tokens, changes that
 # unit only; adding,
-# removing or renaming a method, its parameters, a constant, an include, a
+# removing or renaming a method, its parameters, a constant (a simple
+# one's value: its `const` line only), an include, a
 # visibility call, method_missing/respond_to_missing? (methods like the
 # rest) all change the module's. Known limit, as for Python: the module
 # fingerprint has no positions, so module-level code moved by a change in
@@ -96,16 +115,31 @@
 
 require "digest"
 require "ripper"
+require_relative "ste_consts"
 
 module SteFingerprint
   # 2: bodies are the def's span past its signature (hole); 3: a unit's
-  # hash is its text without its position, which is the `at` line's
-  FORMAT = 3
+  # hash is its text without its position, which is the `at` line's; 4:
+  # a comment is code only where Ruby reads it as magic (MAGIC); 5: a
+  # simple constant's value is its `const` line's, not the module's
+  FORMAT = 5
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
+  # Magic comments (Ruby's parse.y): an encoding (`coding: x`, `coding=x`
+  # anywhere in the comment: vim's `fileencoding=x`) only in the first
+  # comment line, or the second after a `#!` one; frozen_string_literal
+  # only before any token; shareable_constant_value (it affects the
+  # constant assignments after it), warn_indent and warn_past_scope
+  # anywhere, as a whole comment `# key: value` or in an Emacs `-*- ... -*-`
+  # one. Comments before the first token are kept whenever they name one of
+  # the keys or hold `-*-` (MAGIC, the loose test: no rule needed there);
+  # past it, only the forms Ruby honours there (LATE_MAGIC): a comment that
+  # merely says "encoding" in a method's documentation is not code.
   MAGIC = /coding|frozen[-_]string[-_]literal|warn[-_]indent|warn[-_]past[-_]scope|
            shareable[-_]constant[-_]value|-\*-/ix.freeze
+  LATE_MAGIC = /\A\#\s*(?:[\w-]+\s*:\s*\S+\s*\z|.*-\*-.*-\*-)/mx.freeze
+  LATE_KEYS = /shareable[-_]constant[-_]value|warn[-_]indent|warn[-_]past[-_]scope/i.freeze
   SKIPPED_TOKENS = %i[on_sp on_nl on_ignored_nl on_comment on_embdoc_beg on_embdoc on_embdoc_end
                       on_ignored_sp].freeze
 
@@ -123,31 +157,8 @@ module SteFingerprint
     name.b.gsub(%r{[\x00-\x1F%/\x7F]}n) { |c| format("%%%02X", c.ord) }
   end
 
-  # "A::B" for a constant path node, nil otherwise.
-  def const_path(node)
-    return nil unless node.is_a?(Node)
-
-    case node.type
-    when :CONST then node.children[0].to_s
-    when :COLON3 then node.children[0].to_s
-    when :COLON2
-      scope, name = node.children
-      return name.to_s if scope.nil?
-
-      prefix = const_path(scope)
-      prefix && "#{prefix}::#{name}"
-    end
-  end
-
-  def statements(body)
-    return [] if body.nil?
-    return body.children.compact if body.type == :BLOCK
-
-    [body]
-  end
-
   def collect(body, prefix, singleton, units)
-    statements(body).each do |node|
+    SteConsts.statements(body).each do |node|
       case node.type
       when :DEFN, :DEFS, :FCALL, :CALL, :QCALL
         definitions(node).each do |d|
@@ -157,7 +168,7 @@ module SteFingerprint
       when :CLASS, :MODULE
         next if singleton
 
-        path = const_path(node.children[0])
+        path = SteConsts.const_path(node.children[0])
         next if path.nil?
 
         scope = node.children.last
@@ -209,6 +220,10 @@ module SteFingerprint
   def dump(node, stubs, out)
     unless node.is_a?(Node)
       out << node.inspect << "\0"
+      return
+    end
+    if node.type == :CDECL && stubs[key(node)]
+      out << "(CDECL " << node.children[0].inspect << " ste:const)"
       return
     end
     if stubs[key(node)]
@@ -300,6 +315,15 @@ module SteFingerprint
     [from, to]
   end
 
+  # Whether a comment token is code (MAGIC, LATE_MAGIC): a magic comment
+  # where Ruby honours one, or a `#!` first line.
+  def magic?(text, pos, token_seen)
+    return true if pos == [1, 0] && text.start_with?("#!")
+    return text.match?(MAGIC) unless token_seen
+
+    text.match?(LATE_MAGIC) && text.match?(LATE_KEYS)
+  end
+
   def fingerprint(source)
     tree = RubyVM::AbstractSyntaxTree.parse(source)
     lines = source.lines
@@ -326,25 +350,34 @@ module SteFingerprint
       [digest("unit", !EMIT_AT || text.include?("__LINE__") ? placed : text), digest("at", placed), u.first, u.last,
        escape(name)]
     end
-    stubs = units.to_h { |u| [key(u.node), u] }
-    ast = +""
-    dump(tree, stubs, ast)
     lexed = Ripper.lex(source)
-    # Tokens outside the bodies: [line, column] in [first, last).
     at = {}
     lexed.each_with_index { |(pos, _type, _text, _state), i| at[pos] ||= i }
-    holes = units.filter_map { |u| hole(u.node, lexed, at) }
+    consts = SteConsts.simple(tree).filter_map do |name, node|
+      span = value_hole(node, lexed, at)
+      span && [name, node, span]
+    end
+    stubs = units.to_h { |u| [key(u.node), u] }
+    consts.each { |_, node, _| stubs[key(node)] = true }
+    ast = +""
+    dump(tree, stubs, ast)
+    # Tokens outside the bodies and the constants' values: [line, column]
+    # in [first, last).
+    holes = units.filter_map { |u| hole(u.node, lexed, at) } + consts.map { |_, _, span| span }
     tokens = +""
     end_line = nil
+    token_seen = false
     lexed.each do |(pos, type, text, _state)|
       if type == :on___end__
         end_line = pos[0]
         break
       end
       if type == :on_comment
-        next unless text.match?(MAGIC) || (pos == [1, 0] && text.start_with?("#!"))
+        next unless magic?(text, pos, token_seen)
       elsif SKIPPED_TOKENS.include?(type)
         next
+      else
+        token_seen = true
       end
       next if holes.any? { |from, to| (pos <=> from) >= 0 && (pos <=> to).negative? }
 
@@ -352,7 +385,41 @@ module SteFingerprint
     end
     data = end_line ? lines[end_line..]&.join.to_s : ""
     module_text = +"ast\0" << ast << "\0tokens\0" << tokens << "\0data\0" << (end_line ? "1" : "0") << data
-    [digest("module", module_text), out_units]
+    out_consts = consts.map do |name, node, (from, to)|
+      text = +""
+      dump(SteConsts.value(node), {}, text)
+      text << "\0"
+      lexed.each do |(pos, type, tok, _state)|
+        next if (pos <=> from).negative? || (pos <=> to) >= 0 || SKIPPED_TOKENS.include?(type)
+
+        text << type.to_s << " " << tok << "\0"
+      end
+      [digest("const", text), escape(name)]
+    end
+    [digest("module", module_text), out_units, out_consts]
+  end
+
+  # A simple constant's value as a token span [from, to): from just after
+  # the `=` that follows its name to the end of the assignment (a `.freeze`
+  # included). nil when the tokens are not the expected ones or the value
+  # holds a heredoc (whose lines lie past the assignment's span): the
+  # constant then stays module-level code.
+  def value_hole(node, lexed, at)
+    i = at[[node.first_lineno, node.first_column]]
+    return nil if i.nil? || lexed[i][1] != :on_const || lexed[i][2] != node.children[0].to_s
+
+    i = skip_blank(lexed, i + 1)
+    return nil if i >= lexed.size || lexed[i][1] != :on_op || lexed[i][2] != "="
+
+    line, column = lexed[i][0]
+    from = [line, column + 1]
+    to = [node.last_lineno, node.last_column]
+    return nil unless (from <=> to).negative?
+
+    inside = lexed.select { |(pos, _, _, _)| (pos <=> from) >= 0 && (pos <=> to).negative? }
+    return nil if inside.empty? || inside.any? { |(_, type, _, _)| type == :on_heredoc_beg }
+
+    [from, to]
   end
 
   def main
@@ -372,7 +439,7 @@ module SteFingerprint
       begin
         raise SyntaxError, "invalid UTF-8" unless source.valid_encoding?
 
-        module_digest, units = fingerprint(source)
+        module_digest, units, consts = fingerprint(source)
       rescue SyntaxError, ArgumentError, EncodingError, SystemStackError, NoMemoryError => e
         message = "#{e.class}: #{e.message}".split.join(" ")
         out.write("error #{message.empty? ? 'unparseable' : message.b}\n")
@@ -383,6 +450,7 @@ module SteFingerprint
         out.write("unit #{d} #{first} #{last} #{name}\n")
         out.write("at #{at}\n") if EMIT_AT
       end
+      consts.each { |d, name| out.write("const #{d} #{name}\n") }
       out.write("end\n")
     end
     out.flush

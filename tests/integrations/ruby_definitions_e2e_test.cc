@@ -7,7 +7,8 @@
 //
 // Each change below is made, selected, and undone. The selection must be
 // exactly the expected set: the tests that ran a changed method (for one
-// that only moved, those of them that read its lines), every
+// that only moved, those of them that read its lines), for a simple
+// constant's value those whose code that ran names it, every
 // test when module-level code changed, and the tests whose account is not
 // trusted at definition level (a forked child that ends by exit!, a test
 // that stops Coverage) whenever anything they loaded changed. Then the
@@ -56,6 +57,12 @@ const char kCalc[] =
     "# Arithmetic.\n"
     "module Shapes\n"
     "  LIMIT = 100\n"
+    "  RATE = 3\n"
+    "  BASE = 10\n"
+    "\n"
+    "  def self.triple(a)\n"
+    "    a * RATE\n"
+    "  end\n"
     "\n"
     "  def self.add(a, b)\n"
     "    a + b\n"
@@ -118,6 +125,7 @@ const char kTable[] =
     "  end\n"
     "\n"
     "  TABLE = build_table\n"
+    "  START = Shapes::BASE + 1\n"
     "end\n";
 
 // Each test: statements, then the expression that must be true.
@@ -133,6 +141,11 @@ const std::map<std::string, Body> kTestBodies = {
     {"shout", {"", "Shapes.shout(\"a\") == \"A!\""}},
     {"whisper", {"", "Shapes.whisper(\"A\") == \"a...\""}},
     {"table", {"", "Shapes::TABLE[\"b\"] == 2"}},
+    // Simple constants: one a method names, one read by name at run time,
+    // one read at load by another file's module-level code.
+    {"triple", {"", "Shapes.triple(2) == 6"}},
+    {"dynamic", {"name = \"RA\" + \"TE\"", "Shapes.const_get(name) == 3"}},
+    {"start", {"", "Shapes::START == 11"}},
     // Read the lines of methods they ran (issue 24, the move rule): a
     // method's own caller_locations, an exception's backtrace.
     {"line", {"", "Shapes.line == 11"}},
@@ -200,8 +213,15 @@ std::vector<Change> Changes() {
       {"shout body", "text.rb", "\"#{s.upcase}!\"", "\"#{s.upcase}?\"", {"shout"}},
       {"whisper body", "text.rb", "\"#{s.downcase}...\"", "\"#{s.downcase}.\"", {"whisper"}},
       {"load-time method", "table.rb", "\"b\" => 2", "\"b\" => 3", {}, true},
-      {"module constant", "calc.rb", "LIMIT = 100", "LIMIT = 101", {}, true, false},
-      {"class constant", "calc.rb", "DIMS = 2", "DIMS = 3", {}, true, false},
+      // A simple constant's value: the tests whose code that ran names it,
+      // or that read it by a name made at run time (const_get), or all
+      // when module-level code read it at load (table.rb's START); none
+      // when no code names it.
+      {"module constant", "calc.rb", "LIMIT = 100", "LIMIT = 101", {"source"}, false, false},
+      {"class constant", "calc.rb", "DIMS = 2", "DIMS = 3", {"source"}, false, false},
+      {"constant a method names", "calc.rb", "RATE = 3", "RATE = 4", {"triple", "dynamic", "source"}},
+      {"constant read at load", "calc.rb", "BASE = 10", "BASE = 20", {}, true},
+      {"constant added", "calc.rb", "  BASE = 10\n", "  BASE = 10\n  MORE = 1\n", {}, true, false},
       {"visibility", "calc.rb", "    def norm1", "    private\n\n    def norm1", {}, true},
       {"parameters", "calc.rb", "def self.sub(a, b)", "def self.sub(a, b = 0)", {}, true, false},
       // (It moves Shapes.line and Shapes.fail!: the tests that read their

@@ -16,9 +16,12 @@
 //                                     <file> that ran depends on all of
 //                                     its docstrings)
 //   "<abs file>/\x01ste-name:<name>"  code that ran names <name>, which
-//                                     <file> binds at its top level
+//                                     <file> binds at its top level (Ruby:
+//                                     in a class or module body too,
+//                                     "Rack::Mime::MIME_TYPES")
 //   "<abs file>/\x01ste-namespace"    <file>'s namespace was used by string
-//                                     (dir, vars, __dict__): all of its
+//                                     (dir, vars, __dict__; Ruby: the
+//                                     tracker's doubt): all of its
 //                                     constants
 //   "/\x01ste-defs-begin:<pid>"       the process is tracked from here on
 //                                     (at its start, after a fork, after a
@@ -58,7 +61,9 @@
 //   "F/\x01ste-at:<name>"     the same with its place (its lines);
 //   "F/\x01ste-doc:<name>"    a docstring ("<module>", "Polygon",
 //                             "Polygon.area");
-//   "F/\x01ste-const:<name>"  a simple top-level constant's value.
+//   "F/\x01ste-const:<name>"  a simple constant's value (Python: at the
+//                             top level; Ruby: in a class or module body
+//                             too).
 // Their values are the fingerprints of integrations/python/
 // ste_fingerprint.py (BLAKE2b-128) or integrations/ruby/ste_fingerprint.rb
 // (SHA-256 cut to 128 bits), stored as the entry's hash: the first 16 hex

@@ -1,0 +1,163 @@
+# frozen_string_literal: true
+
+# ste_const_reads.rb: which simple constants (ste_consts.rb) a Ruby
+# process's code may have read, for ste_defs.rb (loaded by it; docs/
+# concepts.md, "Definitions"). A simple constant's value is a part of its
+# own (ste_fingerprint.rb's `const` lines), not module-level code: a test
+# depends on it where code that ran names it. Records (stats of paths that
+# never exist, made by ste_defs.rb's emission, once per process):
+#
+#   <abs file>/\x01ste-name:<Full::Name>  code that ran may read the
+#                                         constant <file> names so;
+#   <abs file>/\x01ste-namespace          any of <file>'s constants.
+#
+# What counts as naming (the names are last segments: `X` of `A::X`,
+# matched against every constant named in every repository file the
+# process loaded, whatever module it is in: a constant found through
+# inheritance, an include or its module's alias is found too):
+#   - the code of each method that ran (Coverage's method keys: the `def`
+#     at that line in the file's syntax tree, blocks and nested defs
+#     included): its constant references and constant-shaped string and
+#     symbol literals (SteConsts.references);
+#   - the module-level code of each repository file loaded (class bodies
+#     run at load and may read another file's constants; blocks made at
+#     load time, which may run later: `define_method`, `included do`);
+#   - every identifier-shaped word starting with a capital in each file
+#     outside the repository that was loaded (a gem's code that reads a
+#     constant of the repository by name: its files are not parsed, their
+#     words are enough);
+#   - names given at run time to Module#const_get, and the names
+#     Module#constants returns (which a program may then read by any
+#     means).
+# Any doubt (a repository file that does not parse now, a method that ran
+# with neither a `def` nor a module-level block at its line: code made by
+# eval) makes every loaded
+# repository file's namespace a dependency. Not seen: a constant read
+# only by code eval'd from a string built at run time whose name no code
+# that ran holds.
+require_relative "ste_consts"
+
+module SteConstReads
+  NAME = "\x01ste-name:"
+  NAMESPACE = "\x01ste-namespace"
+  OWN_DIR = "#{File.dirname(File.expand_path(__FILE__))}/"
+  WORD = /\b[A-Z]\w*/.freeze
+
+  @files = {} # repo file => [[[full, last]], {line => [names]}, [names], {block line => true}], or nil (unparsed)
+  @new_files = [] # loaded since the last resolve
+  @outside = {} # non-repo files scanned
+  @index = {} # last name => [[file, full name]] of the loaded repo files
+  @seen = {} # last names referenced so far in this process
+  @fresh = {} # referenced since the last resolve, not seen before
+  @recorded = {} # record paths stat'ed
+  @doubt = false
+
+  class << self
+    # A repository file whose module-level code ran (Coverage saw it).
+    def loaded(file)
+      return if @files.key?(file)
+
+      analysis = analyze(file)
+      @files[file] = analysis
+      @new_files << file
+      if analysis.nil?
+        @doubt = true
+      else
+        note(analysis[2])
+      end
+    end
+
+    # A method of a loaded repository file whose `def` is at `line` ran.
+    def ran(file, line)
+      analysis = @files[file]
+      return if analysis.nil? # @doubt already
+
+      names = analysis[1][line]
+      if names
+        note(names)
+      elsif !analysis[3].key?(line) # a module-level block's names are noted
+        @doubt = true
+      end
+    end
+
+    # A file outside the repository that was loaded (not ste's own).
+    def outside(file)
+      return if @outside.key?(file) || file.start_with?(OWN_DIR)
+
+      @outside[file] = true
+      note(File.binread(file).scan(WORD).uniq)
+    rescue StandardError
+      nil
+    end
+
+    # A name given at run time (const_get's argument, constants' answer).
+    def dynamic(name)
+      name = name.to_s
+      last = name.include?(":") ? name.split("::").last : name
+      @fresh[last] = true if last && !@seen.key?(last)
+    rescue StandardError
+      nil
+    end
+
+    # Records what the names seen so far may read, through `stat`.
+    def resolve(stat)
+      @new_files.each do |file|
+        @files[file]&.[](0)&.each { |full, last| (@index[last] ||= []) << [file, full] }
+      end
+      fresh = @fresh.keys
+      @fresh.clear
+      fresh.each do |name|
+        @seen[name] = true
+        @index[name]&.each { |file, full| record(stat, "#{file}/#{NAME}#{full}") }
+      end
+      @new_files.each do |file|
+        @files[file]&.[](0)&.each { |full, last| record(stat, "#{file}/#{NAME}#{full}") if @seen.key?(last) }
+      end
+      @new_files.clear
+      @files.each_key { |file| record(stat, "#{file}/#{NAMESPACE}") } if @doubt
+    end
+
+    private
+
+    def note(names)
+      names.each { |n| @fresh[n] = true unless @seen.key?(n) }
+    end
+
+    def record(stat, path)
+      return if @recorded.key?(path)
+
+      @recorded[path] = true
+      stat.call(path)
+    end
+
+    # [named constants [[full, last]], {def line => names}, module-level
+    # names]; nil when the file does not parse (any more).
+    def analyze(file)
+      verbose = $VERBOSE
+      $VERBOSE = nil # a parse's warnings are not the program's
+      tree = RubyVM::AbstractSyntaxTree.parse_file(file)
+      named = []
+      SteConsts.each_named(tree.children[2]) { |full, _| named << [full, full.split("::").last] }
+      methods, top, blocks = SteConsts.references(tree)
+      [named, methods, top, blocks]
+    rescue StandardError, SyntaxError
+      nil
+    ensure
+      $VERBOSE = verbose
+    end
+  end
+
+  # Names read at run time.
+  module Hooks
+    def const_get(name, *args)
+      SteConstReads.dynamic(name)
+      super
+    end
+
+    def constants(*args)
+      names = super
+      names.each { |n| SteConstReads.dynamic(n) }
+      names
+    end
+  end
+end

@@ -1,0 +1,210 @@
+# frozen_string_literal: true
+
+# ste_consts.rb: what ste_fingerprint.rb and ste_defs.rb both need to know
+# of a Ruby file's constants (docs/concepts.md, "Definitions"): which
+# constant assignments are named by the file's lexical nesting, which of
+# them are *simple* (their value is a part of its own, `const` lines), and
+# which constant names a method's code or the module-level code holds.
+# Both sides run it on the same bytes, so the tracker's names are the
+# fingerprinter's. It uses RubyVM::AbstractSyntaxTree only (built in): the
+# tracker loads it into a test's process, which must see nothing new.
+#
+# A constant assignment is *named* when it is `NAME = value` directly in
+# the file's body or directly in the body of a `class`/`module` named by a
+# constant path that is itself named so (the units' rule: "Geo::LIMIT",
+# "LIMIT" at the top). It is *simple* when, in addition, its value is a
+# literal (LITERAL?: a string without interpolation, a symbol, a number,
+# nil, true, false, an array or hash of literals, nested, each optionally
+# `.freeze`d) and nothing else in the file may bind the name: no other
+# assignment of that last name anywhere in the file (`X ||=`, a second
+# `X =`, one in a block), no `const_set`/`remove_const` naming it.
+# Anything else (`X = Foo.new`, `A::X = 1`, `X = 1 if c`, `class << self`
+# constants) stays module-level code, as before.
+#
+# References (REFERENCES): the last segment of every constant a piece of
+# code names (`X`, `A::X`, `::X`, `defined?(X)`, `self.class::X`) and of
+# every string or symbol literal shaped like a constant path
+# (`const_get(:X)`, `"A::X"`): by the method whose `def` starts at a line,
+# and for the module-level code (everything outside any def: class bodies,
+# blocks passed at load time, `define_method` blocks). The tracker matches
+# last segments against every named constant of the loaded files: a
+# constant found through inheritance, an include or an alias of its module
+# is still found (more names than read, never fewer).
+module SteConsts
+  Node = RubyVM::AbstractSyntaxTree::Node
+  CONST_SHAPED = /\A(?:::)?[A-Z]\w*(?:::[A-Z]\w*)*\z/.freeze
+  # Calls whose constant-shaped arguments name no constant's value.
+  NAMING_ONLY = %i[private_constant public_constant deprecate_constant autoload].freeze
+  BINDING = %i[const_set remove_const].freeze
+
+  module_function
+
+  # "A::B" for a constant path node, nil otherwise.
+  def const_path(node)
+    return nil unless node.is_a?(Node)
+
+    case node.type
+    when :CONST then node.children[0].to_s
+    when :COLON3 then node.children[0].to_s
+    when :COLON2
+      scope, name = node.children
+      return name.to_s if scope.nil?
+
+      prefix = const_path(scope)
+      prefix && "#{prefix}::#{name}"
+    end
+  end
+
+  def statements(body)
+    return [] if body.nil?
+    return body.children.compact if body.type == :BLOCK
+
+    [body]
+  end
+
+  # Yields (full name, CDECL node) for each named constant assignment, in
+  # file order.
+  def each_named(body, prefix = nil, &block)
+    statements(body).each do |node|
+      case node.type
+      when :CDECL
+        name = node.children[0]
+        yield(prefix.nil? ? name.to_s : "#{prefix}::#{name}", node) if name.is_a?(Symbol)
+      when :CLASS, :MODULE
+        path = const_path(node.children[0])
+        next if path.nil?
+
+        each_named(node.children.last.children[2], prefix.nil? ? path : "#{prefix}::#{path}", &block)
+      end
+    end
+  end
+
+  # The value of a CDECL (its last child).
+  def value(cdecl)
+    cdecl.children.last
+  end
+
+  def literal?(node)
+    return false unless node.is_a?(Node)
+
+    case node.type
+    when :STR, :NIL, :TRUE, :FALSE, :ZLIST then true
+    when :LIT
+      v = node.children[0]
+      v.is_a?(Numeric) || v.is_a?(Symbol) || v.is_a?(String)
+    when :LIST
+      node.children.all? { |c| c.nil? || literal?(c) }
+    when :HASH
+      list = node.children[0]
+      list.nil? || (list.type == :LIST && list.children[0..-2].all? { |c| literal?(c) })
+    when :CALL
+      recv, mid, args = node.children
+      mid == :freeze && args.nil? && literal?(recv)
+    else false
+    end
+  end
+
+  # The last names that something in the tree other than one named
+  # assignment may bind (see the top): every CDECL/OP_CDECL counted, plus
+  # const_set/remove_const with a literal name.
+  def rebound(tree)
+    count = Hash.new(0)
+    walk(tree) do |node|
+      case node.type
+      when :CDECL
+        n = node.children[0]
+        n = n.children.last if n.is_a?(Node) # A::X = ...
+        count[n.to_s] += 1 if n.is_a?(Symbol)
+      when :OP_CDECL
+        n = node.children[0]
+        count[n.children.last.to_s] += 2 if n.is_a?(Node) && n.children.last.is_a?(Symbol)
+      when :CALL, :FCALL
+        next unless BINDING.include?(node.type == :FCALL ? node.children[0] : node.children[1])
+
+        args = node.type == :FCALL ? node.children[1] : node.children[2]
+        first = args.is_a?(Node) && args.type == :LIST ? args.children[0] : nil
+        count[shaped(first).to_s] += 2 if shaped(first)
+      end
+    end
+    count.select { |_, n| n > 1 }.keys
+  end
+
+  # The simple constants: [[full name, CDECL node]], in file order.
+  def simple(tree)
+    again = rebound(tree)
+    out = []
+    each_named(tree.children[2]) do |name, node|
+      out << [name, node] if literal?(value(node)) && !again.include?(node.children[0].to_s)
+    end
+    out
+  end
+
+  # The last segment of a literal shaped like a constant path, or nil.
+  def shaped(node)
+    return nil unless node.is_a?(Node)
+
+    v = case node.type
+        when :STR, :LIT then node.children[0]
+        end
+    v = v.to_s if v.is_a?(Symbol)
+    return nil unless v.is_a?(String) && v.match?(CONST_SHAPED)
+
+    v.split("::").last
+  end
+
+  def walk(node, &block)
+    return unless node.is_a?(Node)
+
+    yield node
+    node.children.each { |c| walk(c, &block) }
+  end
+
+  # [{def line => [last names]}, [module-level last names], {line => true}
+  # where a block of the module-level code starts] (see the top). A def
+  # inside a def counts for both (the outer one defines it). The block
+  # lines: where Coverage may see a method that is no def (a block given
+  # to define_method), whose names are the module-level code's.
+  def references(tree)
+    methods = Hash.new { |h, k| h[k] = [] }
+    top = []
+    blocks = {}
+    scan = lambda do |node, into|
+      return unless node.is_a?(Node)
+
+      if into.equal?(top) && %i[ITER LAMBDA].include?(node.type)
+        blocks[node.first_lineno] = true
+        node.children.each { |c| blocks[c.first_lineno] = true if c.is_a?(Node) && c.type == :SCOPE }
+      end
+      case node.type
+      when :DEFN, :DEFS
+        mine = methods[node.first_lineno]
+        node.children.each { |c| scan.call(c, mine) }
+        into.concat(mine) unless into.equal?(top)
+        return
+      when :CONST, :COLON3 then into << node.children[0].to_s
+      when :COLON2 then into << node.children[1].to_s
+      when :STR, :LIT
+        s = shaped(node)
+        into << s if s
+        return
+      when :FCALL, :CALL
+        mid = node.type == :FCALL ? node.children[0] : node.children[1]
+        if NAMING_ONLY.include?(mid)
+          # The receiver and other arguments are code; the literal names
+          # are not read.
+          scan.call(node.children[0], into) if node.type == :CALL
+          args = node.type == :FCALL ? node.children[1] : node.children[2]
+          if args.is_a?(Node) && args.type == :LIST
+            args.children.each { |c| scan.call(c, into) unless c.is_a?(Node) && %i[STR LIT].include?(c.type) }
+          else
+            scan.call(args, into)
+          end
+          return
+        end
+      end
+      node.children.each { |c| scan.call(c, into) }
+    end
+    scan.call(tree, top)
+    [methods.transform_values(&:uniq), top.uniq, blocks]
+  end
+end
