@@ -97,8 +97,18 @@ std::string AddVersionToJsonLines(std::string_view lines);
 // description, or the rule ("new test").
 std::string SelectionReasonText(const SelectionReason& reason);
 
-// The tests, one per line (escaped); `explain`: each followed by its
-// "  <- reason" lines; `null`: each as it is, ended by a NUL byte.
+// What a selected test hands the runner: its file, or (SelectedTest::cases)
+// "<file>::<case>" for each of its cases (a pytest node id; ste_unittest.py
+// takes the same form).
+std::vector<std::string> SelectedNames(const SelectedTest& test);
+
+// "N test files selected: W whole, C as K cases\n" when some file was
+// narrowed to cases; "" otherwise.
+std::string CaseCountLine(const Selection& selection);
+
+// The tests (SelectedNames), one per line (escaped); `explain`: each test
+// followed by its "  <- reason" lines; `null`: each as it is, ended by a
+// NUL byte.
 std::string SelectionText(const Selection& selection, bool explain, bool null);
 
 // {"mode","reason","baseline":{"id","mri","commit"}|null,

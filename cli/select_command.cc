@@ -251,6 +251,9 @@ int SelectCommand(const std::vector<std::string>& args) {
                std::string(SelectionModeName(s.mode)).c_str(), s.reason.c_str(),
                info ? absl::StrCat(" (baseline ", info->id, ", mri ", info->mri, ")").c_str()
                     : "");
+  if (std::string cases = CaseCountLine(s); !cases.empty()) {
+    std::fprintf(stderr, "ste select: %s", cases.c_str());
+  }
   for (const WideCause& w : s.wide) {
     std::fprintf(stderr, "ste select: wide: %s\n", EscapeForText(DescribeWideCause(w)).c_str());
   }

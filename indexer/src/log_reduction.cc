@@ -60,6 +60,33 @@ std::string ViewDirectory(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// The tracker's "/\x01ste-defs-scope:<pid>.<n>" (ste_defs.py): it made
+// this scope's records afresh.
+bool IsScopeMarker(const LogRecord& r) {
+  constexpr std::string_view kPrefix = "/\x01ste-defs-scope:";
+  return (r.kind == RecordKind::kAbsent || r.kind == RecordKind::kContent) &&
+         std::string_view(r.path).substr(0, kPrefix.size()) == kPrefix;
+}
+
+// TestDependencies::unsplit_scopes: where a tracked process recorded
+// without a `scope` marker, or ran a module's own code (line 0).
+void NoteUnsplitScopes(const std::vector<ProcessCode>& code,
+                       const std::vector<std::set<std::string>>& fresh, TestDependencies* out) {
+  for (size_t li = 0; li < code.size(); li++) {
+    const ProcessCode& c = code[li];
+    if (!c.begin) continue;  // no tracker: no definition records at all
+    for (const std::string& scope : c.scopes) {
+      if (!fresh[li].count(scope)) out->unsplit_scopes.insert(scope);
+    }
+    for (const auto& [scope, files] : c.lines) {
+      if (!fresh[li].count(scope)) out->unsplit_scopes.insert(scope);
+      for (const auto& [file, lines] : files) {
+        if (lines.count(0)) out->unsplit_scopes.insert(scope);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string RepoRelative(const std::string& root, const std::string& abs) {
@@ -86,6 +113,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   // Definition granularity: what each process's tracker said, and which
   // processes recorded each repo file's content in each scope.
   std::vector<ProcessCode> code(logs.size());
+  std::vector<std::set<std::string>> fresh_scopes(logs.size());  // `scope` markers
   ContentRecorders content_by;
   for (size_t li = 0; li < logs.size(); li++) {
     const ProcessLog& log = logs[li];
@@ -96,6 +124,10 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
         continue;
       }
       // The definition tracker's records are never dependencies themselves.
+      if (IsScopeMarker(r)) {
+        fresh_scopes[li].insert(r.scope);
+        continue;
+      }
       if (code[li].Take(r)) continue;
       code[li].Touch(r.scope);
       if (r.kind == RecordKind::kUnfollowed) {
@@ -151,6 +183,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   }
   if (policy.definitions != nullptr) ResolveDefinitions(code, content_by, policy, &by_scope, &out);
   CountSlowTrackers(code, &out);
+  NoteUnsplitScopes(code, fresh_scopes, &out);
   for (auto& [scope, deps] : by_scope) {
     if (deps.empty()) continue;
     out.scopes.push_back(ScopeDependencies{scope, {deps.begin(), deps.end()}});

@@ -2,7 +2,9 @@
 
     python3 ste_unittest.py [-v] [-q] [-f] [-b] [-k PATTERN] [--locals] [TEST ...]
 
-TEST: test files (tests/test_a.py), module names (tests.test_a) or
+TEST: test files (tests/test_a.py), one test of a file
+(tests/test_a.py::TestA.test_one, as `ste select` gives a case), module
+names (tests.test_a) or
 directories (their test*.py files and their packages', as unittest's
 discovery finds them; `python3 -m unittest DIR` would import DIR as a
 package instead); none: discovery from the current directory, as
@@ -65,6 +67,13 @@ def batch_files(names, pattern="test*.py"):
     dependency of every test; the child finds out whether it exists."""
     files = []
     for name in names or ["."]:
+        path, sep, case = name.partition("::")
+        if sep and path.lower().endswith(".py") and case:
+            # "<file>::<Class.test>" (ste select's case form): that test only.
+            f = _file(path)
+            if f.module is not None:
+                files.append(BatchFile(name, module="%s.%s" % (f.module, case)))
+                continue
         if name.lower().endswith(".py"):
             files.append(_file(name))
         elif os.path.isdir(name):

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "build_journal.h"
 #include "ste/build_id.h"
+#include "ste/case_split.h"
 #include "ste/status_macros.h"
 #include "ste/test_recorder.h"
 
@@ -322,7 +323,35 @@ absl::Status BuildSession::FeedIndex(const std::string& own, const std::vector<R
     }
   }
   if (fed.ok() && opaque) fed = builder_.SetOpaque(*test_id);
+  if (fed.ok() && options_.cases) fed = FeedCases(own, *test_id, scopes);
   return fed;
+}
+
+absl::Status BuildSession::FeedCases(const std::string& own, uint32_t test_id,
+                                     const std::vector<ResultScope>& scopes) {
+  // The file's shared part: what its own scope and those above it hold.
+  std::set<std::pair<uint32_t, int>> shared;
+  for (const ResultScope& s : scopes) {
+    if (!ScopeContains(own, s.scope) || s.scope == own) {
+      for (int kind = 1; kind <= kDepKindCount; kind++) {
+        for (uint32_t id : s.ids[kind]) shared.emplace(id, kind);
+      }
+    }
+  }
+  for (const ResultScope& s : scopes) {
+    if (s.scope == own || !ScopeContains(own, s.scope)) continue;
+    const std::string_view name = std::string_view(s.scope).substr(own.size() + 1);
+    if (name.find('/') != std::string_view::npos) continue;  // SplitCaseScopes left none
+    std::vector<uint32_t> mine;
+    std::lock_guard<std::mutex> lock(paths_mu_);
+    for (uint32_t id : s.ids[static_cast<int>(DepKind::kContent)]) {
+      DepKey key{paths_[id], DepKind::kContent};
+      if (IsCaseOwnKind(key) && !shared.count({id, static_cast<int>(DepKind::kContent)})) mine.push_back(id);
+    }
+    if (mine.empty()) continue;
+    STE_RETURN_IF_ERROR(builder_.AddCase(test_id, name, mine, DepKind::kContent));
+  }
+  return absl::OkStatus();
 }
 
 void BuildSession::CountLocked(FinishedTest f, const absl::Status& fed, std::string* record) {

@@ -70,6 +70,13 @@ struct TestDependencies {
   // (ApplyDefinitionFallback). Not sent anywhere: used where the run is.
   std::map<std::string, std::vector<std::string>> definition_files;
   std::set<std::string> untracked_scopes;
+  // Test cases (SplitCaseScopes, case_split.h): the scopes whose
+  // definition records are not complete for that scope alone: a tracked
+  // process recorded there without the tracker's `scope` marker (it may
+  // have listed a code object in an earlier scope only), or a repo
+  // module's own code ran there (an import: what it ran, decorators and
+  // all, is cached for every later scope of the process).
+  std::set<std::string> unsplit_scopes;
   // How many processes tracked definitions with the slow fallback tracer,
   // by why (definitions.h); a batch's on each of its tests (RunBatch).
   // Shown once in `ste record`'s summary, nowhere else.

@@ -104,6 +104,11 @@ struct SelectedTest {
   // baseline did not run, or without a baseline (set by the selection
   // pipeline, not by Select; shards.h splits by it).
   std::optional<double> seconds;
+  // selection.cases (tests.unit = "case"): when set, only these cases of
+  // the file (their names as the runner gives them, sorted), because
+  // every change that selected it lies in their own parts (case_split.h);
+  // empty: the whole file.
+  std::vector<std::string> cases;
 };
 
 // A dependency (or a rule) that pulled many tests into a selection.

@@ -145,6 +145,10 @@ class BuildSession {
     std::string owner;
     int64_t lease_ms = 10000;   // the build lease (BeginBuild, Renew)
     size_t journal_batch = 64;  // accepted results per journal transaction
+    // tests.unit = "case": the index keeps each case's own dependencies
+    // (case_split.h); the workers must split case scopes (the same
+    // ste.toml: SplitCaseScopes), or a case would own what is shared.
+    bool cases = false;
   };
 
   // Begins a baseline in `store` (which the session owns from now on).
@@ -231,6 +235,9 @@ class BuildSession {
   // Feeds one accepted result's scopes to the index builder (one test is
   // fed by one thread; no lock of this class held).
   absl::Status FeedIndex(const std::string& own, const std::vector<ResultScope>& scopes, bool opaque);
+  // Options::cases: each case scope's own keys (IsCaseOwnKind, not in the
+  // file's shared part) to the builder.
+  absl::Status FeedCases(const std::string& own, uint32_t test_id, const std::vector<ResultScope>& scopes);
   // Counts an accepted result: its TestResult, its FinishedTest for the
   // watchers, and (resumable, `record` not null) its journal entry; the
   // last one stores the baseline. Requires mu_.
