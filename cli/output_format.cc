@@ -1,6 +1,8 @@
 #include "output_format.h"
 
 #include <algorithm>
+#include <map>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -178,7 +180,8 @@ std::string SelectionText(const Selection& s, bool explain, bool null) {
     if (!t.cases.empty()) {
       absl::StrAppend(&out, "  <- (", t.cases.size(), t.cases.size() == 1 ? " case" : " cases",
                       " of ", EscapeForText(t.test),
-                      ": every change below is in code only they ran; the rest of the file is unchanged)\n");
+                      ": every change below is in code only they ran, or that one ran before them; "
+                      "the rest of the file is unchanged)\n");
     }
     for (const SelectionReason& r : t.reasons) {
       absl::StrAppend(&out, "  <- ", SelectionReasonText(r), "\n");
@@ -240,6 +243,24 @@ std::vector<Shard> SelectionShards(const Selection& s, size_t shards) {
   std::vector<ShardInput> in;
   for (const SelectedTest& t : s.tests) in.push_back({t.test, t.seconds});
   return SplitIntoShards(in, shards);
+}
+
+std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& s) {
+  std::map<std::string_view, const SelectedTest*> by_file;
+  for (const SelectedTest& t : s.tests) by_file.emplace(t.test, &t);
+  for (Shard& sh : shards) {
+    std::vector<std::string> names;
+    for (const std::string& file : sh.tests) {
+      auto it = by_file.find(file);
+      if (it == by_file.end()) {
+        names.push_back(file);
+        continue;
+      }
+      for (std::string& name : SelectedNames(*it->second)) names.push_back(std::move(name));
+    }
+    sh.tests = std::move(names);
+  }
+  return shards;
 }
 
 std::string MatrixJson(const std::vector<Shard>& shards, RunnerKind kind) {

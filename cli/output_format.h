@@ -113,13 +113,20 @@ std::string SelectionText(const Selection& selection, bool explain, bool null);
 
 // {"mode","reason","baseline":{"id","mri","commit"}|null,
 //  "changed":[{"path","change","type"}],
-//  "tests":[{"test","reasons":[{"path","kind","change"}],"more_reasons","seconds"?}],
+//  "tests":[{"test","cases"?,"reasons":[{"path","kind","change"}],"more_reasons","seconds"?}],
 //  "wide":[{"path","kind","change","tests","entries":[{"path","change"}],"more_entries"}],
 //  "version"} and a newline.
 std::string SelectionJson(const Selection& selection, const std::optional<BaselineInfo>& baseline);
 
-// The selection's tests split into at most `shards` shards (ste/shards.h).
+// The selection's tests (files) split into at most `shards` shards
+// (ste/shards.h). A file narrowed to cases stays whole in one shard: its
+// cases run in one process, in order, as they did when recorded.
 std::vector<Shard> SelectionShards(const Selection& selection, size_t shards);
+
+// `shards` (SelectionShards of `selection`) with each file replaced by
+// what is handed to the runner (SelectedNames): the tests of --format
+// matrix and github's matrix.
+std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& selection);
 
 // {"include":[{"shard","of","count","seconds","tests","args"}]}, no
 // newline: what a GitHub Actions strategy.matrix takes (no "version": each

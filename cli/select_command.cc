@@ -259,11 +259,11 @@ int SelectCommand(const std::vector<std::string>& args) {
   }
   const RunnerKind kind = checkout.config().runner_kind;
   if (format == OutputFormat::kMatrix) {
-    std::printf("%s\n", MatrixJson(SelectionShards(s, shards), kind).c_str());
+    std::printf("%s\n", MatrixJson(ShardsOfNames(SelectionShards(s, shards), s), kind).c_str());
     return ExitCode(Outcome::kSuccess);
   }
   std::string matrix;
-  if (shards) matrix = MatrixJson(SelectionShards(s, shards), kind);
+  if (shards) matrix = MatrixJson(ShardsOfNames(SelectionShards(s, shards), s), kind);
   if (shard_n) {
     // Only shard K's tests, in their selection order (with their reasons).
     std::vector<Shard> split = SelectionShards(s, shard_n);

@@ -21,6 +21,36 @@ int HexDigit(char c) {
   return -1;  // the rule writes uppercase only
 }
 
+// TestDependencies::case_order of the test whose scope is `own`: its case
+// scopes (one level beneath `own`) by the n of their first entry, when one
+// process entered them all and every case scope in `deps` is among them;
+// otherwise empty.
+std::vector<std::string> CaseOrder(const TestDependencies& all, const std::string& own,
+                                   const TestDependencies& deps) {
+  auto is_case = [&](const std::string& scope) {
+    return scope.size() > own.size() + 1 && ScopeContains(own, scope) &&
+           scope.find('/', own.size() + 1) == std::string::npos;
+  };
+  std::vector<std::pair<uint64_t, std::string>> entered;  // (n, name)
+  uint32_t pid = 0;
+  for (const auto& [scope, entry] : all.scope_entries) {
+    if (!is_case(scope)) continue;
+    if (entry.first == 0 || (pid != 0 && entry.first != pid)) return {};
+    pid = entry.first;
+    entered.emplace_back(entry.second, scope.substr(own.size() + 1));
+  }
+  for (const ScopeDependencies& s : deps.scopes) {
+    if (is_case(s.scope) && !all.scope_entries.count(s.scope)) return {};
+  }
+  std::sort(entered.begin(), entered.end());
+  std::vector<std::string> order;
+  for (auto& [n, name] : entered) {
+    if (!order.empty() && order.back() == name) return {};  // (two scopes, one name: cannot be)
+    order.push_back(std::move(name));
+  }
+  return order;
+}
+
 }  // namespace
 
 bool IsCaseOwnKind(const DepKey& key) {
@@ -34,6 +64,7 @@ bool IsCaseOwnKind(const DepKey& key) {
 
 void SplitCaseScopes(const TestDependencies& all, const std::string& test, TestDependencies* deps) {
   const std::string own = ScopeOfTest(test);
+  deps->case_order = CaseOrder(all, own, *deps);
   std::set<DepKey> lifted;
   std::vector<ScopeDependencies> kept;
   for (ScopeDependencies& s : deps->scopes) {

@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 
 #include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "definition_resolution.h"
 #include "ste/inventory.h"
@@ -66,6 +68,34 @@ bool IsScopeMarker(const LogRecord& r) {
   constexpr std::string_view kPrefix = "/\x01ste-defs-scope:";
   return (r.kind == RecordKind::kAbsent || r.kind == RecordKind::kContent) &&
          std::string_view(r.path).substr(0, kPrefix.size()) == kPrefix;
+}
+
+// The (pid, n) of a `scope` marker; none when its name is malformed.
+std::optional<std::pair<uint32_t, uint64_t>> ScopeMarkerEntry(const LogRecord& r) {
+  constexpr std::string_view kPrefix = "/\x01ste-defs-scope:";
+  const std::string_view rest = std::string_view(r.path).substr(kPrefix.size());
+  const size_t dot = rest.find('.');
+  uint32_t pid = 0;
+  uint64_t n = 0;
+  if (dot == std::string_view::npos || !absl::SimpleAtoi(absl::string_view(rest.data(), dot), &pid) ||
+      !absl::SimpleAtoi(absl::string_view(rest.data() + dot + 1, rest.size() - dot - 1), &n) || pid == 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(pid, n);
+}
+
+// TestDependencies::scope_entries: the first entry of r.scope, or pid 0
+// (no one order) when a second pid entered it too or a marker is
+// malformed.
+void NoteScopeEntry(const LogRecord& r, TestDependencies* out) {
+  const std::optional<std::pair<uint32_t, uint64_t>> entry = ScopeMarkerEntry(r);
+  auto [it, added] = out->scope_entries.try_emplace(r.scope, entry.value_or(std::make_pair(0u, uint64_t{0})));
+  if (added || it->second.first == 0) return;
+  if (!entry || entry->first != it->second.first) {
+    it->second = {0, 0};
+  } else if (entry->second < it->second.second) {
+    it->second.second = entry->second;
+  }
 }
 
 // TestDependencies::unsplit_scopes: where a tracked process recorded
@@ -126,6 +156,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
       // The definition tracker's records are never dependencies themselves.
       if (IsScopeMarker(r)) {
         fresh_scopes[li].insert(r.scope);
+        NoteScopeEntry(r, &out);
         continue;
       }
       if (code[li].Take(r)) continue;

@@ -450,26 +450,37 @@ namespace {
 
 // tests.unit = "case": when every reason of *t is a dependency that is
 // an own dependency of some of its cases (none a rule, none left out),
-// t->cases are those cases, by name; true then. A case whose scope name
-// cannot be read back (case_split.h) leaves the file whole.
+// t->cases are the first such case in the run order and every case that
+// ran after it, by name; true then. The later cases too: a case sees the
+// state the earlier ones left (an lru_cache'd helper that ran in case A
+// and is only looked up in B, a global A set), so a change to what A owns
+// can make B fail. A case whose scope name cannot be read back
+// (case_split.h) leaves the file whole.
 bool NarrowToCases(const SelectionIndex& index, SelectedTest* t) {
   if (index.case_count() == 0 || t->more_reasons > 0 || t->reasons.empty()) return false;
   const std::optional<uint32_t> id = index.FindTest(ScopeOfTest(t->test));
   if (!id) return false;
-  std::set<std::string> cases;
+  std::optional<uint32_t> first;  // the earliest case that owns a reason
   for (const SelectionReason& r : t->reasons) {
     if (r.rule) return false;
     bool own = false;
     for (uint32_t c : index.CasesOf(DepKey{r.path, r.kind})) {
       if (index.case_test(c) != *id) continue;
-      std::optional<std::string> name = CaseOfScopeName(index.case_name(c));
-      if (!name) return false;
-      cases.insert(*std::move(name));
+      if (!first || c < *first) first = c;
       own = true;
     }
     if (!own) return false;  // the file's shared part changed
   }
-  t->cases.assign(cases.begin(), cases.end());
+  // A test's cases have consecutive ids in run order (selection_index.h);
+  // they are handed to the runner in that order, so that each sees what
+  // the earlier ones left as it did.
+  std::vector<std::string> cases;
+  for (uint32_t c = *first; c < index.case_count() && index.case_test(c) == *id; c++) {
+    std::optional<std::string> name = CaseOfScopeName(index.case_name(c));
+    if (!name) return false;
+    cases.push_back(*std::move(name));
+  }
+  t->cases = std::move(cases);
   return true;
 }
 

@@ -163,9 +163,13 @@ struct SelectionIndexBuilder::Impl {
   std::mutex scope_deps_mu;
   std::vector<ScopeDependency> scope_deps;
 
-  // Test cases: (test id, case name) -> its own keys (path id, kind).
+  // Test cases: (test id, run) -> its name and own keys (path id, kind).
+  struct Case {
+    std::string name;
+    std::set<std::pair<uint32_t, uint8_t>> keys;
+  };
   std::mutex cases_mu;
-  std::map<std::pair<uint32_t, std::string>, std::set<std::pair<uint32_t, uint8_t>>> cases;
+  std::map<std::pair<uint32_t, uint32_t>, Case> cases;
 
   // The case section (selection_index.h), keys as laid out; "" for none.
   std::string CaseSection(const std::vector<OutputKey>& keys) const;
@@ -178,14 +182,14 @@ std::string SelectionIndexBuilder::Impl::CaseSection(const std::vector<OutputKey
   std::vector<std::pair<uint32_t, uint32_t>> own;  // (key, case)
   std::string entries, names;
   uint32_t case_id = 0;
-  for (const auto& [id, keys_of_case] : cases) {
+  for (const auto& [id, c] : cases) {  // by (test id, run): the run order
     char e[fmt::kCaseEntrySize] = {};
     fmt::EncodeU32(e, id.first);
-    fmt::EncodeU32(e + 4, static_cast<uint32_t>(id.second.size()));
+    fmt::EncodeU32(e + 4, static_cast<uint32_t>(c.name.size()));
     fmt::EncodeU64(e + 8, names.size());
     entries.append(e, sizeof(e));
-    names += id.second;
-    for (const auto& k : keys_of_case) {
+    names += c.name;
+    for (const auto& k : c.keys) {
       auto it = key_index.find(k);
       if (it != key_index.end()) own.emplace_back(it->second, case_id);
     }
@@ -508,7 +512,7 @@ absl::Status SelectionIndexBuilder::AddScopeDependency(std::string_view scope,
   return absl::OkStatus();
 }
 
-absl::Status SelectionIndexBuilder::AddCase(uint32_t test_id, std::string_view name,
+absl::Status SelectionIndexBuilder::AddCase(uint32_t test_id, std::string_view name, uint32_t run,
                                             absl::Span<const uint32_t> path_ids, DepKind kind) {
   STE_RETURN_IF_ERROR(impl_->CheckUsable());
   if (test_id >= impl_->rows.size()) {
@@ -525,8 +529,14 @@ absl::Status SelectionIndexBuilder::AddCase(uint32_t test_id, std::string_view n
     if (id >= n) return absl::InvalidArgumentError(absl::StrCat("unknown path id ", id));
   }
   std::lock_guard<std::mutex> lock(impl_->cases_mu);
-  auto& keys = impl_->cases[{test_id, std::string(name)}];
-  for (uint32_t id : path_ids) keys.emplace(id, static_cast<uint8_t>(kind));
+  auto [it, added] = impl_->cases.try_emplace({test_id, run});
+  if (added) {
+    it->second.name = std::string(name);
+  } else if (it->second.name != name) {
+    return absl::InvalidArgumentError(absl::StrCat("test id ", test_id, ": run ", run, " is case ",
+                                                   it->second.name, " already, not ", std::string(name)));
+  }
+  for (uint32_t id : path_ids) it->second.keys.emplace(id, static_cast<uint8_t>(kind));
   return absl::OkStatus();
 }
 

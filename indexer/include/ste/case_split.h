@@ -13,12 +13,19 @@
 // own code ran there (TestDependencies::unsplit_scopes). Everything else
 // recorded in a case scope is the file's shared part, as is what its own
 // scope and the scopes above it hold.
+//
+// Nor does a case see only what it records: a cache an earlier case filled
+// (an lru_cache'd helper run in A, only looked up in B), a global it set.
+// So the cases' run order is kept too (TestDependencies::case_order), and
+// a change to what case A owns selects A and every case that ran after it
+// in the same run (selection.cc); without a known order, no case at all.
 #ifndef STE_CASE_SPLIT_H_
 #define STE_CASE_SPLIT_H_
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ste/dependency.h"
 #include "ste/log_reduction.h"
@@ -34,7 +41,10 @@ bool IsCaseOwnKind(const DepKey& key);
 // ("//r/<test>/<case>") keeps only its IsCaseOwnKind keys, and none when
 // it is one of all.unsplit_scopes; what it loses, and every scope deeper
 // down, goes to the test's own scope (added if missing). A case scope left
-// with no key is dropped. File-level selection is unchanged by it: scopes
+// with no key is dropped. Sets deps->case_order: the test's case scopes
+// that all.scope_entries has, by the n of their first entry, when one
+// process (pid) entered them all and every case scope of *deps is among
+// them; otherwise empty. File-level selection is unchanged by it: scopes
 // beneath a test roll up to it.
 void SplitCaseScopes(const TestDependencies& all, const std::string& test, TestDependencies* deps);
 

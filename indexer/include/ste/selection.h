@@ -105,9 +105,10 @@ struct SelectedTest {
   // pipeline, not by Select; shards.h splits by it).
   std::optional<double> seconds;
   // selection.cases (tests.unit = "case"): when set, only these cases of
-  // the file (their names as the runner gives them, sorted), because
-  // every change that selected it lies in their own parts (case_split.h);
-  // empty: the whole file.
+  // the file (their names as the runner gives them, in the order they ran
+  // in the baseline), because every change that selected it lies in the
+  // own part of the first of them, or of a later one (case_split.h; the
+  // later ones see the state it leaves); empty: the whole file.
   std::vector<std::string> cases;
 };
 

@@ -81,8 +81,9 @@
 //    8  n_own              u64     E
 //   16  case entries       C x 16: test id u32 (< N), name_size u32 (> 0),
 //                                  name_offset u64 (from the names' start);
-//                                  strictly increasing by (test id, name
-//                                  bytes): case id = position
+//                                  test ids non-decreasing, and a test's
+//                                  cases in the order they ran (one
+//                                  process ran them): case id = position
 //       own entries        E x 8:  key index u32 (< K), case id u32 (< C);
 //                                  strictly increasing: "key k is an own
 //                                  dependency of case c" (a key the test
@@ -91,8 +92,11 @@
 //                          raw bytes
 // The header checksum covers it (it lies in the tables' range). A case
 // holds only its own part: everything else its test file depends on is
-// the file's shared part, which selects the whole file. A file without
-// the flag has no cases: every test file is selected whole.
+// the file's shared part, which selects the whole file. A test has all
+// the cases it ran here or none (its run order was not known): a case
+// sees the state the cases before it left, so a change to case c's own
+// part selects c and every later case of its test. A file without the
+// flag has no cases: every test file is selected whole.
 // clang-format on
 //
 // Scopes
@@ -217,13 +221,16 @@ class SelectionIndexBuilder {
   // selection layer always selects it.
   absl::Status SetOpaque(uint32_t test_id);
 
-  // Test cases (case_split.h): (path_ids[i], kind) are own dependencies of
-  // case `name` (its case scope name) of test `test_id`. They must be
-  // dependencies of the test too (AddTestDependencies): an own key that no
-  // test has is left out. Calls for one case add up. Thread-safe as
-  // AddScopeDependency.
-  absl::Status AddCase(uint32_t test_id, std::string_view name, absl::Span<const uint32_t> path_ids,
-                       DepKind kind);
+  // Test cases (case_split.h): case `name` (its case scope name) of test
+  // `test_id` ran as the test's `run`-th case (0 first), and (path_ids[i],
+  // kind) are its own dependencies (none is fine: a case that owns nothing
+  // still runs after the others). They must be dependencies of the test
+  // too (AddTestDependencies): an own key that no test has is left out.
+  // Calls for one case add up; a run given two names is InvalidArgument.
+  // Feed a test's every case or none of it: a reader takes the cases after
+  // a case as all that ran after it. Thread-safe as AddScopeDependency.
+  absl::Status AddCase(uint32_t test_id, std::string_view name, uint32_t run,
+                       absl::Span<const uint32_t> path_ids, DepKind kind);
 
   // Builds the index image in memory (format above). Every bitmap is
   // runOptimize'd and shrunk first. Single use: afterwards the builder is
@@ -327,7 +334,8 @@ class SelectionIndex {
   // indexes with the same dump select identically. Reads every bitmap.
   absl::StatusOr<std::string> DumpJson() const;
 
-  // Test cases (the case section; none in an index without it).
+  // Test cases (the case section; none in an index without it). A test's
+  // cases have consecutive ids, in the order they ran.
   size_t case_count() const { return n_cases_; }
   // Requires: c < case_count().
   uint32_t case_test(uint32_t c) const;
