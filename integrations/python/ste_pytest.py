@@ -467,6 +467,23 @@ class ChildForwarder:
     def _report(self, report):
         return self.config.hook.pytest_report_to_serializable(config=self.config, report=report)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        """ste selects a case with every case that ran after it (they see
+        what it left: docs/concepts.md, "Test cases"), so the run order must
+        be the one the next run has. A plugin that reorders the cases
+        (pytest-randomly's shuffle, any other) may order them otherwise next
+        time: then no case scope is pushed, and the file is selected whole.
+        Deselecting (-k, -m) keeps the order."""
+        before = [item.nodeid for item in items]
+        yield
+        if self.fd is None or self.scopes is None:
+            return
+        after = [item.nodeid for item in items]
+        kept = set(after)
+        if [nodeid for nodeid in before if nodeid in kept] != after:
+            self.scopes = None
+
     def pytest_collectreport(self, report):
         if self.fd is None:
             return

@@ -9,7 +9,8 @@
 // up in the next); module-level code, a module-wide fixture (pytest's
 // module-scoped fixture, unittest's setUpModule), a class's setup
 // (setup_class, setUpClass), a module a case imported first, and a new
-// case select whole files. Then the ground truth: every case run alone,
+// case select whole files, as does every change when a plugin reorders
+// the cases (the next run's order may differ). Then the ground truth: every case run alone,
 // without ste (pytest with its node id), after the change; a case that
 // fails must be selected, as itself or with its whole file. And the
 // `--format runner` line runs the selected cases under the runner.
@@ -309,6 +310,21 @@ TEST_P(Cases, SharedSetupSelectsTheWholeFile) {
                    u ? "    def test_0_new(self):\n        pass\n\n    def test_a_zero"
                      : "def test_0_new():\n    assert True\n\n\ndef test_a_zero",
                    false),
+            std::set<std::string>{"tests/test_one.py"})
+      << last_err_;
+}
+
+// A plugin that reorders a file's cases (pytest-randomly's shuffle; here
+// a conftest.py reversing them) may order them otherwise next run: the
+// order ste selects by is not the runner's, so no file has cases.
+TEST_P(Cases, ReorderedCasesLeaveTheirFileWhole) {
+  if (GetParam().unittest) GTEST_SKIP() << "a pytest plugin's doing";
+  W("tests/conftest.py", "def pytest_collection_modifyitems(items):\n    items.reverse()\n");
+  Configure(::ste::testing::ReadFile(root_ + "/ste.toml"));
+  EXPECT_EQ(Change("own", "lib/helpers.py", "return 1\n", "return 0\n", true),
+            std::set<std::string>{"tests/test_one.py"})
+      << last_err_;
+  EXPECT_EQ(Change("lru_cache", "lib/helpers.py", "return 10\n", "return 11\n", true),
             std::set<std::string>{"tests/test_one.py"})
       << last_err_;
 }
