@@ -228,7 +228,8 @@ TEST(CaseSection, ACorruptOrTruncatedSectionIsRejected) {
   const std::vector<Row> rows = {
       {"a byte flipped, no reseal", [&](std::string* s) { (*s)[at + 20] ^= 1; }, false},
       {"cut short", [](std::string* s) { s->resize(s->size() - 5); }, false},
-      {"footer points before the strings", [&](std::string* s) { fmt::EncodeU64(s->data() + footer, 8); }, true},
+      {"footer points before the strings",
+       [&](std::string* s) { fmt::EncodeU64(s->data() + footer, 8); }, true},
       {"footer size wrong", [&](std::string* s) { fmt::EncodeU64(s->data() + footer + 8, 17); }, true},
       {"too many cases", [&](std::string* s) { fmt::EncodeU64(s->data() + at, 1000); }, true},
       {"too many own entries", [&](std::string* s) { fmt::EncodeU64(s->data() + at + 8, 1u << 30); }, true},
@@ -237,7 +238,8 @@ TEST(CaseSection, ACorruptOrTruncatedSectionIsRejected) {
       {"a name past the end",
        [&](std::string* s) { fmt::EncodeU64(s->data() + at + 16 + 8, 1000); }, true},
       {"tests out of order",
-       [&](std::string* s) { fmt::EncodeU32(s->data() + at + 16, 1); }, true},  // case 0 of test 1, then test 0
+       // case 0 of test 1, then cases of test 0
+       [&](std::string* s) { fmt::EncodeU32(s->data() + at + 16, 1); }, true},
       {"an own entry of no key",
        [&](std::string* s) { fmt::EncodeU32(s->data() + at + 16 + 3 * fmt::kCaseEntrySize, 99); }, true},
       {"an own entry of no case",
@@ -307,7 +309,8 @@ TEST(NarrowToCases, ACaseAndTheCasesAfterItOrTheWholeFile) {
     for (const std::string& p : row.changed) changes.push_back(Modified(p));
     std::sort(changes.begin(), changes.end(),
               [](const InventoryChange& a, const InventoryChange& b) { return a.path < b.path; });
-    Selection s = Select(rules, SelectionInputs{**index, {}, changes, {"tests/test_t.py", "tests/test_u.py"}, ""});
+    Selection s =
+        Select(rules, SelectionInputs{**index, {}, changes, {"tests/test_t.py", "tests/test_u.py"}, ""});
     EXPECT_EQ(Picked(s), row.want);
   }
   // Without tests.unit = "case": files.
@@ -323,8 +326,11 @@ TEST(NarrowToCases, ACaseAndTheCasesAfterItOrTheWholeFile) {
                                               {"tests/test_t.py", "tests/test_u.py"}, ""});
   EXPECT_EQ(Picked(s), (std::vector<std::string>{"tests/test_t.py", "tests/test_u.py"}));
   // A failed test is a rule: whole.
-  Selection failed = Select(rules, SelectionInputs{**index, {"tests/test_t.py"}, {Modified("lib/h.py/\x01ste-def:g")},
-                                                   {"tests/test_t.py", "tests/test_u.py"}, ""});
+  Selection failed = Select(rules, SelectionInputs{**index,
+                                                   {"tests/test_t.py"},
+                                                   {Modified("lib/h.py/\x01ste-def:g")},
+                                                   {"tests/test_t.py", "tests/test_u.py"},
+                                                   ""});
   EXPECT_EQ(Picked(failed), (std::vector<std::string>{"tests/test_t.py", "tests/test_u.py"}));
 }
 

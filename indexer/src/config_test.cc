@@ -108,8 +108,9 @@ TEST(Config, PythonImportsAreNamesOrListing) {
 // pushes case scopes and can be handed cases, and turns case scopes on.
 TEST(Config, TestUnitIsFileOrCaseWithARunnerThatRunsCases) {
   auto config = [](const std::string& unit, const std::string& kind) {
-    return ParseConfig(absl::StrCat("[tests]\ninclude=[\"t/*.py\"]\n", unit.empty() ? "" : "unit=\"" + unit + "\"\n",
-                                    "[runner]\nkind=\"", kind, "\"\ncommand=\"x {tests}\"\n"),
+    return ParseConfig(absl::StrCat("[tests]\ninclude=[\"t/*.py\"]\n",
+                                    unit.empty() ? "" : "unit=\"" + unit + "\"\n", "[runner]\nkind=\"", kind,
+                                    "\"\ncommand=\"x {tests}\"\n"),
                        "ste.toml", "/r");
   };
   for (const char* kind : {"pytest", "unittest"}) {
@@ -143,7 +144,8 @@ TEST(Config, TestUnitIsFileOrCaseWithARunnerThatRunsCases) {
                 .find("ste.toml:3:6: 'tests.unit' must be \"file\" or \"case\", not 'test'"),
             std::string::npos)
       << bad.status();
-  EXPECT_FALSE(ParseConfig("[tests]\ninclude=[\"t/*.py\"]\nunit=1\n[runner]\nkind=\"pytest\"\n", "ste.toml", "/r").ok());
+  EXPECT_FALSE(
+      ParseConfig("[tests]\ninclude=[\"t/*.py\"]\nunit=1\n[runner]\nkind=\"pytest\"\n", "ste.toml", "/r").ok());
 }
 
 TEST(Config, AcceptsAPostgresqlStore) {

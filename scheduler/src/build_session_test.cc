@@ -241,7 +241,8 @@ TEST_F(BuildSessionTest, CasesAreKeptInTheirRunOrderOrNotAtAll) {
   ASSERT_TRUE(made.ok()) << made.status();
   BuildSession& b = **made;
   std::vector<TestLease> leases = LeaseAll(b, b.coordinator().RegisterWorker("w"), 3);
-  const std::string f = "src/a.py/\x01ste-def:f", g = "src/a.py/\x01ste-def:g", module = "src/a.py/\x01ste-def";
+  const std::string f = "src/a.py/\x01ste-def:f", g = "src/a.py/\x01ste-def:g";
+  const std::string module = "src/a.py/\x01ste-def";
   std::vector<InventoryEntry> views;
   for (const std::string& v : {f, g, module}) {
     InventoryEntry e;

@@ -39,9 +39,11 @@ struct Setup {
 };
 void PrintTo(const Setup& s, std::ostream* os) { *os << s.name; }
 
-const Setup kPytest = {"Pytest", "kind = \"pytest\"\ncommand = \"" + kPython + " -m pytest -q -p ste_pytest {tests}\"\n"};
+const Setup kPytest = {"Pytest",
+                       "kind = \"pytest\"\ncommand = \"" + kPython + " -m pytest -q -p ste_pytest {tests}\"\n"};
 const Setup kUnittest = {"Unittest",
-                         "kind = \"unittest\"\ncommand = \"" + kPython + " $STE_INTEGRATIONS/python/ste_unittest.py {tests}\"\n",
+                         "kind = \"unittest\"\ncommand = \"" + kPython +
+                             " $STE_INTEGRATIONS/python/ste_unittest.py {tests}\"\n",
                          true};
 
 const char kHelpers[] =
