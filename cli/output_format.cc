@@ -1,6 +1,8 @@
 #include "output_format.h"
 
 #include <algorithm>
+#include <map>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -146,15 +148,41 @@ std::string SelectionReasonText(const SelectionReason& r) {
   return absl::StrCat(EscapeForText(r.path), " (", what, ")");
 }
 
+std::vector<std::string> SelectedNames(const SelectedTest& t) {
+  if (t.cases.empty()) return {t.test};
+  std::vector<std::string> names;
+  for (const std::string& c : t.cases) names.push_back(absl::StrCat(t.test, "::", c));
+  return names;
+}
+
+std::string CaseCountLine(const Selection& s) {
+  size_t files = 0, cased = 0, cases = 0;
+  for (const SelectedTest& t : s.tests) {
+    (t.cases.empty() ? files : cased)++;
+    cases += t.cases.size();
+  }
+  if (cased == 0) return "";
+  return absl::StrCat(files + cased, " test files selected: ", files, " whole, ", cased,
+                      " as ", cases, " cases\n");
+}
+
 std::string SelectionText(const Selection& s, bool explain, bool null) {
   std::string out;
   if (null) {
-    for (const SelectedTest& t : s.tests) absl::StrAppend(&out, t.test, std::string(1, '\0'));
+    for (const SelectedTest& t : s.tests) {
+      for (const std::string& name : SelectedNames(t)) absl::StrAppend(&out, name, std::string(1, '\0'));
+    }
     return out;
   }
   for (const SelectedTest& t : s.tests) {
-    absl::StrAppend(&out, EscapeForText(t.test), "\n");
+    for (const std::string& name : SelectedNames(t)) absl::StrAppend(&out, EscapeForText(name), "\n");
     if (!explain) continue;
+    if (!t.cases.empty()) {
+      absl::StrAppend(&out, "  <- (", t.cases.size(), t.cases.size() == 1 ? " case" : " cases",
+                      " of ", EscapeForText(t.test),
+                      ": every change below is in code only they ran, or that one ran before them; "
+                      "the rest of the file is unchanged)\n");
+    }
     for (const SelectionReason& r : t.reasons) {
       absl::StrAppend(&out, "  <- ", SelectionReasonText(r), "\n");
     }
@@ -182,7 +210,13 @@ std::string SelectionJson(const Selection& s, const std::optional<BaselineInfo>&
   }
   j.EndArray().Key("tests").BeginArray();
   for (const SelectedTest& t : s.tests) {
-    j.BeginObject().PathMember("test", t.test).Key("reasons").BeginArray();
+    j.BeginObject().PathMember("test", t.test);
+    if (!t.cases.empty()) {
+      j.Key("cases").BeginArray();
+      for (const std::string& c : t.cases) j.String(c);
+      j.EndArray();
+    }
+    j.Key("reasons").BeginArray();
     for (const SelectionReason& r : t.reasons) {
       j.BeginObject().PathMember("path", r.path);
       j.Key("kind").String(ReasonKindWord(r)).Key("change").String(ReasonChangeWord(r)).EndObject();
@@ -211,6 +245,24 @@ std::vector<Shard> SelectionShards(const Selection& s, size_t shards) {
   return SplitIntoShards(in, shards);
 }
 
+std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& s) {
+  std::map<std::string_view, const SelectedTest*> by_file;
+  for (const SelectedTest& t : s.tests) by_file.emplace(t.test, &t);
+  for (Shard& sh : shards) {
+    std::vector<std::string> names;
+    for (const std::string& file : sh.tests) {
+      auto it = by_file.find(file);
+      if (it == by_file.end()) {
+        names.push_back(file);
+        continue;
+      }
+      for (std::string& name : SelectedNames(*it->second)) names.push_back(std::move(name));
+    }
+    sh.tests = std::move(names);
+  }
+  return shards;
+}
+
 std::string MatrixJson(const std::vector<Shard>& shards, RunnerKind kind) {
   JsonWriter j;
   j.BeginObject().Key("include").BeginArray();
@@ -228,7 +280,9 @@ std::string MatrixJson(const std::vector<Shard>& shards, RunnerKind kind) {
 
 std::string RunnerLine(const Selection& s, RunnerKind kind) {
   std::vector<std::string> tests;
-  for (const SelectedTest& t : s.tests) tests.push_back(t.test);
+  for (const SelectedTest& t : s.tests) {
+    for (std::string& name : SelectedNames(t)) tests.push_back(std::move(name));
+  }
   std::string line = RunnerArguments(kind, tests);
   return line.empty() ? "" : line + "\n";
 }

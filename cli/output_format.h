@@ -97,19 +97,36 @@ std::string AddVersionToJsonLines(std::string_view lines);
 // description, or the rule ("new test").
 std::string SelectionReasonText(const SelectionReason& reason);
 
-// The tests, one per line (escaped); `explain`: each followed by its
-// "  <- reason" lines; `null`: each as it is, ended by a NUL byte.
+// What a selected test hands the runner: its file, or (SelectedTest::cases)
+// "<file>::<case>" for each of its cases (a pytest node id; ste_unittest.py
+// takes the same form).
+std::vector<std::string> SelectedNames(const SelectedTest& test);
+
+// "N test files selected: W whole, C as K cases\n" when some file was
+// narrowed to cases; "" otherwise.
+std::string CaseCountLine(const Selection& selection);
+
+// The tests (SelectedNames), one per line (escaped); `explain`: each test
+// followed by its "  <- reason" lines; `null`: each as it is, ended by a
+// NUL byte.
 std::string SelectionText(const Selection& selection, bool explain, bool null);
 
 // {"mode","reason","baseline":{"id","mri","commit"}|null,
 //  "changed":[{"path","change","type"}],
-//  "tests":[{"test","reasons":[{"path","kind","change"}],"more_reasons","seconds"?}],
+//  "tests":[{"test","cases"?,"reasons":[{"path","kind","change"}],"more_reasons","seconds"?}],
 //  "wide":[{"path","kind","change","tests","entries":[{"path","change"}],"more_entries"}],
 //  "version"} and a newline.
 std::string SelectionJson(const Selection& selection, const std::optional<BaselineInfo>& baseline);
 
-// The selection's tests split into at most `shards` shards (ste/shards.h).
+// The selection's tests (files) split into at most `shards` shards
+// (ste/shards.h). A file narrowed to cases stays whole in one shard: its
+// cases run in one process, in order, as they did when recorded.
 std::vector<Shard> SelectionShards(const Selection& selection, size_t shards);
+
+// `shards` (SelectionShards of `selection`) with each file replaced by
+// what is handed to the runner (SelectedNames): the tests of --format
+// matrix and github's matrix.
+std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& selection);
 
 // {"include":[{"shard","of","count","seconds","tests","args"}]}, no
 // newline: what a GitHub Actions strategy.matrix takes (no "version": each

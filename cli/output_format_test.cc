@@ -2,6 +2,7 @@
 // document from typed values, byte for byte.
 #include "output_format.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,51 @@ TEST(SelectionFormats, GithubOutputsAndSummary) {
   EXPECT_NE(md.find("| <code>tests/test\\_a.sh</code> | lib/a.sh \\(content modified\\) |"),
             std::string::npos)
       << md;
+}
+
+// tests.unit = "case": a file narrowed to cases is handed as
+// <file>::<case>, in the cases' order, by every format; a matrix keeps a
+// file's cases in one shard.
+TEST(SelectionFormats, CasesAreHandedAsFileAndCase) {
+  Selection s = TwoTests();
+  s.tests[0].cases = {"test_z", "TestK::test_a"};
+  EXPECT_EQ(SelectedNames(s.tests[0]),
+            (std::vector<std::string>{"tests/test_a.sh::test_z", "tests/test_a.sh::TestK::test_a"}));
+  EXPECT_EQ(SelectedNames(s.tests[1]), std::vector<std::string>{"tests/test b.sh"});
+  EXPECT_EQ(CaseCountLine(s), "2 test files selected: 1 whole, 1 as 2 cases\n");
+  EXPECT_EQ(CaseCountLine(TwoTests()), "");
+  EXPECT_EQ(SelectionText(s, false, false),
+            "tests/test_a.sh::test_z\ntests/test_a.sh::TestK::test_a\ntests/test b.sh\n");
+  EXPECT_EQ(SelectionText(s, true, false),
+            "tests/test_a.sh::test_z\ntests/test_a.sh::TestK::test_a\n"
+            "  <- (2 cases of tests/test_a.sh: every change below is in code only they ran, or that one ran "
+            "before them; the rest of the file is unchanged)\n"
+            "  <- lib/a.sh (content modified)\n"
+            "tests/test b.sh\n  <- failed in baseline\n  <- and 2 more\n");
+  EXPECT_EQ(SelectionText(s, false, true),
+            std::string("tests/test_a.sh::test_z\0tests/test_a.sh::TestK::test_a\0tests/test b.sh\0", 71));
+  EXPECT_EQ(RunnerLine(s, RunnerKind::kPytest),
+            "tests/test_a.sh::test_z tests/test_a.sh::TestK::test_a 'tests/test b.sh'\n");
+  EXPECT_NE(SelectionJson(s, std::nullopt)
+                .find(R"({"test":"tests/test_a.sh","cases":["test_z","TestK::test_a"],"reasons":)"),
+            std::string::npos)
+      << SelectionJson(s, std::nullopt);
+  const std::vector<Shard> files = SelectionShards(s, 2);
+  ASSERT_EQ(files.size(), 2u);
+  const std::vector<Shard> named = ShardsOfNames(files, s);
+  std::set<std::vector<std::string>> tests;
+  for (const Shard& sh : named) tests.insert(sh.tests);
+  EXPECT_EQ(tests, (std::set<std::vector<std::string>>{
+                       {"tests/test_a.sh::test_z", "tests/test_a.sh::TestK::test_a"}, {"tests/test b.sh"}}));
+  const std::string matrix = MatrixJson(named, RunnerKind::kPytest);
+  EXPECT_NE(matrix.find(R"("count":2,)"), std::string::npos) << matrix;
+  EXPECT_NE(matrix.find(R"("tests":["tests/test_a.sh::test_z","tests/test_a.sh::TestK::test_a"],)"
+                        R"("args":"tests/test_a.sh::test_z tests/test_a.sh::TestK::test_a"})"),
+            std::string::npos)
+      << matrix;
+  absl::StatusOr<std::string> entries = GithubOutputEntries(s, "/t/tests.txt", matrix);
+  ASSERT_TRUE(entries.ok());
+  EXPECT_NE(entries->find("tests/test_a.sh::TestK::test_a"), std::string::npos) << *entries;
 }
 
 TEST(WhyAndDeps, TextAndJson) {

@@ -251,16 +251,19 @@ int SelectCommand(const std::vector<std::string>& args) {
                std::string(SelectionModeName(s.mode)).c_str(), s.reason.c_str(),
                info ? absl::StrCat(" (baseline ", info->id, ", mri ", info->mri, ")").c_str()
                     : "");
+  if (std::string cases = CaseCountLine(s); !cases.empty()) {
+    std::fprintf(stderr, "ste select: %s", cases.c_str());
+  }
   for (const WideCause& w : s.wide) {
     std::fprintf(stderr, "ste select: wide: %s\n", EscapeForText(DescribeWideCause(w)).c_str());
   }
   const RunnerKind kind = checkout.config().runner_kind;
   if (format == OutputFormat::kMatrix) {
-    std::printf("%s\n", MatrixJson(SelectionShards(s, shards), kind).c_str());
+    std::printf("%s\n", MatrixJson(ShardsOfNames(SelectionShards(s, shards), s), kind).c_str());
     return ExitCode(Outcome::kSuccess);
   }
   std::string matrix;
-  if (shards) matrix = MatrixJson(SelectionShards(s, shards), kind);
+  if (shards) matrix = MatrixJson(ShardsOfNames(SelectionShards(s, shards), s), kind);
   if (shard_n) {
     // Only shard K's tests, in their selection order (with their reasons).
     std::vector<Shard> split = SelectionShards(s, shard_n);

@@ -229,6 +229,25 @@ std::vector<std::string> ToolCacheNames() {
   return names;
 }
 
+// tests.unit: "file", or "case" with a runner that pushes case scopes and
+// can be handed cases (pytest, unittest). Needs c->runner_kind.
+absl::Status ParseTestUnit(const std::string& name, Reader& r, const std::string& unit, Config* c) {
+  if (unit == "file") return absl::OkStatus();
+  if (unit != "case") {
+    return Error(name, *r.Find("tests", "unit"),
+                 absl::StrCat("'tests.unit' must be \"file\" or \"case\", not '", unit, "'"));
+  }
+  if (c->runner_kind != RunnerKind::kPytest && c->runner_kind != RunnerKind::kUnittest) {
+    return Error(name, *r.Find("tests", "unit"),
+                 absl::StrCat("'tests.unit' = \"case\" needs a runner that can run cases: "
+                              "'runner.kind' \"pytest\" or \"unittest\", not '",
+                              std::string(RunnerKindName(c->runner_kind)), "'"));
+  }
+  c->selection.cases = true;
+  c->runner_case_scopes = true;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string ShellQuote(std::string_view s) {
@@ -325,7 +344,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   const toml::table& table = parsed.table();
   Reader r(name, table);
   absl::Status s = r.CheckKeys({
-      {"tests", {"include", "exclude"}},
+      {"tests", {"include", "exclude", "unit"}},
       {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir",
                   "private_tmp", "python_imports"}},
       {"inventory", {"ignore", "tool_caches", "external"}},
@@ -341,10 +360,12 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
   const std::vector<std::string> tool_cache_names = ToolCacheNames();
   c.inventory_tool_caches = tool_cache_names;
   std::string python_imports = "names";
+  std::string unit = "file";
   std::string granularity = "auto";
   for (absl::Status step : {
            r.Globs("tests", "include", false, &include),
            r.Globs("tests", "exclude", false, &exclude),
+           r.String("tests", "unit", false, &unit),
            r.String("runner", "kind", false, &kind),
            r.String("runner", "command", false, &c.runner_command),
            r.Int("runner", "jobs", 1, 1024, &c.jobs),
@@ -372,6 +393,7 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
                  absl::StrCat("'runner.kind' must be ", RunnerKindList(), ", not '", kind, "'"));
   }
   c.runner_kind = *parsed_kind;
+  if (absl::Status cases = ParseTestUnit(name, r, unit, &c); !cases.ok()) return cases;
   if (python_imports == "names" || python_imports == "listing") {
     c.runner_python_imports =
         python_imports == "names" ? PythonImports::kNames : PythonImports::kListing;

@@ -134,6 +134,50 @@ TEST(Config, GranularityIsAutoFileOrDefinition) {
       << bad.status();
 }
 
+// tests.unit: "file" (the default) or "case", which needs a runner that
+// pushes case scopes and can be handed cases, and turns case scopes on.
+TEST(Config, TestUnitIsFileOrCaseWithARunnerThatRunsCases) {
+  auto config = [](const std::string& unit, const std::string& kind) {
+    return ParseConfig(absl::StrCat("[tests]\ninclude=[\"t/*.py\"]\n",
+                                    unit.empty() ? "" : "unit=\"" + unit + "\"\n", "[runner]\nkind=\"", kind,
+                                    "\"\ncommand=\"x {tests}\"\n"),
+                       "ste.toml", "/r");
+  };
+  for (const char* kind : {"pytest", "unittest"}) {
+    auto c = config("case", kind);
+    ASSERT_TRUE(c.ok()) << kind << ": " << c.status();
+    EXPECT_TRUE(c->selection.cases) << kind;
+    EXPECT_TRUE(c->runner_case_scopes) << kind;
+    auto f = config("file", kind);
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_FALSE(f->selection.cases);
+    auto d = config("", kind);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_FALSE(d->selection.cases);
+    EXPECT_FALSE(d->runner_case_scopes);
+  }
+  for (const char* kind : {"minitest", "rspec", "batch"}) {
+    auto c = config("case", kind);
+    ASSERT_FALSE(c.ok()) << kind;
+    EXPECT_NE(std::string(c.status().message())
+                  .find(absl::StrCat("ste.toml:3:6: 'tests.unit' = \"case\" needs a runner that can run cases: "
+                                     "'runner.kind' \"pytest\" or \"unittest\", not '", kind, "'")),
+              std::string::npos)
+        << c.status();
+  }
+  auto generic = ParseConfig("[tests]\ninclude=[\"t/*.py\"]\nunit=\"case\"\n[runner]\ncommand=\"x {test}\"\n",
+                             "ste.toml", "/r");
+  EXPECT_FALSE(generic.ok());
+  auto bad = config("test", "pytest");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message())
+                .find("ste.toml:3:6: 'tests.unit' must be \"file\" or \"case\", not 'test'"),
+            std::string::npos)
+      << bad.status();
+  EXPECT_FALSE(
+      ParseConfig("[tests]\ninclude=[\"t/*.py\"]\nunit=1\n[runner]\nkind=\"pytest\"\n", "ste.toml", "/r").ok());
+}
+
 TEST(Config, AcceptsAPostgresqlStore) {
   for (const char* url : {"postgresql:///ste?host=/run/postgresql",
                           "postgres://ci@db.example.com:5432/ste"}) {

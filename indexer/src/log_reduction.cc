@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 
 #include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "definition_resolution.h"
 #include "ste/inventory.h"
@@ -60,6 +62,61 @@ std::string ViewDirectory(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// The tracker's "/\x01ste-defs-scope:<pid>.<n>" (ste_defs.py): it made
+// this scope's records afresh.
+bool IsScopeMarker(const LogRecord& r) {
+  constexpr std::string_view kPrefix = "/\x01ste-defs-scope:";
+  return (r.kind == RecordKind::kAbsent || r.kind == RecordKind::kContent) &&
+         std::string_view(r.path).substr(0, kPrefix.size()) == kPrefix;
+}
+
+// The (pid, n) of a `scope` marker; none when its name is malformed.
+std::optional<std::pair<uint32_t, uint64_t>> ScopeMarkerEntry(const LogRecord& r) {
+  constexpr std::string_view kPrefix = "/\x01ste-defs-scope:";
+  const std::string_view rest = std::string_view(r.path).substr(kPrefix.size());
+  const size_t dot = rest.find('.');
+  uint32_t pid = 0;
+  uint64_t n = 0;
+  if (dot == std::string_view::npos || !absl::SimpleAtoi(absl::string_view(rest.data(), dot), &pid) ||
+      !absl::SimpleAtoi(absl::string_view(rest.data() + dot + 1, rest.size() - dot - 1), &n) || pid == 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(pid, n);
+}
+
+// TestDependencies::scope_entries: the first entry of r.scope, or pid 0
+// (no one order) when a second pid entered it too or a marker is
+// malformed.
+void NoteScopeEntry(const LogRecord& r, TestDependencies* out) {
+  const std::optional<std::pair<uint32_t, uint64_t>> entry = ScopeMarkerEntry(r);
+  auto [it, added] = out->scope_entries.try_emplace(r.scope, entry.value_or(std::make_pair(0u, uint64_t{0})));
+  if (added || it->second.first == 0) return;
+  if (!entry || entry->first != it->second.first) {
+    it->second = {0, 0};
+  } else if (entry->second < it->second.second) {
+    it->second.second = entry->second;
+  }
+}
+
+// TestDependencies::unsplit_scopes: where a tracked process recorded
+// without a `scope` marker, or ran a module's own code (line 0).
+void NoteUnsplitScopes(const std::vector<ProcessCode>& code,
+                       const std::vector<std::set<std::string>>& fresh, TestDependencies* out) {
+  for (size_t li = 0; li < code.size(); li++) {
+    const ProcessCode& c = code[li];
+    if (!c.begin) continue;  // no tracker: no definition records at all
+    for (const std::string& scope : c.scopes) {
+      if (!fresh[li].count(scope)) out->unsplit_scopes.insert(scope);
+    }
+    for (const auto& [scope, files] : c.lines) {
+      if (!fresh[li].count(scope)) out->unsplit_scopes.insert(scope);
+      for (const auto& [file, lines] : files) {
+        if (lines.count(0)) out->unsplit_scopes.insert(scope);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string RepoRelative(const std::string& root, const std::string& abs) {
@@ -86,6 +143,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   // Definition granularity: what each process's tracker said, and which
   // processes recorded each repo file's content in each scope.
   std::vector<ProcessCode> code(logs.size());
+  std::vector<std::set<std::string>> fresh_scopes(logs.size());  // `scope` markers
   ContentRecorders content_by;
   for (size_t li = 0; li < logs.size(); li++) {
     const ProcessLog& log = logs[li];
@@ -96,6 +154,11 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
         continue;
       }
       // The definition tracker's records are never dependencies themselves.
+      if (IsScopeMarker(r)) {
+        fresh_scopes[li].insert(r.scope);
+        NoteScopeEntry(r, &out);
+        continue;
+      }
       if (code[li].Take(r)) continue;
       code[li].Touch(r.scope);
       if (r.kind == RecordKind::kUnfollowed) {
@@ -151,6 +214,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   }
   if (policy.definitions != nullptr) ResolveDefinitions(code, content_by, policy, &by_scope, &out);
   CountSlowTrackers(code, &out);
+  NoteUnsplitScopes(code, fresh_scopes, &out);
   for (auto& [scope, deps] : by_scope) {
     if (deps.empty()) continue;
     out.scopes.push_back(ScopeDependencies{scope, {deps.begin(), deps.end()}});

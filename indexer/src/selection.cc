@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "ste/case_split.h"
 #include "ste/git.h"
 #include "ste/glob.h"
 #include "ste/json.h"
@@ -139,7 +140,7 @@ Selection SelectAll(std::string reason, const std::vector<std::string>& head_tes
   s.mode = SelectionMode::kAll;
   s.reason = std::move(reason);
   s.changed = std::move(changed);
-  for (const std::string& t : head_tests) s.tests.push_back(SelectedTest{t, {}, 0, std::nullopt});
+  for (const std::string& t : head_tests) s.tests.push_back(SelectedTest{t, {}, 0, std::nullopt, {}});
   return s;
 }
 
@@ -445,6 +446,46 @@ absl::StatusOr<std::vector<InventoryChange>> ChangesFromPaths(
   return changes;
 }
 
+namespace {
+
+// tests.unit = "case": when every reason of *t is a dependency that is
+// an own dependency of some of its cases (none a rule, none left out),
+// t->cases are the first such case in the run order and every case that
+// ran after it, by name; true then. The later cases too: a case sees the
+// state the earlier ones left (an lru_cache'd helper that ran in case A
+// and is only looked up in B, a global A set), so a change to what A owns
+// can make B fail. A case whose scope name cannot be read back
+// (case_split.h) leaves the file whole.
+bool NarrowToCases(const SelectionIndex& index, SelectedTest* t) {
+  if (index.case_count() == 0 || t->more_reasons > 0 || t->reasons.empty()) return false;
+  const std::optional<uint32_t> id = index.FindTest(ScopeOfTest(t->test));
+  if (!id) return false;
+  std::optional<uint32_t> first;  // the earliest case that owns a reason
+  for (const SelectionReason& r : t->reasons) {
+    if (r.rule) return false;
+    bool own = false;
+    for (uint32_t c : index.CasesOf(DepKey{r.path, r.kind})) {
+      if (index.case_test(c) != *id) continue;
+      if (!first || c < *first) first = c;
+      own = true;
+    }
+    if (!own) return false;  // the file's shared part changed
+  }
+  // A test's cases have consecutive ids in run order (selection_index.h);
+  // they are handed to the runner in that order, so that each sees what
+  // the earlier ones left as it did.
+  std::vector<std::string> cases;
+  for (uint32_t c = *first; c < index.case_count() && index.case_test(c) == *id; c++) {
+    std::optional<std::string> name = CaseOfScopeName(index.case_name(c));
+    if (!name) return false;
+    cases.push_back(*std::move(name));
+  }
+  t->cases = std::move(cases);
+  return true;
+}
+
+}  // namespace
+
 Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
   const std::vector<InventoryChange> changed = VisibleChanges(in.index, in.changes);
   if (!in.force_all.empty()) return SelectAll(in.force_all, in.head_tests, changed);
@@ -562,12 +603,16 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
 
   Selection s;
   s.changed = changed;
-  for (auto& [test, t] : picked) s.tests.push_back(std::move(t));
+  bool narrowed = false;
+  for (auto& [test, t] : picked) {
+    if (rules.cases) narrowed |= NarrowToCases(in.index, &t);
+    s.tests.push_back(std::move(t));
+  }
   if (s.tests.empty()) {
     s.mode = SelectionMode::kNone;
     s.reason = s.changed.empty() ? "nothing changed since the baseline"
                                  : "no test depends on what changed";
-  } else if (s.tests.size() == in.head_tests.size()) {
+  } else if (s.tests.size() == in.head_tests.size() && !narrowed) {
     s.mode = SelectionMode::kAll;
     s.reason = "every test is affected";
   } else {

@@ -14,8 +14,10 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -160,7 +162,53 @@ struct SelectionIndexBuilder::Impl {
 
   std::mutex scope_deps_mu;
   std::vector<ScopeDependency> scope_deps;
+
+  // Test cases: (test id, run) -> its name and own keys (path id, kind).
+  struct Case {
+    std::string name;
+    std::set<std::pair<uint32_t, uint8_t>> keys;
+  };
+  std::mutex cases_mu;
+  std::map<std::pair<uint32_t, uint32_t>, Case> cases;
+
+  // The case section (selection_index.h), keys as laid out; "" for none.
+  std::string CaseSection(const std::vector<OutputKey>& keys) const;
 };
+
+std::string SelectionIndexBuilder::Impl::CaseSection(const std::vector<OutputKey>& keys) const {
+  if (cases.empty()) return "";
+  std::map<std::pair<uint32_t, uint8_t>, uint32_t> key_index;
+  for (size_t i = 0; i < keys.size(); ++i) key_index[{keys[i].path_id, keys[i].kind}] = static_cast<uint32_t>(i);
+  std::vector<std::pair<uint32_t, uint32_t>> own;  // (key, case)
+  std::string entries, names;
+  uint32_t case_id = 0;
+  for (const auto& [id, c] : cases) {  // by (test id, run): the run order
+    char e[fmt::kCaseEntrySize] = {};
+    fmt::EncodeU32(e, id.first);
+    fmt::EncodeU32(e + 4, static_cast<uint32_t>(c.name.size()));
+    fmt::EncodeU64(e + 8, names.size());
+    entries.append(e, sizeof(e));
+    names += c.name;
+    for (const auto& k : c.keys) {
+      auto it = key_index.find(k);
+      if (it != key_index.end()) own.emplace_back(it->second, case_id);
+    }
+    case_id++;
+  }
+  std::sort(own.begin(), own.end());
+  std::string out(16, '\0');
+  fmt::EncodeU64(out.data(), cases.size());
+  fmt::EncodeU64(out.data() + 8, own.size());
+  out += entries;
+  for (const auto& [key, c] : own) {
+    char e[fmt::kOwnEntrySize];
+    fmt::EncodeU32(e, key);
+    fmt::EncodeU32(e + 4, c);
+    out.append(e, sizeof(e));
+  }
+  out += names;
+  return out;
+}
 
 absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
   STE_RETURN_IF_ERROR(CheckUsable());
@@ -264,6 +312,15 @@ absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
     path_offset[p] = strings.size();
     strings += paths[p];
   }
+  // The case section and its footer close the string area.
+  const std::string case_section = CaseSection(keys);
+  if (!case_section.empty()) {
+    char footer[fmt::kCaseFooterSize];
+    fmt::EncodeU64(footer, strings_offset + strings.size());
+    fmt::EncodeU64(footer + 8, case_section.size());
+    strings += case_section;
+    strings.append(footer, sizeof(footer));
+  }
   const uint64_t file_size = strings_offset + strings.size();
 
   // 5. Serialize the bitmaps, each thread a contiguous stretch of keys,
@@ -317,7 +374,7 @@ absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
   std::memcpy(header + fmt::kOffMagic, fmt::kMagic, sizeof(fmt::kMagic));
   fmt::EncodeU32(header + fmt::kOffVersion, fmt::kVersion);
   fmt::EncodeU32(header + fmt::kOffHeaderSize, fmt::kHeaderSize);
-  fmt::EncodeU64(header + fmt::kOffFlags, 0);
+  fmt::EncodeU64(header + fmt::kOffFlags, case_section.empty() ? 0 : fmt::kFlagCases);
   fmt::EncodeU64(header + fmt::kOffNTests, scopes.size());
   fmt::EncodeU64(header + fmt::kOffNKeys, keys.size());
   fmt::EncodeU64(header + fmt::kOffBitmapsOffset, fmt::kHeaderSize);
@@ -452,6 +509,34 @@ absl::Status SelectionIndexBuilder::AddScopeDependency(std::string_view scope,
   impl_->scope_deps.push_back(ScopeDependency{
       path_id, kind, static_cast<uint32_t>(first - scopes.begin()),
       static_cast<uint32_t>(end - scopes.begin())});
+  return absl::OkStatus();
+}
+
+absl::Status SelectionIndexBuilder::AddCase(uint32_t test_id, std::string_view name, uint32_t run,
+                                            absl::Span<const uint32_t> path_ids, DepKind kind) {
+  STE_RETURN_IF_ERROR(impl_->CheckUsable());
+  if (test_id >= impl_->rows.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown test id ", test_id));
+  }
+  if (!IsValidDepKind(static_cast<uint8_t>(kind))) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid dependency kind ", static_cast<int>(kind)));
+  }
+  if (name.empty() || name.size() > UINT32_MAX) {
+    return absl::InvalidArgumentError("a case name is 1 byte to 4 GiB");
+  }
+  const uint32_t n = impl_->n_paths.load(std::memory_order_acquire);
+  for (uint32_t id : path_ids) {
+    if (id >= n) return absl::InvalidArgumentError(absl::StrCat("unknown path id ", id));
+  }
+  std::lock_guard<std::mutex> lock(impl_->cases_mu);
+  auto [it, added] = impl_->cases.try_emplace({test_id, run});
+  if (added) {
+    it->second.name = std::string(name);
+  } else if (it->second.name != name) {
+    return absl::InvalidArgumentError(absl::StrCat("test id ", test_id, ": run ", run, " is case ",
+                                                   it->second.name, " already, not ", std::string(name)));
+  }
+  for (uint32_t id : path_ids) it->second.keys.emplace(id, static_cast<uint8_t>(kind));
   return absl::OkStatus();
 }
 

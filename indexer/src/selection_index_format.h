@@ -21,6 +21,11 @@ inline constexpr uint64_t kKeyEntrySize = 40;
 inline constexpr uint64_t kBitmapAlign = 8;
 inline constexpr uint32_t kTestFlagOpaque = 1u << 0;
 inline constexpr uint32_t kKnownTestFlags = kTestFlagOpaque;
+// Header flag: the file ends with the case section and its footer.
+inline constexpr uint64_t kFlagCases = 1u << 0;
+inline constexpr uint64_t kCaseFooterSize = 16;
+inline constexpr uint64_t kCaseEntrySize = 16;
+inline constexpr uint64_t kOwnEntrySize = 8;
 
 // Header field offsets.
 inline constexpr size_t kOffMagic = 0;

@@ -126,7 +126,7 @@ absl::Status SelectionIndex::Validate(std::string_view what) {
     return corrupt(file_size > size_ ? "truncated: " : "trailing bytes: ",
                    size_, " bytes, header says ", file_size);
   }
-  if (flags != 0) return corrupt("unknown header flags ", flags);
+  if ((flags & ~fmt::kFlagCases) != 0) return corrupt("unknown header flags ", flags);
   if (n_tests > UINT32_MAX) return corrupt("test count ", n_tests, " too big");
   if (bitmaps_offset != fmt::kHeaderSize) {
     return corrupt("bitmap area offset ", bitmaps_offset, " is not ",
@@ -231,7 +231,84 @@ absl::Status SelectionIndex::Validate(std::string_view what) {
     previous_path = path;
     previous_kind = kind;
   }
+  if (flags & fmt::kFlagCases) return ValidateCases(strings, corrupt);
   return absl::OkStatus();
+}
+
+template <typename Corrupt>
+absl::Status SelectionIndex::ValidateCases(uint64_t strings, const Corrupt& corrupt) {
+  if (size_ - strings < fmt::kCaseFooterSize + 16) return corrupt("case section: no room");
+  const char* footer = data_ + size_ - fmt::kCaseFooterSize;
+  const uint64_t at = fmt::DecodeU64(footer), size = fmt::DecodeU64(footer + 8);
+  if (at < strings || size < 16 || at > size_ || size > size_ - at ||
+      at + size + fmt::kCaseFooterSize != size_) {
+    return corrupt("case section [", at, ", +", size, ") misplaced");
+  }
+  const char* s = data_ + at;
+  const uint64_t n_cases = fmt::DecodeU64(s), n_own = fmt::DecodeU64(s + 8);
+  if (n_cases > size / fmt::kCaseEntrySize || n_own > size / fmt::kOwnEntrySize ||
+      16 + n_cases * fmt::kCaseEntrySize + n_own * fmt::kOwnEntrySize > size) {
+    return corrupt("case section: ", n_cases, " cases and ", n_own, " own entries overflow it");
+  }
+  const uint64_t names_at = 16 + n_cases * fmt::kCaseEntrySize + n_own * fmt::kOwnEntrySize;
+  const uint64_t names_size = size - names_at;
+  cases_ = s + 16;
+  own_ = cases_ + n_cases * fmt::kCaseEntrySize;
+  case_names_ = s + names_at;
+  auto fail = [&](auto&&... parts) {
+    n_cases_ = n_own_ = 0;
+    return corrupt(parts...);
+  };
+  n_cases_ = n_cases;
+  n_own_ = n_own;
+  for (uint64_t c = 0; c < n_cases; ++c) {
+    const char* e = cases_ + c * fmt::kCaseEntrySize;
+    const uint32_t len = fmt::DecodeU32(e + 4);
+    if (fmt::DecodeU32(e) >= n_tests_ || len == 0 || !FitsWithin(fmt::DecodeU64(e + 8), len, names_size)) {
+      return fail("case ", c, ": test or name out of range");
+    }
+    const uint32_t id = static_cast<uint32_t>(c);
+    if (c > 0 && case_test(id - 1) > case_test(id)) return fail("case ", c, ": tests out of order");
+  }
+  uint64_t before = 0;
+  for (uint64_t i = 0; i < n_own; ++i) {
+    const char* e = own_ + i * fmt::kOwnEntrySize;
+    const uint64_t packed = uint64_t{fmt::DecodeU32(e)} << 32 | fmt::DecodeU32(e + 4);
+    if (fmt::DecodeU32(e) >= n_keys_ || fmt::DecodeU32(e + 4) >= n_cases || (i > 0 && before >= packed)) {
+      return fail("own entry ", i, ": out of range or order");
+    }
+    before = packed;
+  }
+  return absl::OkStatus();
+}
+
+uint32_t SelectionIndex::case_test(uint32_t c) const {
+  return fmt::DecodeU32(cases_ + uint64_t{c} * fmt::kCaseEntrySize);
+}
+
+std::string_view SelectionIndex::case_name(uint32_t c) const {
+  const char* e = cases_ + uint64_t{c} * fmt::kCaseEntrySize;
+  return std::string_view(case_names_ + fmt::DecodeU64(e + 8), fmt::DecodeU32(e + 4));
+}
+
+std::vector<uint32_t> SelectionIndex::CasesOf(const DepKey& key) const {
+  std::vector<uint32_t> out;
+  if (n_own_ == 0) return out;
+  const size_t k = LowerBoundKey(key.path, static_cast<uint8_t>(key.kind));
+  if (k >= n_keys_ || key_path(k) != key.path || key_kind(k) != key.kind) return out;
+  size_t lo = 0, hi = n_own_;  // the first own entry of key k
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (fmt::DecodeU32(own_ + mid * fmt::kOwnEntrySize) < k) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (; lo < n_own_ && fmt::DecodeU32(own_ + lo * fmt::kOwnEntrySize) == k; ++lo) {
+    out.push_back(fmt::DecodeU32(own_ + lo * fmt::kOwnEntrySize + 4));
+  }
+  return out;
 }
 
 const char* SelectionIndex::test_entry(uint32_t id) const {

@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ste/batch_split.h"
+#include "ste/case_split.h"
 #include "ste/runner_kind.h"
 #include "ste/traced_run.h"
 
@@ -192,6 +194,7 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   for (size_t i = 0; i < records.size(); i++) {
     TestRecord& r = records[i];
     r.deps = std::move(deps[i]);
+    if (config.selection.cases) SplitCaseScopes(run.all, r.test, &r.deps);
     r.deps.slow_trackers = run.all.slow_trackers;  // the batch's processes ran every test
     BatchTestOutcome outcome = OutcomeInBatch(results, r.test, run.exit.exit_code, run.exit.seconds,
                                               tests.size(), RunnerKindName(config.runner_kind));

@@ -43,7 +43,7 @@ class SteScopes:
         the error's text (the scope is then unchanged; see ste/scope.h)."""
         if self._push is None:
             return None
-        _definitions("flush")
+        _definitions("scope_changed")
         if self._push(os.fsencode(name)) == 0:
             _definitions("entered_scope")
             return None
@@ -51,7 +51,7 @@ class SteScopes:
 
     def pop(self):
         if self._pop is not None:
-            _definitions("flush")
+            _definitions("scope_changed")
             self._pop()
 
 

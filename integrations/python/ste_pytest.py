@@ -29,9 +29,12 @@ protocol is integrations/README.md. In short:
   line, module paths or dotted names) are imported in the parent before
   forking; $STE_CASE_SCOPES=1 pushes a scope per test case (the node id
   after the file, '/' and '%' percent-encoded) around its setup, call and
-  teardown. A module- or session-scoped fixture is set up inside the
-  first case that needs it, and a module imported by one case is cached
-  for the next: case scopes are finer attribution, not isolation.
+  teardown; a fixture of a wider scope (class, module, package, session:
+  xunit's setup_class and setup_module too) is set up back in the file's
+  scope, its shared part, whichever case needs it first. A module
+  imported by one case is cached for the next: case scopes are finer
+  attribution, not isolation (ste counts only the definitions a case ran
+  as its own: docs/concepts.md, "Test cases").
 
 Forking happens under ste (the ste_scope_push symbol resolves, or
 STE_RESULTS is set) or with --ste-fork=yes. Otherwise (--ste-fork=auto
@@ -464,6 +467,23 @@ class ChildForwarder:
     def _report(self, report):
         return self.config.hook.pytest_report_to_serializable(config=self.config, report=report)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        """ste selects a case with every case that ran after it (they see
+        what it left: docs/concepts.md, "Test cases"), so the run order must
+        be the one the next run has. A plugin that reorders the cases
+        (pytest-randomly's shuffle, any other) may order them otherwise next
+        time: then no case scope is pushed, and the file is selected whole.
+        Deselecting (-k, -m) keeps the order."""
+        before = [item.nodeid for item in items]
+        yield
+        if self.fd is None or self.scopes is None:
+            return
+        after = [item.nodeid for item in items]
+        kept = set(after)
+        if [nodeid for nodeid in before if nodeid in kept] != after:
+            self.scopes = None
+
     def pytest_collectreport(self, report):
         if self.fd is None:
             return
@@ -527,15 +547,39 @@ class ChildForwarder:
     def pytest_runtest_protocol(self, item, nextitem):
         pushed = False
         if self.scopes is not None and self.fd is not None:
-            error = self.scopes.push(proto.case_scope_name(item.nodeid.split("::", 1)[-1]))
+            self.case_name = proto.case_scope_name(item.nodeid.split("::", 1)[-1])
+            error = self.scopes.push(self.case_name)
             if error:
                 sys.stderr.write("ste: cannot enter the scope of %s (%s)\n" % (item.nodeid, error))
             pushed = error is None and self.scopes.available
+        self.case_pushed = pushed
         try:
             yield
         finally:
-            if pushed:
+            if self.case_pushed:  # (not when it could not be entered again)
                 self.scopes.pop()
+            self.case_pushed = False
+
+    case_pushed = False
+    case_name = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        """A fixture wider than a function is set up in the file's scope:
+        what it runs is every case's (the one that needed it first is only
+        the first to ask)."""
+        lifted = self.case_pushed and getattr(fixturedef, "scope", "function") != "function"
+        if lifted:
+            self.scopes.pop()
+            self.case_pushed = False  # (a wider fixture it needs is set up here too)
+        try:
+            yield
+        finally:
+            if lifted:
+                error = self.scopes.push(self.case_name)
+                if error:
+                    sys.stderr.write("ste: cannot enter the scope of %s again (%s)\n" % (self.case_name, error))
+                self.case_pushed = error is None
 
 
 # ---- helpers ------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 
     python3 ste_unittest.py [-v] [-q] [-f] [-b] [-k PATTERN] [--locals] [TEST ...]
 
-TEST: test files (tests/test_a.py), module names (tests.test_a) or
+TEST: test files (tests/test_a.py), one test of a file
+(tests/test_a.py::TestA.test_one, as `ste select` gives a case: a file's
+tests given so run in one child, in that order), module names
+(tests.test_a) or
 directories (their test*.py files and their packages', as unittest's
 discovery finds them; `python3 -m unittest DIR` would import DIR as a
 package instead); none: discovery from the current directory, as
@@ -55,6 +58,7 @@ class BatchFile:
         self.module = module  # a dotted name to import, or None
         self.path = path  # a file to load by path when it has no such name
         self.discovered = None  # the file pattern when found in a directory
+        self.cases = []  # "<Class>.<test>" names: only those, in this order
         self.events = []
         self.done = False
 
@@ -64,7 +68,23 @@ def batch_files(names, pattern="test*.py"):
     A *.py argument is not looked at here: a stat in the parent would be a
     dependency of every test; the child finds out whether it exists."""
     files = []
+    by_cases = {}  # path -> its BatchFile of cases
     for name in names or ["."]:
+        path, sep, case = name.partition("::")
+        if sep and path.lower().endswith(".py") and case:
+            # "<file>::<Class.test>" (ste select's case form): the cases of
+            # one file run in one child, in the order given (the order they
+            # ran in when recorded: a case may see what an earlier one left).
+            if path in by_cases:
+                by_cases[path].cases.append(case)
+                continue
+            f = _file(path)
+            if f.module is not None:
+                f.cases.append(case)
+                by_cases[path] = f
+                files.append(f)
+                continue
+            # (no dotted name to load a test by: the whole file)
         if name.lower().endswith(".py"):
             files.append(_file(name))
         elif os.path.isdir(name):
@@ -277,6 +297,8 @@ def _load(loader, f):
         loader._top_level_dir = os.getcwd()
         tests, _ = loader._find_test_path(os.path.abspath(f.display), f.discovered)
         return loader.suiteClass([tests] if tests is not None else [])
+    if f.module is not None and f.cases:
+        return loader.loadTestsFromNames(["%s.%s" % (f.module, case) for case in f.cases])
     if f.module is not None:
         return loader.loadTestsFromName(f.module)
     import importlib.util

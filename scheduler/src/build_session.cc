@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string_view>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "build_journal.h"
 #include "ste/build_id.h"
+#include "ste/case_split.h"
 #include "ste/status_macros.h"
 #include "ste/test_recorder.h"
 
@@ -149,7 +152,7 @@ absl::Status BuildSession::Restore(const std::string& bytes) {
   }
   STE_ASSIGN_OR_RETURN(BuildCoordinator::Acceptance taken, coordinator_->MarkAccepted(test));
   if (taken == BuildCoordinator::Acceptance::kDuplicate) return absl::OkStatus();
-  absl::Status fed = FeedIndex(own, scopes, record.finished.opaque);
+  absl::Status fed = FeedIndex(own, scopes, record.finished.opaque, {});  // (no case order journaled)
   std::lock_guard<std::mutex> lock(mu_);
   CountLocked(std::move(record.finished), fed, nullptr);
   return absl::OkStatus();
@@ -200,6 +203,12 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
         absl::StrCat("lease ", r.lease_id, ": duration ", r.seconds, " is not a finite number >= 0"));
   }
   const std::string own = ScopeOfTest(r.test);
+  for (const std::string& name : r.case_order) {
+    if (name.empty() || name.find('/') != std::string::npos || !ValidateScope(own + "/" + name).ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("lease ", r.lease_id, ": case order names ",
+                                                     Quoted(name), ", not a case scope's name"));
+    }
+  }
   std::vector<std::string> described;  // paths that need an AddExternal entry
   {
     std::lock_guard<std::mutex> lock(paths_mu_);
@@ -253,7 +262,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
   if (acceptance == BuildCoordinator::Acceptance::kDuplicate) return acceptance;
 
   // 3. Fed to the index (outside mu_: one test is fed by one thread).
-  absl::Status fed = FeedIndex(own, r.scopes, r.opaque);
+  absl::Status fed = FeedIndex(own, r.scopes, r.opaque, r.case_order);
 
   // 4. Counted (and journaled); the last one stores the baseline.
   FinishedTest f;
@@ -299,7 +308,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
 }
 
 absl::Status BuildSession::FeedIndex(const std::string& own, const std::vector<ResultScope>& scopes,
-                                     bool opaque) {
+                                     bool opaque, const std::vector<std::string>& case_order) {
   absl::Status fed = absl::OkStatus();
   std::optional<uint32_t> test_id = builder_.FindTest(own);
   if (!test_id) fed = absl::InternalError("test vanished: " + own);
@@ -322,7 +331,49 @@ absl::Status BuildSession::FeedIndex(const std::string& own, const std::vector<R
     }
   }
   if (fed.ok() && opaque) fed = builder_.SetOpaque(*test_id);
+  if (fed.ok() && options_.cases) fed = FeedCases(own, *test_id, scopes, case_order);
   return fed;
+}
+
+absl::Status BuildSession::FeedCases(const std::string& own, uint32_t test_id,
+                                     const std::vector<ResultScope>& scopes,
+                                     const std::vector<std::string>& case_order) {
+  // A case sees the state the cases before it left (a cache filled, a
+  // global set): a change to what case c owns can make any later case
+  // fail, so the index keeps the run order (selection.cc selects c and
+  // every case after it), and without it keeps no case at all.
+  if (case_order.empty()) return absl::OkStatus();
+  std::map<std::string_view, uint32_t> run;  // name -> its place in case_order
+  for (uint32_t i = 0; i < case_order.size(); i++) {
+    if (!run.emplace(case_order[i], i).second) return absl::OkStatus();
+  }
+  // The file's shared part: what its own scope and those above it hold.
+  std::set<std::pair<uint32_t, int>> shared;
+  for (const ResultScope& s : scopes) {
+    if (!ScopeContains(own, s.scope) || s.scope == own) {
+      for (int kind = 1; kind <= kDepKindCount; kind++) {
+        for (uint32_t id : s.ids[kind]) shared.emplace(id, kind);
+      }
+    }
+  }
+  std::vector<std::vector<uint32_t>> mine(case_order.size());
+  for (const ResultScope& s : scopes) {
+    if (s.scope == own || !ScopeContains(own, s.scope)) continue;
+    const std::string_view name = std::string_view(s.scope).substr(own.size() + 1);
+    auto it = run.find(name);
+    if (it == run.end()) return absl::OkStatus();  // deeper (not split), or not in the order
+    std::lock_guard<std::mutex> lock(paths_mu_);
+    for (uint32_t id : s.ids[static_cast<int>(DepKind::kContent)]) {
+      DepKey key{paths_[id], DepKind::kContent};
+      if (IsCaseOwnKind(key) && !shared.count({id, static_cast<int>(DepKind::kContent)})) {
+        mine[it->second].push_back(id);
+      }
+    }
+  }
+  for (uint32_t i = 0; i < case_order.size(); i++) {
+    STE_RETURN_IF_ERROR(builder_.AddCase(test_id, case_order[i], i, mine[i], DepKind::kContent));
+  }
+  return absl::OkStatus();
 }
 
 void BuildSession::CountLocked(FinishedTest f, const absl::Status& fed, std::string* record) {

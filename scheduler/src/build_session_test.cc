@@ -230,6 +230,63 @@ TEST_F(BuildSessionTest, AViewNeedsItsEntryRepoOrNotAndAnUnknownOneIsRefused) {
   }
 }
 
+// Options::cases: each case in its run order (case_order), with its own
+// definition views (none for a case that owns nothing), never one of the
+// file's shared part; a result without an order, or with a case scope it
+// does not name, gives its file no case; a bad name is refused.
+TEST_F(BuildSessionTest, CasesAreKeptInTheirRunOrderOrNotAtAll) {
+  BuildSession::Options o;
+  o.cases = true;
+  auto made = BuildSession::Create(Spec(3), Store(), o);
+  ASSERT_TRUE(made.ok()) << made.status();
+  BuildSession& b = **made;
+  std::vector<TestLease> leases = LeaseAll(b, b.coordinator().RegisterWorker("w"), 3);
+  const std::string f = "src/a.py/\x01ste-def:f", g = "src/a.py/\x01ste-def:g";
+  const std::string module = "src/a.py/\x01ste-def";
+  std::vector<InventoryEntry> views;
+  for (const std::string& v : {f, g, module}) {
+    InventoryEntry e;
+    e.path = v;
+    e.type = FileType::kRegular;
+    views.push_back(e);
+  }
+  ASSERT_TRUE(b.AddExternal(*Inventory::FromEntries(views, 0)).ok());
+  // The file's scope holds the module view and g (shared); case "z" ran f
+  // and g, "a" ran nothing of its own, "m" recorded nothing.
+  auto result = [&](const TestLease& lease, std::vector<std::string> order) {
+    LeaseResult r = Result(b, lease, {module, g});
+    ResultScope z;
+    z.scope = "//r/" + lease.test + "/z";
+    z.ids[1] = {*b.InternPath(f), *b.InternPath(g)};
+    ResultScope a;
+    a.scope = "//r/" + lease.test + "/a";
+    a.ids[1] = {*b.InternPath("src/a.py")};
+    r.scopes.push_back(z);
+    r.scopes.push_back(a);
+    r.case_order = std::move(order);
+    return r;
+  };
+  LeaseResult bad = result(leases[0], {"z", "a/b"});
+  EXPECT_EQ(b.Submit(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(b.Submit(result(leases[0], {"z", "a", "m"})).ok());
+  ASSERT_TRUE(b.Submit(result(leases[1], {})).ok());        // no order
+  ASSERT_TRUE(b.Submit(result(leases[2], {"z", "m"})).ok());  // "a" not in it
+  auto loaded = LoadCompletedBaseline(*Store(), 100, 0);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const SelectionIndex& index = *loaded->index;
+  ASSERT_EQ(index.case_count(), 3u);
+  const uint32_t t0 = *index.FindTest("//r/" + leases[0].test);
+  std::vector<std::string> names;
+  for (uint32_t c = 0; c < 3; c++) {
+    EXPECT_EQ(index.case_test(c), t0);
+    names.emplace_back(index.case_name(c));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"z", "a", "m"}));
+  EXPECT_EQ(index.CasesOf(DepKey{f, DepKind::kContent}), std::vector<uint32_t>{0});
+  EXPECT_TRUE(index.CasesOf(DepKey{g, DepKind::kContent}).empty()) << "shared";
+  EXPECT_TRUE(index.CasesOf(DepKey{"src/a.py", DepKind::kContent}).empty()) << "not a definition view";
+}
+
 TEST_F(BuildSessionTest, FailMarksTheBaselineFailedAndRefusesMore) {
   std::vector<std::string> logged;
   BuildSession::Options o;

@@ -2,6 +2,11 @@
 //
 //   [tests]      include = ["tests/**/test_*.py"]   globs of test files
 //                exclude = []
+//                unit = "file"      what is selected: "file", or "case" (a
+//                                   pytest or unittest runner: the cases of
+//                                   a file whose own part alone changed,
+//                                   docs/concepts.md "Test cases"; turns
+//                                   runner.case_scopes on)
 //   [runner]     kind = "generic"    or a batch runner (integrations/README.md):
 //                          "pytest", "unittest", "minitest", "rspec", or
 //                          "batch" (any runner speaking the protocol), or
@@ -139,6 +144,10 @@ struct SelectionRules {
   // of the change. false: they are not read, so a history that cannot be
   // read (a shallow clone) is no reason for all either.
   bool force_tags = true;
+  // tests.unit = "case": a test file whose changes all fall in the own
+  // parts of some of its cases is selected as those cases
+  // (SelectedTest::cases, case_split.h).
+  bool cases = false;
 };
 
 // runner.python_imports (see the top).

@@ -70,6 +70,24 @@ struct TestDependencies {
   // (ApplyDefinitionFallback). Not sent anywhere: used where the run is.
   std::map<std::string, std::vector<std::string>> definition_files;
   std::set<std::string> untracked_scopes;
+  // Test cases (SplitCaseScopes, case_split.h): the scopes whose
+  // definition records are not complete for that scope alone: a tracked
+  // process recorded there without the tracker's `scope` marker (it may
+  // have listed a code object in an earlier scope only), or a repo
+  // module's own code ran there (an import: what it ran, decorators and
+  // all, is cached for every later scope of the process).
+  std::set<std::string> unsplit_scopes;
+  // Test cases: the order a runner entered scopes in, from the tracker's
+  // `scope` markers ("/\x01ste-defs-scope:<pid>.<n>", n counting one
+  // process's scope pushes): per scope, the (pid, n) of its first entry;
+  // pid 0 when processes of two pids made markers there (no one order).
+  std::map<std::string, std::pair<uint32_t, uint64_t>> scope_entries;
+  // SplitCaseScopes: the names beneath the test's scope of its case scopes
+  // in the order they ran (one process entered them all; every case scope
+  // that recorded anything is among them); empty when that order is not
+  // known, and then no case of the test is selected alone (a case sees the
+  // state the cases before it left: docs/concepts.md, "Test cases").
+  std::vector<std::string> case_order;
   // How many processes tracked definitions with the slow fallback tracer,
   // by why (definitions.h); a batch's on each of its tests (RunBatch).
   // Shown once in `ste record`'s summary, nowhere else.

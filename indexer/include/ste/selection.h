@@ -104,6 +104,12 @@ struct SelectedTest {
   // baseline did not run, or without a baseline (set by the selection
   // pipeline, not by Select; shards.h splits by it).
   std::optional<double> seconds;
+  // selection.cases (tests.unit = "case"): when set, only these cases of
+  // the file (their names as the runner gives them, in the order they ran
+  // in the baseline), because every change that selected it lies in the
+  // own part of the first of them, or of a later one (case_split.h; the
+  // later ones see the state it leaves); empty: the whole file.
+  std::vector<std::string> cases;
 };
 
 // A dependency (or a rule) that pulled many tests into a selection.

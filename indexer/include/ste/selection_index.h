@@ -34,7 +34,8 @@
 //    0  magic              8 bytes "STEIDX\0\1"
 //    8  version            u32     1
 //   12  header_size        u32     96
-//   16  flags              u64     0 (no flag defined; a reader rejects any)
+//   16  flags              u64     bit 0: the case section (below) is
+//                                  there; a reader rejects any other bit
 //   24  n_tests            u64     N (<= 2^32 - 1)
 //   32  n_keys             u64     K
 //   40  bitmaps_offset     u64     96
@@ -69,6 +70,33 @@
 // A bitmap holds test ids < N, and is run-optimized. Its bytes are verified
 // (checksum, exact size, safe deserialisation, ids in range) each time it
 // is read.
+//
+// Case section (only with flag bit 0; tests.unit = "case", case_split.h):
+// the string area ends with it and a 16-byte footer,
+//   footer: cases_offset u64 (absolute), cases_size u64, with
+//           cases_offset >= strings_offset and
+//           cases_offset + cases_size + 16 == file_size;
+//   section:
+//    0  n_cases            u64     C
+//    8  n_own              u64     E
+//   16  case entries       C x 16: test id u32 (< N), name_size u32 (> 0),
+//                                  name_offset u64 (from the names' start);
+//                                  test ids non-decreasing, and a test's
+//                                  cases in the order they ran (one
+//                                  process ran them): case id = position
+//       own entries        E x 8:  key index u32 (< K), case id u32 (< C);
+//                                  strictly increasing: "key k is an own
+//                                  dependency of case c" (a key the test
+//                                  file's shared part holds never is)
+//       names              the case scope names (integrations/README.md),
+//                          raw bytes
+// The header checksum covers it (it lies in the tables' range). A case
+// holds only its own part: everything else its test file depends on is
+// the file's shared part, which selects the whole file. A test has all
+// the cases it ran here or none (its run order was not known): a case
+// sees the state the cases before it left, so a change to case c's own
+// part selects c and every later case of its test. A file without the
+// flag has no cases: every test file is selected whole.
 // clang-format on
 //
 // Scopes
@@ -193,6 +221,17 @@ class SelectionIndexBuilder {
   // selection layer always selects it.
   absl::Status SetOpaque(uint32_t test_id);
 
+  // Test cases (case_split.h): case `name` (its case scope name) of test
+  // `test_id` ran as the test's `run`-th case (0 first), and (path_ids[i],
+  // kind) are its own dependencies (none is fine: a case that owns nothing
+  // still runs after the others). They must be dependencies of the test
+  // too (AddTestDependencies): an own key that no test has is left out.
+  // Calls for one case add up; a run given two names is InvalidArgument.
+  // Feed a test's every case or none of it: a reader takes the cases after
+  // a case as all that ran after it. Thread-safe as AddScopeDependency.
+  absl::Status AddCase(uint32_t test_id, std::string_view name, uint32_t run,
+                       absl::Span<const uint32_t> path_ids, DepKind kind);
+
   // Builds the index image in memory (format above). Every bitmap is
   // runOptimize'd and shrunk first. Single use: afterwards the builder is
   // spent and every call returns FailedPrecondition.
@@ -295,12 +334,24 @@ class SelectionIndex {
   // indexes with the same dump select identically. Reads every bitmap.
   absl::StatusOr<std::string> DumpJson() const;
 
+  // Test cases (the case section; none in an index without it). A test's
+  // cases have consecutive ids, in the order they ran.
+  size_t case_count() const { return n_cases_; }
+  // Requires: c < case_count().
+  uint32_t case_test(uint32_t c) const;
+  std::string_view case_name(uint32_t c) const;  // its case scope name
+  // The cases of which `key` is an own dependency, in id order; empty when
+  // none or the index has no such key. O(log K + log E).
+  std::vector<uint32_t> CasesOf(const DepKey& key) const;
+
   // Size of the image in bytes.
   size_t size_bytes() const { return size_; }
 
  private:
   SelectionIndex() = default;
   absl::Status Validate(std::string_view what);
+  template <typename Corrupt>
+  absl::Status ValidateCases(uint64_t strings, const Corrupt& corrupt);
   // Index of the first key entry >= (path, kind) in key order.
   size_t LowerBoundKey(std::string_view path, uint8_t kind) const;
   const char* test_entry(uint32_t id) const;
@@ -315,6 +366,11 @@ class SelectionIndex {
   uint64_t test_table_offset_ = 0;
   uint64_t key_table_offset_ = 0;
   uint64_t strings_offset_ = 0;
+  size_t n_cases_ = 0;
+  size_t n_own_ = 0;
+  const char* cases_ = nullptr;  // the case entries
+  const char* own_ = nullptr;    // the own entries
+  const char* case_names_ = nullptr;
 };
 
 }  // namespace ste

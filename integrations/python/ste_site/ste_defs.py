@@ -45,7 +45,15 @@ ste it is a failing stat):
   /\\x01ste-code-lines:<pid>.<n>    code that ran read the lines of code
                                     objects (see "Places");
   /\\x01ste-defs-slow:<pid>:<why>   this process tracks with the slow
-                                    fallback tracer, and why (below).
+                                    fallback tracer, and why (below);
+  /\\x01ste-defs-scope:<pid>.<n>    made in a scope a runner just entered
+                                    through ste_protocol.py: what ran was
+                                    emitted and forgotten at the push (and
+                                    is again at the pop), so every code
+                                    object that runs in this scope is
+                                    recorded in it, even one an earlier
+                                    scope ran (a test case's own part:
+                                    docs/concepts.md, "Test cases").
 
 ste trusts a process's code records only when it made both markers: a
 process that ends without `end` (killed, os._exit, the tracer replaced by
@@ -74,7 +82,9 @@ What ran is taken from the tracer and emitted:
   - before a fork (os.register_at_fork), in the parent's scope, so that the
     child starts with nothing to emit twice;
   - when a runner integration pushes or pops a scope (ste_protocol.py calls
-    flush()), so that what ran in a test file's scope is recorded there;
+    scope_changed()), so that what ran in a test file's scope is recorded
+    there; the tracer then forgets what it listed (its reset()), so that
+    the next scope records again what it runs;
   - at exit (atexit), before an exec (os.execv/execve), and in a forking
     runner's child before os._exit (finish()).
 
@@ -94,6 +104,7 @@ _BEGIN = "/\x01ste-defs-begin:"  # + pid: a forked child's own (the interceptor
 _END = "/\x01ste-defs-end:"  # drops a path its process recorded before the fork)
 _V2 = "/\x01ste-defs-v2:"
 _SLOW = "/\x01ste-defs-slow:"  # + pid + ":" + why
+_SCOPE = "/\x01ste-defs-scope:"  # + pid + "." + n
 
 _root = None  # "<abs root>/" while tracking
 _tracer = None  # the backend (below) while tracking
@@ -156,16 +167,32 @@ def flush():
         _mark_broken()
 
 
+def scope_changed():
+    """Before a runner pushes or pops a scope: emits what ran so far in the
+    current scope, then forgets it (the tracer's reset() and what was
+    emitted), so that the next scope records every code object it runs."""
+    try:
+        _emit()
+        if _root is not None:
+            with _lock:
+                _tracer.reset()
+                _emitted.clear()
+    except Exception:
+        _mark_broken()
+
+
 _scopes_entered = 0
 
 
 def entered_scope():
     """After a scope push: this scope is tracked (its own `begin` marker:
-    the interceptor records a path once per process)."""
+    the interceptor records a path once per process), and records all it
+    runs (the `scope` marker: scope_changed() ran before the push)."""
     global _scopes_entered
     if _root is not None:
         _scopes_entered += 1
         _stat("%s%d.%d" % (_BEGIN, os.getpid(), _scopes_entered))
+        _stat("%s%d.%d" % (_SCOPE, os.getpid(), _scopes_entered))
 
 
 def finish():

@@ -89,6 +89,9 @@ struct LeaseResult {
   std::vector<std::string> opaque_reasons;
   std::string error;  // why it could not run (outcome error)
   std::vector<ResultScope> scopes;
+  // Test cases: its case scopes' names in the order they ran
+  // (TestDependencies::case_order); empty: not known.
+  std::vector<std::string> case_order;
   // Where the test's output is kept, on the worker (TestRecord's fields
   // of the same names); the tail of a test that did not pass.
   std::string output_log;
@@ -145,6 +148,10 @@ class BuildSession {
     std::string owner;
     int64_t lease_ms = 10000;   // the build lease (BeginBuild, Renew)
     size_t journal_batch = 64;  // accepted results per journal transaction
+    // tests.unit = "case": the index keeps each case's own dependencies
+    // (case_split.h); the workers must split case scopes (the same
+    // ste.toml: SplitCaseScopes), or a case would own what is shared.
+    bool cases = false;
   };
 
   // Begins a baseline in `store` (which the session owns from now on).
@@ -230,7 +237,16 @@ class BuildSession {
   absl::Status Start(int64_t baseline);
   // Feeds one accepted result's scopes to the index builder (one test is
   // fed by one thread; no lock of this class held).
-  absl::Status FeedIndex(const std::string& own, const std::vector<ResultScope>& scopes, bool opaque);
+  absl::Status FeedIndex(const std::string& own, const std::vector<ResultScope>& scopes, bool opaque,
+                         const std::vector<std::string>& case_order);
+  // Options::cases: each case of `case_order` (in that order, the order
+  // they ran) with its own keys (IsCaseOwnKind, not in the file's shared
+  // part; maybe none) to the builder. None at all when the order is
+  // empty (not known, or a journal's result: the journal keeps no order),
+  // a case scope of the result is not in it, or a scope lies deeper than
+  // a case's: the file is then selected whole.
+  absl::Status FeedCases(const std::string& own, uint32_t test_id, const std::vector<ResultScope>& scopes,
+                         const std::vector<std::string>& case_order);
   // Counts an accepted result: its TestResult, its FinishedTest for the
   // watchers, and (resumable, `record` not null) its journal entry; the
   // last one stores the baseline. Requires mu_.

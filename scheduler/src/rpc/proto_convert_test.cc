@@ -41,9 +41,10 @@ TEST(ProtoConvert, SelectionRoundTripsWithAndWithoutBaseline) {
               {SelectionReason::Dependency("lib/a.py", DepKind::kContent, ChangeKind::kDeleted),
                SelectionReason::Rule(SelectionRule::kNewTest)},
               3,
-              2.5},
-             {"tests/b c.py", {}, 0, std::nullopt},
-             {"tests/zero.py", {}, 0, 0.0}};
+              2.5,
+              {}},
+             {"tests/b c.py", {}, 0, std::nullopt, {}},
+             {"tests/zero.py", {}, 0, 0.0, {}}};
   s.wide = {{SelectionReason::Dependency(".", DepKind::kListing, ChangeKind::kModified), 31,
              {{"NOTES.txt", ChangeKind::kAdded}, {"b c", ChangeKind::kDeleted}}, 4},
             {SelectionReason::Rule(SelectionRule::kOpaque), 2, {}, 0}};

@@ -249,6 +249,7 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
     SchedulerOptions options;
     options.store_url = config.store_url;
     options.store_root = config.root;
+    options.cases = config.selection.cases;
     absl::StatusOr<std::unique_ptr<SchedulerServer>> started =
         SchedulerServer::Start(options, SchedulerServer::Listen{});
     if (!started.ok()) return WorkError(started.status());

@@ -51,6 +51,7 @@ absl::Status MergeResultPart(const v1::TestResult& m,
   r->opaque = r->opaque || m.opaque();
   for (const std::string& why : m.opaque_reasons())
     r->opaque_reasons.push_back(why);
+  for (const std::string& name : m.case_order()) r->case_order.push_back(name);
   for (const v1::ScopeDependencies& s : m.scopes()) {
     ResultScope* out = nullptr;
     for (ResultScope& have : r->scopes) {

@@ -61,6 +61,7 @@ void ReportEncoder::Encode(uint64_t lease_id, const TestRecord& record,
   r->set_opaque(record.deps.opaque);
   for (const std::string& why : record.deps.opaque_reasons) r->add_opaque_reasons(why);
   r->set_error(record.error);
+  for (const std::string& name : record.deps.case_order) r->add_case_order(name);
   size_t in_message = 0;
   for (const ScopeDependencies& s : record.deps.scopes) {
     v1::ScopeDependencies* scope = nullptr;

@@ -81,6 +81,7 @@ OwnedBuilds::Options SchedulerService::OwnershipOptions() {
   o.session.coordinator.now = options_.now;
   o.session.log = [this](const std::string& line) { Log(line); };
   o.session.journal_batch = options_.journal_batch;
+  o.session.cases = options_.cases;
   o.open_store = [this] { return OpenStore(); };
   o.log = [this](const std::string& line) { Log(line); };
   return o;

@@ -900,6 +900,7 @@ TEST_F(SchedulerServiceTest,
   record.output_log = "/w/out/t/test_a.py.log";
   record.output_tail = "the end\n";
   record.output_bytes = 99;
+  record.deps.case_order = {"child"};
 
   ReportEncoder encoder(3);
   std::vector<v1::ReportMessage> messages;
@@ -929,6 +930,10 @@ TEST_F(SchedulerServiceTest,
     EXPECT_EQ(results[i]->output_log(), i == 0 ? record.output_log : "") << i;
     EXPECT_EQ(results[i]->output_tail(), i == 0 ? record.output_tail : "") << i;
     EXPECT_EQ(results[i]->output_bytes(), i == 0 ? 99u : 0u) << i;
+    EXPECT_EQ(results[i]->case_order_size(), i == 0 ? 1 : 0) << i;
+    if (i == 0) {
+      EXPECT_EQ(results[i]->case_order(0), "child");
+    }
     int ids = 0;
     for (const v1::ScopeDependencies& s : results[i]->scopes()) {
       ids += s.content_size() + s.absent_size() + s.listing_size();
