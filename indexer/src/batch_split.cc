@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -75,7 +76,9 @@ std::vector<TestDependencies> SplitBatchDependencies(const TestDependencies& who
   TestDependencies all = whole;
   // The runner's parent touches the test files it was given (a stat, an
   // existence check) before forking, in the shared scope: such a record is
-  // the dependency of that test alone, not of every test.
+  // the dependency of that test alone, not of every test. So is a
+  // definition view of a test file there (definition granularity: a check
+  // of a source is its module view).
   std::map<std::string, size_t> index_of;
   for (size_t i = 0; i < tests.size(); i++) index_of[tests[i]] = i;
   std::vector<std::vector<DepKey>> moved(tests.size());
@@ -87,7 +90,8 @@ std::vector<TestDependencies> SplitBatchDependencies(const TestDependencies& who
     if (!shared) continue;
     std::vector<DepKey> kept;
     for (DepKey& k : s.deps) {
-      auto it = index_of.find(k.path);
+      std::optional<View> view = ParseView(k.path);
+      auto it = index_of.find(view && view->kind == ViewKind::kDefinition ? view->dir : k.path);
       if (it != index_of.end()) {
         moved[it->second].push_back(std::move(k));
       } else {
