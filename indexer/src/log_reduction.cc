@@ -99,7 +99,9 @@ void NoteScopeEntry(const LogRecord& r, TestDependencies* out) {
 }
 
 // TestDependencies::unsplit_scopes: where a tracked process recorded
-// without a `scope` marker, or ran a module's own code (line 0).
+// without a `scope` marker. (A module imported in a case, its own code
+// run there, is cached for the later cases: what that import ran is the
+// case's own and so selects it and every later case, the run-order rule.)
 void NoteUnsplitScopes(const std::vector<ProcessCode>& code,
                        const std::vector<std::set<std::string>>& fresh, TestDependencies* out) {
   for (size_t li = 0; li < code.size(); li++) {
@@ -110,9 +112,6 @@ void NoteUnsplitScopes(const std::vector<ProcessCode>& code,
     }
     for (const auto& [scope, files] : c.lines) {
       if (!fresh[li].count(scope)) out->unsplit_scopes.insert(scope);
-      for (const auto& [file, lines] : files) {
-        if (lines.count(0)) out->unsplit_scopes.insert(scope);
-      }
     }
   }
 }

@@ -8,7 +8,7 @@
 // it leaves: an lru_cache'd helper that ran in one case and is only looked
 // up in the next); module-level code, a module-wide fixture (pytest's
 // module-scoped fixture, unittest's setUpModule), a class's setup
-// (setup_class, setUpClass), a module a case imported first, and a new
+// (setup_class, setUpClass), and a new
 // case select whole files, as does every change when a plugin reorders
 // the cases (the next run's order may differ). Then the ground truth: every case run alone,
 // without ste (pytest with its node id), after the change; a case that
@@ -77,6 +77,13 @@ const char kHelpers[] =
     "    return 8\n";
 
 const char kLazy[] =
+    "def _seed():\n"
+    "    return 5\n"
+    "\n"
+    "\n"
+    "SEED = _seed()  # run by the import, in the case that imports first\n"
+    "\n"
+    "\n"
     "def value():\n"
     "    return 3\n";
 
@@ -169,7 +176,7 @@ const char kUnittestTwo[] =
     "        self.assertEqual(helpers.j_only(), 8)\n";
 
 // test_b_imports imports lib.lazy first (its module code runs there, and
-// is cached for test_c_uses).
+// _seed(): both are cached for test_c_uses, which reads SEED only).
 const char kPytestThree[] =
     "def test_a_before():\n"
     "    assert True\n"
@@ -182,7 +189,7 @@ const char kPytestThree[] =
     "\n"
     "def test_c_uses():\n"
     "    from lib import lazy\n"
-    "    assert lazy.value() == 3\n";
+    "    assert lazy.SEED == 5\n";
 
 const char kUnittestThree[] =
     "import unittest\n"
@@ -198,7 +205,7 @@ const char kUnittestThree[] =
     "\n"
     "    def test_c_uses(self):\n"
     "        from lib import lazy\n"
-    "        self.assertEqual(lazy.value(), 3)\n";
+    "        self.assertEqual(lazy.SEED, 5)\n";
 
 class Cases : public ::ste::testing::DefinitionSuiteTest<Setup> {
  protected:
@@ -301,10 +308,16 @@ TEST_P(Cases, SharedSetupSelectsTheWholeFile) {
   EXPECT_EQ(Change("class setup", "lib/helpers.py", "return 7\n", "return 0\n", true),
             std::set<std::string>{"tests/test_two.py"})
       << last_err_;
-  // test_b_imports ran lazy's module code (and value()) first: nothing it
-  // ran is its own, since the module stays imported for test_c_uses.
-  EXPECT_EQ(Change("imported by an earlier case", "lib/lazy.py", "return 3\n", "return 4\n", true),
-            std::set<std::string>{"tests/test_three.py"})
+  // test_b_imports imported lazy first: what the import ran (_seed()) is
+  // its own, and lazy stays imported for test_c_uses, which reads SEED
+  // only. A change to it selects test_b_imports and every case after it
+  // (not test_a_before): test_c_uses fails (the ground truth checks it).
+  const std::string three = GetParam().unittest ? "tests/test_three.py::TestL." : "tests/test_three.py::";
+  EXPECT_EQ(Change("run by an earlier case's import", "lib/lazy.py", "return 5\n", "return 6\n", true),
+            (std::set<std::string>{three + "test_b_imports", three + "test_c_uses"}))
+      << last_err_;
+  EXPECT_EQ(Change("run by the importing case", "lib/lazy.py", "return 3\n", "return 4\n", true),
+            (std::set<std::string>{three + "test_b_imports", three + "test_c_uses"}))
       << last_err_;
   // A new case edits its file's module-level code.
   const bool u = GetParam().unittest;

@@ -9,8 +9,8 @@
 // definition tracker records afresh in each case scope can be a case's
 // own: the definitions that ran there (their text "F/\x01ste-def:<unit>"
 // and place "F/\x01ste-at:<unit>" views), when every tracked process that
-// recorded there made the tracker's `scope` marker and no repo module's
-// own code ran there (TestDependencies::unsplit_scopes). Everything else
+// recorded there made the tracker's `scope` marker
+// (TestDependencies::unsplit_scopes). Everything else
 // recorded in a case scope is the file's shared part, as is what its own
 // scope and the scopes above it hold.
 //

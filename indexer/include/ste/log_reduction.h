@@ -73,9 +73,7 @@ struct TestDependencies {
   // Test cases (SplitCaseScopes, case_split.h): the scopes whose
   // definition records are not complete for that scope alone: a tracked
   // process recorded there without the tracker's `scope` marker (it may
-  // have listed a code object in an earlier scope only), or a repo
-  // module's own code ran there (an import: what it ran, decorators and
-  // all, is cached for every later scope of the process).
+  // have listed a code object in an earlier scope only).
   std::set<std::string> unsplit_scopes;
   // Test cases: the order a runner entered scopes in, from the tracker's
   // `scope` markers ("/\x01ste-defs-scope:<pid>.<n>", n counting one
