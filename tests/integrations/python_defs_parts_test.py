@@ -69,6 +69,10 @@ PACKAGE = {
     # A library outside the repository (on sys.path) that names its own
     # __version__ and reads lines.
     "lib/outside.py": '__version__ = "9"\n\ndef version():\n    return __version__\n',
+    # A test runner's package (by its name, as the tracker finds pytest's):
+    # its calls of traceback and inspect are not the program's reads.
+    "lib/_pytest/__init__.py": "import inspect, traceback\n\ndef where(f):\n    return inspect.getsourcelines(f)[1]\n\n"
+                               "def report():\n    return traceback.format_exc()\n",
 }
 
 PROGRAM = r'''
@@ -204,6 +208,10 @@ class Lines(unittest.TestCase):
             ("import warnings\nwith warnings.catch_warnings(record=True):\n    warnings.warn('w')\n", "positions"),
             ("import warnings\nwith warnings.catch_warnings():\n    pass\n", None),
             ("meta.version.__code__.co_firstlineno", "code-lines"),
+            ("import inspect; inspect.getsourcelines(meta.version)", "code-lines"),
+            ("import inspect; inspect.getsource(meta.version)", None),  # its text, not its lines
+            ("import _pytest; _pytest.where(meta.version)", None),
+            ("import _pytest\ntry:\n    meta.boom()\nexcept ValueError:\n    _pytest.report()\n", None),
             ("import typing\n@typing.overload\ndef f(x: int) -> int: ...\n", None),
         ]:
             with self.subTest(case):
