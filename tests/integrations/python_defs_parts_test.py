@@ -69,6 +69,8 @@ PACKAGE = {
     # A library outside the repository (on sys.path) that names its own
     # __version__ and reads lines.
     "lib/outside.py": '__version__ = "9"\n\ndef version():\n    return __version__\n',
+    # A deprecated module: it warns as it is imported, at its importer.
+    "pkg/old.py": 'import warnings\nwarnings.warn("old", DeprecationWarning, stacklevel=2)\n',
     # A test runner's package (by its name, as the tracker finds pytest's):
     # its calls of traceback and inspect are not the program's reads.
     "lib/_pytest/__init__.py": "import inspect, traceback\n\ndef where(f):\n    return inspect.getsourcelines(f)[1]\n\n"
@@ -196,6 +198,18 @@ class Stats(unittest.TestCase):
             with self.subTest(case):
                 _, after = run(case)
                 self.assertEqual(kinds(after, "^ste-data"), {"pkg/meta.py/^ste-data"} if data else set())
+
+
+class Imports(unittest.TestCase):
+    def test_a_warning_made_at_import_points_at_the_importer(self):
+        # (sympy's test_deprecated checks its deprecation warnings' stacklevel.)
+        run("""
+            import warnings
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                import pkg.old
+            assert [w.filename for w in caught] == [__file__], [w.filename for w in caught]
+            """)
 
 
 class Lines(unittest.TestCase):

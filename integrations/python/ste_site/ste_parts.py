@@ -380,44 +380,53 @@ def _note_namespace(module, depth):
         _mark_broken()
 
 
+# traceback's and inspect's module code, run by this stub as they load
+# (get_code below hands it out instead), then wrapped (_LINE_READERS).
+_READER_STUB = "exec(_ste_code, globals())\n_ste_loaded(globals())\n"
+
+
+def _reader_loaded(namespace):
+    namespace.pop("_ste_code", None)
+    namespace.pop("_ste_loaded", None)
+    module = sys.modules.get(namespace.get("__name__"))
+    if module is not None and _MODULE_DICT.__get__(module) is namespace:
+        _wrap_line_readers(module)
+
+
 def _wrap_loader():
     """Docstrings made _Docs and modules _Watched as the repository's
-    modules are loaded."""
+    modules are loaded, and traceback and inspect wrapped. Only get_code
+    is wrapped, never exec_module: a frame of ours under a module's code
+    would shift every warning it makes at import by one (warnings skips
+    the import system's frames only) and point it at this file."""
     from importlib import _bootstrap_external
 
     source_loader = _bootstrap_external.SourceLoader
     original_get_code = source_loader.get_code
+    module_type = type(sys)
+    stub = compile(_READER_STUB, "<ste_parts: traceback and inspect as they load>", "exec")
 
     def get_code(self, fullname):
         code = original_get_code(self, fullname)
         try:
             filename = getattr(code, "co_filename", None)
+            # The import system puts the module in sys.modules before it
+            # asks for its code.
+            module = sys.modules.get(fullname)
+            namespace = _MODULE_DICT.__get__(module) if type(module) in (module_type, _Watched) else {}
             if type(filename) is str and filename.startswith(_root) and filename.endswith(".py"):
                 code = _with_docs(code, filename, 0, True)
                 _stat("%s/%s" % (filename, _DOCS_TRACKED))
+                if type(module) is module_type and namespace.get("__file__") == filename:
+                    module.__class__ = _Watched
+            elif fullname in _LINE_READERS and namespace.get("__file__") == filename:
+                namespace["_ste_code"], namespace["_ste_loaded"] = code, _reader_loaded
+                code = stub
         except Exception:
             _mark_broken()
         return code
 
     source_loader.get_code = get_code
-
-    basics = _bootstrap_external._LoaderBasics
-    original_exec = basics.exec_module
-    module_type = type(sys)
-
-    def exec_module(self, module):
-        try:
-            filename = _MODULE_DICT.__get__(module).get("__file__")
-            if type(module) is module_type and type(filename) is str and filename.startswith(_root):
-                module.__class__ = _Watched
-        except Exception:
-            _mark_broken()
-        done = original_exec(self, module)
-        if getattr(module, "__name__", None) in _LINE_READERS:
-            _wrap_line_readers(module)
-        return done
-
-    basics.exec_module = exec_module
 
 
 def _wrap_doc_readers():
