@@ -19,22 +19,12 @@
 
 require "minitest/autorun"
 require "rbconfig"
+require_relative "ruby_tracked_run"
 require "tmpdir"
 require "fileutils"
 
 class RubyConstReadsTest < Minitest::Test
-  TRACKER = File.expand_path("../../integrations/ruby/ste_defs.rb", __dir__)
-  RECORDER = <<~RUBY
-    module SteDefs
-      class << self
-        alias_method :real_stat, :stat
-        def stat(path)
-          File.write(ENV.fetch("STE_TEST_RECORDS"), path.dump + "\\n", mode: "a")
-          real_stat(path)
-        end
-      end
-    end
-  RUBY
+  include RubyTrackedRun
 
   def setup
     @root = Dir.mktmpdir("ste-consts-")
@@ -75,7 +65,6 @@ class RubyConstReadsTest < Minitest::Test
       end
     RUBY
     File.write(File.join(@outside, "gem.rb"), "module Gem2\n  def self.read = Rack::Mime::UNREAD\nend\n")
-    File.write(File.join(@outside, "recorder.rb"), RECORDER)
   end
 
   def teardown
@@ -86,15 +75,7 @@ class RubyConstReadsTest < Minitest::Test
   # Runs `code` (a script in the root) tracked; returns [output, the
   # constant records as "lib/<file>: <name or *>"].
   def run_tracked(code)
-    script = File.join(@root, "t.rb")
-    File.write(script, code)
-    records = File.join(@outside, "records")
-    File.write(records, "")
-    env = { "STE_DEFINITIONS" => @root, "STE_TEST_RECORDS" => records, "RUBYOPT" => nil, "RUBYLIB" => nil }
-    args = [RbConfig.ruby, "-I", File.join(@root, "lib"), "-I", @outside, "-r", TRACKER, "-r",
-            File.join(@outside, "recorder.rb")]
-    out = IO.popen(env, args + [script], err: %i[child out], chdir: @root, &:read)
-    paths = File.readlines(records).map { |l| l.chomp.undump }
+    out, paths = run_script(@root, @outside, code, load_path: [@outside])
     assert(paths.any? { |p| p.start_with?("/\x01ste-defs-end:") }, "no end marker\n#{out}\n#{paths.inspect}")
     consts = paths.filter_map do |p|
       m = p.match(%r{\A#{Regexp.escape(@root)}/(.*)/\x01ste-(?:name:(.*)|namespace)\z})

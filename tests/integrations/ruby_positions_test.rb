@@ -17,21 +17,11 @@
 
 require "minitest/autorun"
 require "rbconfig"
+require_relative "ruby_tracked_run"
 require "tmpdir"
 
 class RubyPositionsTest < Minitest::Test
-  TRACKER = File.expand_path("../../integrations/ruby/ste_defs.rb", __dir__)
-  RECORDER = <<~RUBY
-    module SteDefs
-      class << self
-        alias_method :real_stat, :stat
-        def stat(path)
-          File.write(ENV.fetch("STE_TEST_RECORDS"), path.dump + "\\n", mode: "a")
-          real_stat(path)
-        end
-      end
-    end
-  RUBY
+  include RubyTrackedRun
 
   def setup
     @root = Dir.mktmpdir("ste-positions-")
@@ -60,7 +50,6 @@ class RubyPositionsTest < Minitest::Test
         end
       end
     RUBY
-    File.write(File.join(@outside, "recorder.rb"), RECORDER)
   end
 
   def teardown
@@ -71,15 +60,7 @@ class RubyPositionsTest < Minitest::Test
   # Runs `code` (a script in the root) tracked; returns [stdout+stderr,
   # the paths stat'ed, the positions records among them].
   def run_tracked(code, tracked: true, extra: {})
-    script = File.join(@root, "t.rb")
-    File.write(script, code)
-    records = File.join(@outside, "records")
-    File.write(records, "")
-    env = { "STE_DEFINITIONS" => @root, "STE_TEST_RECORDS" => records, "RUBYOPT" => nil, "RUBYLIB" => nil }
-    args = [RbConfig.ruby, "-I", File.join(@root, "lib")]
-    args += ["-r", TRACKER, "-r", File.join(@outside, "recorder.rb")] if tracked
-    out = IO.popen(env.merge(extra), args + [script], err: %i[child out], chdir: @root, &:read)
-    paths = File.readlines(records).map { |l| l.chomp.undump }
+    out, paths = run_script(@root, @outside, code, tracked: tracked, extra: extra)
     [out, paths, paths.grep(%r{\A/\x01ste-positions:}), paths.grep(%r{\A/\x01ste-code-lines:})]
   end
 
