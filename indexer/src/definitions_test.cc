@@ -227,6 +227,21 @@ struct RubyEdit {
   std::vector<std::string> changed;  // "" = module-level code
 };
 
+// FingerprintEdits of `base`, then what each edit changed (ChangedPrints);
+// an error if the run failed or any of them did not parse.
+absl::StatusOr<std::vector<std::vector<std::string>>> ChangesOfEdits(const std::string& path, const std::string& base,
+                                                                    const std::vector<RubyEdit>& edits, bool unique) {
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits(path, base, edits, unique);
+  if (!run.ok()) return run.status();
+  for (const FileDefinitions& d : *run) {
+    if (!d.parsed) return absl::InvalidArgumentError(d.error);
+  }
+  const std::map<std::string, std::string> prints = Prints((*run)[0]);
+  std::vector<std::vector<std::string>> out;
+  for (size_t i = 1; i < run->size(); i++) out.push_back(ChangedPrints(prints, (*run)[i]));
+  return out;
+}
+
 TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
   const std::vector<RubyEdit> edits = {
       {"body", "pts.size * scale", "pts.size * scale * 2", {"Geo::Polygon#area"}},
@@ -246,14 +261,11 @@ TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
   };
   // Units whose lines move change too: edits here keep the line count
   // except "visibility", whose later units all move.
-  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("geo.rb", kRuby, edits, false);
-  ASSERT_TRUE(run.ok()) << run.status();
-  ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
-  const std::map<std::string, std::string> base = Prints((*run)[0]);
+  absl::StatusOr<std::vector<std::vector<std::string>>> changes = ChangesOfEdits("geo.rb", kRuby, edits, false);
+  ASSERT_TRUE(changes.ok()) << changes.status();
   for (size_t i = 0; i < edits.size(); i++) {
     SCOPED_TRACE(edits[i].name);
-    ASSERT_TRUE((*run)[i + 1].parsed) << (*run)[i + 1].error;
-    std::vector<std::string> changed = ChangedPrints(base, (*run)[i + 1]);
+    const std::vector<std::string>& changed = (*changes)[i];
     if (edits[i].name == "visibility") {
       ASSERT_FALSE(changed.empty());
       EXPECT_EQ(changed[0], "");
@@ -291,16 +303,9 @@ TEST(RubyFingerprint, OnlyCommentsRubyReadsAsMagicAreCode) {
       {"frozen_string_literal before any token", "# Header comment.\n", "# frozen_string_literal: true\n", {""}},
       {"-*- before any token", "# Header comment.\n", "# -*- coding: binary -*-\n", {""}},
   };
-  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("codec.rb", kMagic, edits, true);
-  ASSERT_TRUE(run.ok()) << run.status();
-  ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
-  const std::map<std::string, std::string> base = Prints((*run)[0]);
-  for (size_t i = 0; i < edits.size(); i++) {
-    SCOPED_TRACE(edits[i].name);
-    ASSERT_TRUE((*run)[i + 1].parsed) << (*run)[i + 1].error;
-    std::vector<std::string> changed = ChangedPrints(base, (*run)[i + 1]);
-    EXPECT_EQ(changed, edits[i].changed);
-  }
+  absl::StatusOr<std::vector<std::vector<std::string>>> changes = ChangesOfEdits("codec.rb", kMagic, edits, true);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  for (size_t i = 0; i < edits.size(); i++) EXPECT_EQ((*changes)[i], edits[i].changed) << edits[i].name;
 }
 
 // A simple constant's value is a part of its own (its `const` line): a
