@@ -160,6 +160,7 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     }
     if (c.v2) return;
     for (const DefinitionConst& k : defs.consts) add(DefinitionPart::kConst, k.name);
+    for (const DefinitionConst& k : defs.sigs) add(DefinitionPart::kSig, k.name);
   };
   // (scope, file) recorded there by whole accounts, not read as data, not
   // run by every one of them (below).
@@ -252,6 +253,9 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
           if (defs.Const(name) != nullptr) {
             deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kConst, name), DepKind::kContent});
           }
+          if (defs.Sig(name) != nullptr) {
+            deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kSig, name), DepKind::kContent});
+          }
         }
       });
     }
@@ -264,6 +268,9 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
         if (!defs->parsed) continue;
         for (const DefinitionConst& k : defs->consts) {
           deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kConst, k.name), DepKind::kContent});
+        }
+        for (const DefinitionConst& k : defs->sigs) {
+          deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kSig, k.name), DepKind::kContent});
         }
       }
     }

@@ -121,17 +121,20 @@ absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text,
       d.hash = *h;
       d.name = std::string(f[2]);
       cur->docs.push_back(std::move(d));
-    } else if (line.substr(0, 6) == "const ") {
-      std::vector<absl::string_view> f = absl::StrSplit(line.substr(6), absl::MaxSplits(' ', 1));
+    } else if (line.substr(0, 6) == "const " || line.substr(0, 4) == "sig ") {
+      // "const <hex> <name>", "sig <hex> <name>": one name each, once.
+      const bool sig = line[0] == 's';
+      std::vector<absl::string_view> f = absl::StrSplit(line.substr(sig ? 4 : 6), absl::MaxSplits(' ', 1));
       DefinitionConst c;
       std::optional<XXH128_hash_t> h = f.size() == 2 ? ParseHex128(f[0]) : std::nullopt;
-      if (!h || f[1].empty() || f[1].find(' ') != absl::string_view::npos ||
-          cur->Const(std::string_view(f[1].data(), f[1].size())) != nullptr) {
+      const std::string_view name(f.size() == 2 ? f[1].data() : "", f.size() == 2 ? f[1].size() : 0);
+      if (!h || name.empty() || name.find(' ') != std::string_view::npos ||
+          (sig ? cur->Sig(name) : cur->Const(name)) != nullptr) {
         return bad(line);
       }
       c.hash = *h;
-      c.name = std::string(f[1]);
-      cur->consts.push_back(std::move(c));
+      c.name = std::string(name);
+      (sig ? cur->sigs : cur->consts).push_back(std::move(c));
     } else if (line == "end") {
       cur->parsed = true;
       cur = nullptr;
@@ -160,6 +163,7 @@ std::string DefinitionPartPath(std::string_view file, DefinitionPart part, std::
     case DefinitionPart::kPlace: return absl::StrCat(AV(file), "/\x01ste-at:", AV(name));
     case DefinitionPart::kDoc: return absl::StrCat(AV(file), "/\x01ste-doc:", AV(name));
     case DefinitionPart::kConst: return absl::StrCat(AV(file), "/\x01ste-const:", AV(name));
+    case DefinitionPart::kSig: return absl::StrCat(AV(file), "/\x01ste-sig:", AV(name));
   }
   return "";
 }
@@ -173,6 +177,7 @@ std::string DescribeDefinition(std::string_view view_path) {
     case DefinitionPart::kPlace: return absl::StrCat(v->dir, "::", v->arg, " (its place)");
     case DefinitionPart::kDoc: return absl::StrCat(v->dir, "::", v->arg, " (docstring)");
     case DefinitionPart::kConst: return absl::StrCat(v->dir, "::", v->arg, " (constant)");
+    case DefinitionPart::kSig: return absl::StrCat(v->dir, "::", v->arg, " (signature)");
   }
   return "";
 }
@@ -194,6 +199,13 @@ const DefinitionDoc* FileDefinitions::DocAt(uint32_t line) const {
 
 const DefinitionConst* FileDefinitions::Const(std::string_view name) const {
   for (const DefinitionConst& c : consts) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+const DefinitionConst* FileDefinitions::Sig(std::string_view name) const {
+  for (const DefinitionConst& c : sigs) {
     if (c.name == name) return &c;
   }
   return nullptr;
@@ -404,7 +416,8 @@ std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, 
       }
       break;
     case DefinitionPart::kConst:
-      if (const DefinitionConst* c = defs.Const(view.arg)) {
+    case DefinitionPart::kSig:
+      if (const DefinitionConst* c = view.part == DefinitionPart::kConst ? defs.Const(view.arg) : defs.Sig(view.arg)) {
         e.hash = c->hash;
         return e;
       }

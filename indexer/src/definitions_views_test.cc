@@ -97,7 +97,9 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
            {"sides = 4", "sides = 5"},
            {"import math", "import os"},
-           {"def area(w, h):", "def area(w, h=1):"},
+           {"def area(w, h):", "def area(w, h=math.pi):"},  // an attribute may fail as the module runs
+           {"def area(w, h):", "def area(w, h=pi):"},       // a name bound nowhere before
+           {"def area(w, h):", "def area(w, h: math.Real):"},
            {"    return w * h\n", "    \"\"\"Doc.\"\"\"\n    return w * h\n"},  // a docstring
            {"    return w * h\n", "    yield w * h\n"},                        // now a generator
            {"@property", "@staticmethod"},
@@ -106,6 +108,32 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
     FileDefinitions v = variant(from, to);
     EXPECT_FALSE(Same(v.module, base.module)) << from << " -> " << to;
   }
+  // A plain function's header is its unit and its own part, not the
+  // module's: a default that cannot fail, a parameter, an annotation
+  // under `from __future__ import annotations`.
+  ASSERT_EQ(base.sigs.size(), 1u);
+  EXPECT_EQ(base.sigs[0].name, "area");
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"def area(w, h):", "def area(w, h=1):"},
+           {"def area(w, h):", "def area(w, h=(1, 'a'), *, k=math):"},
+           {"def area(w, h):", "def area(w, h, d=None):"},
+       }) {
+    FileDefinitions v = variant(from, to);
+    EXPECT_TRUE(Same(v.module, base.module)) << from << " -> " << to;
+    EXPECT_FALSE(Same(v.units[0].hash, base.units[0].hash)) << from << " -> " << to;
+    ASSERT_EQ(v.sigs.size(), 1u);
+    EXPECT_FALSE(Same(v.sigs[0].hash, base.sigs[0].hash)) << from << " -> " << to;
+  }
+  FileDefinitions lazy = One(std::string("from __future__ import annotations\n") + kGeo);
+  FileDefinitions noted = Variant(std::string("from __future__ import annotations\n") + kGeo, "def area(w, h):",
+                                  "def area(w: Missing, h) -> math.Real:");
+  EXPECT_TRUE(Same(lazy.module, noted.module)) << "annotations that are never evaluated";
+  // The body of `if TYPE_CHECKING:` never runs; its `else:` does.
+  const std::string checked = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import os\nelse:\n    x = 1\n";
+  EXPECT_TRUE(Same(One(checked).module, Variant(checked, "import os", "from os import sep").module));
+  EXPECT_FALSE(Same(One(checked).module, Variant(checked, "x = 1", "x = 2").module));
+  EXPECT_FALSE(Same(One(checked).module, Variant(checked, "from typing import TYPE_CHECKING", "TYPE_CHECKING = True").module));
+
   // A unit moved down a line: its text did not change, its place did (a
   // test that reads lines depends on that), the module did not.
   FileDefinitions moved = variant("import math\n", "import math\n\n");

@@ -36,6 +36,7 @@ constexpr std::pair<std::string_view, DefinitionPart> kDefinitionPrefixes[] = {
     {"ste-at:", DefinitionPart::kPlace},
     {"ste-doc:", DefinitionPart::kDoc},
     {"ste-const:", DefinitionPart::kConst},
+    {"ste-sig:", DefinitionPart::kSig},
 };
 constexpr int kMaxReadAttempts = 3;
 
@@ -356,6 +357,7 @@ std::string DescribeView(const View& view) {
         case DefinitionPart::kPlace: return absl::StrCat("the place of ", view.arg);
         case DefinitionPart::kDoc: return absl::StrCat("the docstring of ", view.arg);
         case DefinitionPart::kConst: return absl::StrCat("the constant ", view.arg);
+        case DefinitionPart::kSig: return absl::StrCat("the signature of ", view.arg);
       }
       break;
   }

@@ -265,6 +265,8 @@ std::string DescribeViewChange(std::string_view path, std::string_view change) {
         return absl::StrCat(named, gone ? " removed" : ": its lines changed (read by the tests)");
       case DefinitionPart::kDoc:
         return absl::StrCat(named, gone ? ": its docstring went" : ": its docstring changed");
+      case DefinitionPart::kSig:
+        return absl::StrCat(named, gone ? ": no longer a plain function" : ": its signature changed");
       case DefinitionPart::kConst:
         return absl::StrCat(named, gone ? ": no longer a constant" : ": the constant's value changed");
     }

@@ -16,6 +16,9 @@ bytes (the file's content, as ste hashed it). stdout, per file in order:
     at <32 hex>                     (after its unit) its text and place
     doc <32 hex> <line> <name>      one per docstring of a module, class or unit
     const <32 hex> <name>           one per simple top-level constant
+    sig <32 hex> <name>             one per plain top-level function: its
+                                    header (the parameters, their defaults
+                                    and annotations)
     end
 
 (An `at` line is optional in the protocol: without one, a unit's place is
@@ -56,22 +59,53 @@ fingerprints, every definition changes: file level, honest):
   the like are read by the import system), except `__version__` and
   `__version_info__`. Which tests use it: those whose code names it (the
   tracker's name records).
+- sig: the header of a *plain function*: a `def` directly in the module's
+  body, without decorators (a decorator runs at import and may read the
+  header: functools.singledispatch, a registry), not a dunder (a module's
+  `__getattr__` is the import system's), bound nowhere else in the
+  module's scope (as a constant), without type parameters, whose header
+  cannot fail or do anything as the module runs the `def`: each default is
+  a literal (as a constant's), a name bound before it by a statement
+  directly in the module's body (an import, a def, a class, an
+  assignment) and never deleted, or one of the builtins in _BUILTINS; each
+  annotation too, unless `from __future__ import annotations` keeps them
+  unevaluated. Its header is then no code the module runs: a changed
+  default, parameter or annotation is a change of the unit (the tests that
+  ran it) and of the sig part (the tests whose code names the function:
+  `inspect.signature(f)`, `f.__defaults__`; a module-level `register(f)`
+  names it in every importer). A method's header stays module-level: its
+  class's metaclass or `__init_subclass__` may read it as the class is made.
 - module: the module's ast.dump without attributes, after each unit's body
   is replaced by whether it has a docstring and whether it yields or
   awaits (inspect.isgeneratorfunction and the like are read without
-  running it), each docstring by a marker, and each simple constant's
-  value by a marker. So anything else (imports, decorators, signatures,
-  default values, class attributes, a definition, docstring or constant
-  added, removed or renamed) changes the module's.
+  running it), each docstring by a marker, each simple constant's value
+  by a marker, each plain function's header by a marker, and the body of
+  each `if TYPE_CHECKING:` directly in the module's body by a marker (it
+  never runs: TYPE_CHECKING bound only by `from typing import
+  TYPE_CHECKING`, typing_extensions', or `TYPE_CHECKING = False`, or
+  named as `typing.TYPE_CHECKING` with typing imported as such; its
+  `else:` runs and stays). So anything else (imports, decorators, a
+  method's or a decorated function's signature, class attributes, a
+  definition, docstring or constant added, removed or renamed) changes
+  the module's.
 """
 
 import ast
 import hashlib
 import sys
 
-FORMAT = 2
+FORMAT = 3
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
+# Builtins a header may name (every Python 3 has them; a module that binds
+# one before the def is fine too, any module-level binding before it is).
+_BUILTINS = frozenset((
+    "bool", "bytes", "bytearray", "complex", "dict", "float", "frozenset", "int", "list", "object",
+    "set", "str", "tuple", "type", "len", "repr", "sorted", "min", "max", "sum", "abs", "any", "all",
+    "id", "hash", "iter", "next", "range", "slice", "print", "isinstance", "issubclass", "callable",
+    "getattr", "setattr", "hasattr", "Exception", "BaseException", "ValueError", "TypeError",
+    "KeyError", "IndexError", "RuntimeError", "NotImplemented", "Ellipsis",
+))
 
 
 def _digest(tag, text):
@@ -224,9 +258,95 @@ def _constants(tree, bindings, consts):
         stmt.value = ast.Constant(value="ste:const")
 
 
+def _bound_by(stmt):
+    """The names a statement directly in the module's body binds as it runs
+    unconditionally (an import, a def, a class, an assignment)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, ast.Assign):
+        return [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+        return [stmt.target.id]
+    return []
+
+
+def _safe(node, bound):
+    """True iff evaluating `node` as the module runs cannot fail or do
+    anything: a literal, a name bound before, a safe builtin."""
+    if isinstance(node, ast.Name):
+        return node.id in bound or node.id in _BUILTINS
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_safe(e, bound) for e in node.elts)
+    if isinstance(node, (ast.Set, ast.Dict)):
+        # (set members and keys are hashed: literals, not lists)
+        keys = node.elts if isinstance(node, ast.Set) else node.keys
+        values = [] if isinstance(node, ast.Set) else node.values
+        return all(k is not None and _literal(k) and not isinstance(k, (ast.List, ast.Set, ast.Dict))
+                   and not (isinstance(k, ast.Tuple) and not all(isinstance(e, ast.Constant) for e in k.elts))
+                   for k in keys) and all(_safe(v, bound) for v in values)
+    return _literal(node) and not isinstance(node, (ast.Set, ast.Dict))
+
+
+def _future_annotations(tree):
+    return any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and
+               any(a.name == "annotations" for a in s.names) for s in tree.body)
+
+
+def _headers(tree, bindings, sigs):
+    """Records each plain function's header (see top) and leaves a marker
+    in its place. `bindings`: of the whole tree."""
+    lazy = _future_annotations(tree)
+    deleted = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del)}
+    bound = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list and \
+                not getattr(stmt, "type_params", None) and not (stmt.name.startswith("__") and stmt.name.endswith("__")) and \
+                bindings.count.get(stmt.name) == 1 and stmt.name not in bindings.unsafe:
+            args = stmt.args
+            usable = bound - deleted
+            defaults = args.defaults + [d for d in args.kw_defaults if d is not None]
+            notes = [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+                     if a is not None and a.annotation is not None] + ([stmt.returns] if stmt.returns is not None else [])
+            if all(_safe(d, usable) for d in defaults) and (lazy or all(_safe(n, usable) for n in notes)):
+                header = "%s %s -> %s" % (type(stmt).__name__, ast.dump(args),
+                                          ast.dump(stmt.returns) if stmt.returns is not None else "")
+                sigs.append((_digest(b"sig", header), stmt.name))
+                stmt.args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                                          kwarg=None, defaults=[])
+                stmt.returns = None
+                stmt.body.append(ast.Expr(value=ast.Constant(value="ste:sig")))
+        bound.update(_bound_by(stmt))
+
+
+def _type_checking(tree, bindings):
+    """Replaces the body of each `if TYPE_CHECKING:` directly in the
+    module's body by a marker (see top)."""
+    flag, typing_names = False, set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module in ("typing", "typing_extensions") and stmt.level == 0:
+            flag = flag or any(a.name == "TYPE_CHECKING" and a.asname is None for a in stmt.names)
+        elif isinstance(stmt, ast.Import):
+            typing_names.update(a.name for a in stmt.names if a.name in ("typing", "typing_extensions") and a.asname is None)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                stmt.targets[0].id == "TYPE_CHECKING":
+            flag = flag or (isinstance(stmt.value, ast.Constant) and stmt.value.value is False)
+    flag = flag and bindings.count.get("TYPE_CHECKING") == 1 and "TYPE_CHECKING" not in bindings.unsafe
+    typing_names = {n for n in typing_names if bindings.count.get(n) == 1 and n not in bindings.unsafe}
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.If):
+            continue
+        test = stmt.test
+        if (flag and isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING" and
+                isinstance(test.value, ast.Name) and test.value.id in typing_names):
+            stmt.body = [ast.Expr(value=ast.Constant(value="ste:type-checking"))]
+
+
 def fingerprint(source):
     tree = ast.parse(source)
-    units, docs, consts = [], [], []
+    units, docs, consts, sigs = [], [], [], []
     bindings = _bindings(tree)
     _take_docstring(tree.body, 0, "<module>", docs)
 
@@ -253,7 +373,9 @@ def fingerprint(source):
 
     visit(tree.body, "")
     _constants(tree, bindings, consts)
-    return _digest(b"module", ast.dump(tree)), units, docs, consts
+    _headers(tree, bindings, sigs)
+    _type_checking(tree, bindings)
+    return _digest(b"module", ast.dump(tree)), units, docs, consts, sigs
 
 
 def main():
@@ -272,7 +394,7 @@ def main():
             out.write("error truncated input\n")
             break
         try:
-            module, units, docs, consts = fingerprint(source)
+            module, units, docs, consts, sigs = fingerprint(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             out.write("error %s\n" % (" ".join(("%s: %s" % (type(e).__name__, e)).split()) or "unparseable"))
             continue
@@ -283,6 +405,8 @@ def main():
             out.write("doc %s %d %s\n" % (digest, line, name))
         for digest, name in consts:
             out.write("const %s %s\n" % (digest, name))
+        for digest, name in sigs:
+            out.write("sig %s %s\n" % (digest, name))
         out.write("end\n")
     out.flush()
 

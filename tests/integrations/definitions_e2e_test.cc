@@ -136,6 +136,12 @@ const char kCalc[] =
     "        return Vec(self.x * k, self.y * k)\n";
 
 const char kText[] =
+    "from typing import TYPE_CHECKING\n"
+    "\n"
+    "if TYPE_CHECKING:\n"
+    "    from os import PathLike\n"
+    "\n"
+    "\n"
     "def shout(s):\n"
     "    return s.upper() + '!'\n"
     "\n"
@@ -187,6 +193,7 @@ const std::map<std::string, std::string> kTestBodies = {
      "        self.assertEqual(out.strip(), b'X!')"},
     {"test_doc", "import inspect\n        self.assertEqual(inspect.getdoc(shapes.meta.version), 'Return the version.')"},
     {"test_help", "self.assertIn('Shows', shapes.meta.helptext.__doc__)"},
+    {"test_signature", "import inspect\n        self.assertEqual(str(inspect.signature(shapes.shout)), '(s)')"},
     {"test_version", "self.assertEqual(shapes.meta.version(), '1.0')"},
     {"test_price", "self.assertEqual(shapes.meta.price(100), 120)"},
     // Reads meta's namespace by string: every constant of it.
@@ -274,6 +281,13 @@ std::vector<Change> Changes() {
        Paths({"test_lines"})},
       {"lines added in a body", "meta.py", "    return n * (100 + TAX) // 100",
        "    rate = 100 + TAX\n    return n * rate // 100", Paths({"test_price", "test_lines"})},
+      // A plain function's header: the tests that ran it, and the one that
+      // names it (inspect.signature); a decorated one's is module-level.
+      {"a parameter added", "text.py", "def shout(s):", "def shout(s, mark='!'):",
+       Paths({"test_shout", "test_exec", "test_signature"})},
+      {"a decorated function's parameter", "meta.py", "def helptext():", "def helptext(x=1):", {}, true, false},
+      {"a TYPE_CHECKING block", "text.py", "from os import PathLike\n", "from os import PathLike, sep\n", {},
+       false, false},
       {"syntax error", "text.py", "def shout(s):", "def shout(s:", {}, true},
   };
 }

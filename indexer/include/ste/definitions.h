@@ -63,7 +63,11 @@
 //                             "Polygon.area");
 //   "F/\x01ste-const:<name>"  a simple constant's value (Python: at the
 //                             top level; Ruby: in a class or module body
-//                             too).
+//                             too);
+//   "F/\x01ste-sig:<name>"    a plain top-level function's header (Python:
+//                             its parameters, defaults, annotations), for
+//                             the tests whose code names it (those that
+//                             ran it depend on its unit, which holds it).
 // Their values are the fingerprints of integrations/python/
 // ste_fingerprint.py (BLAKE2b-128) or integrations/ruby/ste_fingerprint.rb
 // (SHA-256 cut to 128 bits), stored as the entry's hash: the first 16 hex
@@ -141,6 +145,7 @@ struct FileDefinitions {
   std::vector<DefinitionUnit> units;  // in file order, not overlapping
   std::vector<DefinitionDoc> docs;
   std::vector<DefinitionConst> consts;
+  std::vector<DefinitionConst> sigs;  // plain functions' headers (Python)
 
   // The unit whose lines hold `line`, or null (module-level code).
   const DefinitionUnit* UnitAt(uint32_t line) const;
@@ -148,6 +153,7 @@ struct FileDefinitions {
   // module's), or null.
   const DefinitionDoc* DocAt(uint32_t line) const;
   const DefinitionConst* Const(std::string_view name) const;
+  const DefinitionConst* Sig(std::string_view name) const;
 };
 
 // The module entry's hash of a file that did not parse (see top).

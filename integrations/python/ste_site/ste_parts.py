@@ -12,7 +12,8 @@ indexer/include/ste/definitions.h):
                                     definition starting at <line> (0: the
                                     module's) was used;
   <abs file>/\\x01ste-name:<name>   code that ran names <name>, which <file>
-                                    binds at its top level to a plain value;
+                                    binds at its top level to a plain value
+                                    or to a function defined there;
   <abs file>/\\x01ste-namespace     <file>'s namespace was read by string;
   /\\x01ste-positions:<pid>.<n>     code that ran read the lines of frames;
   /\\x01ste-code-lines:<pid>.<n>    code that ran read the lines of code
@@ -44,7 +45,9 @@ those of code that binds `__all__`, whose names `import *` copies;
 `__version_info__` only in the repository's code: libraries and the
 stdlib name their own), against the plain values
 (str, bytes, numbers, bool, None, tuples, lists, dicts, sets) bound at the
-top level of the repository modules loaded. A module's namespace read by
+top level of the repository modules loaded, and the functions defined and
+bound there under their own name (a plain function's header is a part of
+its own: ste_fingerprint.py, "sig"). A module's namespace read by
 string (`dir(m)`, `vars(m)`, `m.__dict__`, `inspect.getmembers`, except by
 the import system and `import *`; `globals()` in the module's own code)
 makes all of its constants dependencies: its class becomes a ModuleType
@@ -94,7 +97,7 @@ _CodeType = type((lambda: None).__code__)
 _names_used = set()  # names that code which ran uses
 _deferred = []  # code objects that also bind or import names: classified on demand
 _classified = set()  # ids of _deferred code objects classified
-_const_index = {}  # name -> abs files binding it to a plain value at top level
+_const_index = {}  # name -> abs files binding it at top level to a plain value or a function of theirs
 _indexed = set()  # module files indexed
 _name_records = set()  # (file, name) recorded
 _namespaces = set()  # files whose namespace was read by string, not yet recorded
@@ -115,6 +118,7 @@ _CODE_LINES_NAMES = frozenset(("co_firstlineno",))
 # wrapper its target's file and line (every strategy it defines, at import).
 _LINE_COPIES = (("typing.py", "overload"), (os.sep.join(("hypothesis", "internal", "reflection.py")), "accept"))
 _PLAIN = (str, bytes, int, float, complex, bool, type(None), tuple, list, dict, set, frozenset)
+_FunctionType = type(lambda: None)
 _DUNDER_CONSTANTS = ("__version__", "__version_info__")
 _DUNDERS = frozenset(_DUNDER_CONSTANTS)
 _WARNING_LINES = frozenset(("formatwarning", "showwarning", "warn_explicit", "_formatwarnmsg_impl", "_showwarnmsg_impl"))
@@ -227,6 +231,10 @@ def _index_modules():
             _namespaces.add(filename)  # read by string unseen: all its constants
         for name, value in list(namespace.items()):
             if type(value) in _PLAIN and (not name.startswith("__") or name in _DUNDER_CONSTANTS):
+                _const_index.setdefault(name, set()).add(filename)
+            elif type(value) is _FunctionType and not name.startswith("__") and \
+                    value.__code__.co_filename == filename and value.__name__ == name:
+                # A plain function's header (ste_fingerprint.py, "sig").
                 _const_index.setdefault(name, set()).add(filename)
 
 
