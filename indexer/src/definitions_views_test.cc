@@ -99,6 +99,7 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
            {"import math", "import os"},
            {"def area(w, h):", "def area(w, h=math.pi):"},  // an attribute may fail as the module runs
            {"def area(w, h):", "def area(w, h=pi):"},       // a name bound nowhere before
+           {"def area(w, h):", "def area(w, key=lambda x=pi: x):"},  // a lambda's own default
            {"def area(w, h):", "def area(w, h: math.Real):"},
            {"    return w * h\n", "    \"\"\"Doc.\"\"\"\n    return w * h\n"},  // a docstring
            {"    return w * h\n", "    yield w * h\n"},                        // now a generator
@@ -117,6 +118,7 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
            {"def area(w, h):", "def area(w, h=1):"},
            {"def area(w, h):", "def area(w, h=(1, 'a'), *, k=math):"},
            {"def area(w, h):", "def area(w, h, d=None):"},
+           {"def area(w, h):", "def area(w, h, key=lambda x, y=1: x.missing):"},
        }) {
     FileDefinitions v = variant(from, to);
     EXPECT_TRUE(Same(v.module, base.module)) << from << " -> " << to;

@@ -67,7 +67,8 @@ fingerprints, every definition changes: file level, honest):
   cannot fail or do anything as the module runs the `def`: each default is
   a literal (as a constant's), a name bound before it by a statement
   directly in the module's body (an import, a def, a class, an
-  assignment) and never deleted, or one of the builtins in _BUILTINS; each
+  assignment) and never deleted, one of the builtins in _BUILTINS, a
+  container of those, or a lambda whose own defaults are those; each
   annotation too, unless `from __future__ import annotations` keeps them
   unevaluated. Its header is then no code the module runs: a changed
   default, parameter or annotation is a change of the unit (the tests that
@@ -277,6 +278,8 @@ def _safe(node, bound):
     anything: a literal, a name bound before, a safe builtin."""
     if isinstance(node, ast.Name):
         return node.id in bound or node.id in _BUILTINS
+    if isinstance(node, ast.Lambda):  # (its body runs when it is called)
+        return all(_safe(d, bound) for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None])
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_safe(e, bound) for e in node.elts)
     if isinstance(node, (ast.Set, ast.Dict)):

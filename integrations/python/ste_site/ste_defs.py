@@ -371,17 +371,16 @@ def _wrap_reads():
                 return True
         return False
 
-    def stat(path, *args, **kwargs):
-        if not checks_only(sys._getframe()):
-            _note_read(path)
-        return original_stat(path, *args, **kwargs)
+    def noting(original):
+        def wrapper(path, *args, **kwargs):
+            if not checks_only(sys._getframe()):
+                _note_read(path)
+            return original(path, *args, **kwargs)
 
-    def lstat(path, *args, **kwargs):
-        if not checks_only(sys._getframe()):
-            _note_read(path)
-        return original_lstat(path, *args, **kwargs)
+        wrapper.__name__, wrapper.__doc__ = original.__name__, original.__doc__
+        return wrapper
 
-    stat.__doc__, lstat.__doc__ = original_stat.__doc__, original_lstat.__doc__
+    stat, lstat = noting(original_stat), noting(original_lstat)
     os.stat, os.lstat = stat, lstat
     if sys.version_info < (3, 11):  # pathlib took os.stat as it loaded
         import pathlib
