@@ -147,7 +147,9 @@ module SteConsts
         when :STR, :LIT then node.children[0]
         end
     v = v.to_s if v.is_a?(Symbol)
-    return nil unless v.is_a?(String) && v.match?(CONST_SHAPED)
+    # (A literal of bytes that are no text, "\xFF", names nothing: matching
+    # it would raise, and the file's analysis would be lost to doubt.)
+    return nil unless v.is_a?(String) && v.valid_encoding? && v.match?(CONST_SHAPED)
 
     v.split("::").last
   end

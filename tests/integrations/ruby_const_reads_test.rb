@@ -133,6 +133,15 @@ class RubyConstReadsTest < Minitest::Test
     assert_equal ["lib/dyn.rb: *", "lib/dyn.rb: Dyn::K", "lib/mime.rb: *"], consts
   end
 
+  # A string of bytes that are no UTF-8 text (rack's spec_utils.rb,
+  # spec_multipart.rb and three more): its analysis stays precise.
+  def test_a_binary_string_literal_names_nothing_and_costs_no_precision
+    File.write(File.join(@root, "lib", "bytes.rb"), "module Bytes\n  def self.bom = \"\\xFF\\xFE\"\nend\n")
+    out, consts = run_tracked("require 'mime'\nrequire 'bytes'\np Rack::Mime.mime_type('.a'), Bytes.bom.bytesize\n")
+    assert_equal %(\"x/y\"\n2\n), out
+    assert_equal ["lib/mime.rb: Rack::Mime::MIME_TYPES"], consts
+  end
+
   def test_a_file_that_no_longer_parses_is_every_constant_of_every_file
     code = "require 'user'\nFile.write(File.join(__dir__, 'lib/user.rb'), 'def (')\np 1\n"
     out, consts = run_tracked(code)
