@@ -8,13 +8,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ste/log_format.h"
 #include "ste/log_reduction.h"
@@ -162,6 +165,23 @@ TEST(Fingerprinter, RunsOneProcessPerLanguage) {
   Write(log, "");
   ASSERT_TRUE(f.Run({"only.py"}, {kPython}).ok());
   EXPECT_EQ(Read(log), "py\n") << "a language with no files runs nothing";
+
+  // Many files: a process per core (at least 64 files each), the answers
+  // in the order asked.
+  Write(log, "");
+  std::vector<std::string> paths, contents;
+  for (int i = 0; i < 200; i++) {
+    paths.push_back(absl::StrCat("m", i, ".py"));
+    contents.push_back(absl::StrCat("def f", i, "():\n    return ", i, "\n"));
+  }
+  absl::StatusOr<std::vector<FileDefinitions>> many = f.Run(paths, contents);
+  ASSERT_TRUE(many.ok()) << many.status();
+  for (int i = 0; i < 200; i++) {
+    ASSERT_TRUE((*many)[i].parsed) << i << ": " << (*many)[i].error;
+    EXPECT_EQ((*many)[i].units.at(0).name, absl::StrCat("f", i));
+  }
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(Read(log).size(), std::min<size_t>(cores, 3) * 3) << Read(log);
 }
 
 TEST(Fingerprinter, AFailingLanguageLeavesOnlyItsFilesUnparsed) {

@@ -175,10 +175,12 @@ class Fingerprinter {
     std::vector<std::string> argv;  // the command; files on its stdin
   };
   explicit Fingerprinter(std::vector<Language> languages) : languages_(std::move(languages)) {}
-  // One FileDefinitions per (path, content), in order. A language whose
-  // process cannot be run, fails or answers out of protocol leaves each of
-  // its files !parsed with that reason (callers: file level); the others
-  // are unaffected. InvalidArgument when the two vectors differ in size.
+  // One FileDefinitions per (path, content), in order: each language's
+  // files in one process, or, when there are many, in a process per core
+  // (contiguous chunks of at least 64). A process that cannot be run,
+  // fails or answers out of protocol leaves each of its files !parsed with
+  // that reason (callers: file level); the others are unaffected.
+  // InvalidArgument when the two vectors differ in size.
   absl::StatusOr<std::vector<FileDefinitions>> Run(const std::vector<std::string>& paths,
                                                    const std::vector<std::string>& contents) const;
   // The scripts beside `integrations_dir` (<dir>/python/..., <dir>/ruby/...),
