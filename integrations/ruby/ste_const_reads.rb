@@ -26,10 +26,14 @@
 #     outside the repository that was loaded (a gem's code that reads a
 #     constant of the repository by name: its files are not parsed, their
 #     words are enough);
+#   - every constant name in the main script (`ruby test/x.rb`, which
+#     Coverage does not see: all its methods count as run);
 #   - names given at run time to Module#const_get, and the names
 #     Module#constants returns (which a program may then read by any
 #     means).
-# Any doubt (a repository file that does not parse now, a method that ran
+# Code given by -e: the words of the process's command line. Any doubt (a
+# repository file that does not parse now, a script on stdin, a method
+# that ran
 # with neither a `def` nor a module-level block at its line: code made by
 # eval) makes every loaded
 # repository file's namespace a dependency. Not seen: a constant read
@@ -65,6 +69,32 @@ module SteConstReads
       else
         note(analysis[2])
       end
+    end
+
+    # The process's main script, in the repository (ste_defs.rb's
+    # main_script): Coverage says nothing of it, so each name it holds is
+    # a use, its methods' too.
+    def main_script(file)
+      analysis = analyze(file)
+      if analysis.nil?
+        @doubt = true
+      else
+        note(analysis[2])
+        analysis[1].each_value { |names| note(names) }
+      end
+    end
+
+    # Code that cannot be read ran (a script on stdin).
+    def doubt!
+      @doubt = true
+    end
+
+    # Code given by -e: every constant-shaped word of the command line is a
+    # name (its arguments hold the code); unreadable: doubt.
+    def command_line
+      note(File.binread("/proc/self/cmdline").scan(WORD).uniq)
+    rescue StandardError
+      @doubt = true
     end
 
     # A method of a loaded repository file whose `def` is at `line` ran.

@@ -20,7 +20,9 @@
 #                                   binread, readlines, foreach, new or
 #                                   IO.copy_stream: its bytes matter, not
 #                                   only its code (require/load never go
-#                                   through those);
+#                                   through those); or it is the main
+#                                   script (`ruby test/x.rb`), which
+#                                   Coverage does not see;
 #   /\x01ste-defs-begin:<pid>[.<n>] this process (forked child, scope it
 #                                   entered) is tracked from here on;
 #   /\x01ste-defs-end:<pid>         everything it ran is accounted for;
@@ -96,6 +98,7 @@ module SteDefs
   @scope_ran = {} # [file, line] => true, ran in the current scope
   @scope_recorded = {} # [file, line] => true, recorded in the current scope
   @data_files = {} # abs paths read as data, not yet recorded
+  @main = nil # the main script: an absolute path, :e (-e code) or :unseen
   @broken = false
   @finished = false
   @scopes_entered = 0
@@ -142,6 +145,7 @@ module SteDefs
         ensure
           @inside = false
         end
+        main_script if @main
         result.each do |file, data|
           next unless file.is_a?(String)
 
@@ -168,6 +172,29 @@ module SteDefs
       until @data_files.empty?
         file, = @data_files.shift
         stat("#{file}/#{DATA}")
+      end
+    end
+
+    # The main script (`ruby test/x.rb`): Coverage does not see it, so what
+    # of it ran is unknown. In the repository it is read as data (file
+    # level: any change of it counts) and every constant it names, in any
+    # of its methods, is a use; outside, its words are names, as a gem's
+    # file's; a script on stdin cannot be read: every constant of
+    # every loaded file, but for -e, whose words are in the process's
+    # command line. Once per process tree (a forked child's parent recorded
+    # it).
+    def main_script
+      main = @main
+      @main = nil
+      if main == :e
+        SteConstReads.command_line
+      elsif main == :unseen
+        SteConstReads.doubt!
+      elsif main.start_with?(@root)
+        @data_files[main] = true
+        SteConstReads.main_script(main)
+      else
+        SteConstReads.outside(main)
       end
     end
 
@@ -266,6 +293,13 @@ module SteDefs
         return if Coverage.running? # someone started it before us: not ours
 
         @root = root.chomp("/") + "/"
+        # The main script is compiled before this runs: Coverage never sees
+        # it (main_script, at the first emission).
+        script = $PROGRAM_NAME.to_s
+        @main = if script == "-e" then :e
+                elsif script == "-" || !File.file?(script) then :unseen
+                else File.expand_path(script)
+                end
         stat("#{BEGIN_MARK}#{Process.pid}")
         stat("#{V2_MARK}#{Process.pid}")
         install_hooks

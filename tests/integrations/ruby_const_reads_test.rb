@@ -99,7 +99,8 @@ class RubyConstReadsTest < Minitest::Test
   def test_module_level_code_of_another_file_names_its_constants
     out, consts = run_tracked("require 'user'\np User::DEFAULT\n")
     assert_equal "2\n", out
-    assert_equal ["lib/mime.rb: Rack::Mime::OTHER"], consts
+    # (User::DEFAULT: the script itself reads it.)
+    assert_equal ["lib/mime.rb: Rack::Mime::OTHER", "lib/user.rb: User::DEFAULT"], consts
   end
 
   def test_a_name_given_to_const_get_at_run_time
@@ -140,6 +141,30 @@ class RubyConstReadsTest < Minitest::Test
     out, consts = run_tracked("require 'mime'\nrequire 'bytes'\np Rack::Mime.mime_type('.a'), Bytes.bom.bytesize\n")
     assert_equal %(\"x/y\"\n2\n), out
     assert_equal ["lib/mime.rb: Rack::Mime::MIME_TYPES"], consts
+  end
+
+  # The main script is compiled before the tracker starts Coverage: its
+  # constant references are all uses, and it is read as data (file level).
+  def test_the_main_script_names_what_it_holds_and_is_data
+    out, paths = run_script(@root, @outside, "require 'mime'\nexit(Rack::Mime::OTHER == 1 ? 0 : 1)\n",
+                            load_path: [@outside])
+    assert_equal "", out
+    assert_includes paths, "#{@root}/t.rb/\x01ste-data"
+    assert_includes paths, "#{@root}/lib/mime.rb/\x01ste-name:Rack::Mime::OTHER"
+    refute(paths.any? { |p| p.end_with?("/\x01ste-namespace") }, paths.inspect)
+  end
+
+  def test_code_given_by_e_names_the_words_of_the_command_line
+    records = File.join(@outside, "records")
+    File.write(File.join(@outside, "recorder.rb"), RubyTrackedRun::RECORDER)
+    File.write(records, "")
+    env = { "STE_DEFINITIONS" => @root, "STE_TEST_RECORDS" => records, "RUBYOPT" => nil, "RUBYLIB" => nil }
+    args = [RbConfig.ruby, "-I", File.join(@root, "lib"), "-r", RubyTrackedRun::TRACKER, "-r",
+            File.join(@outside, "recorder.rb"), "-e", "require 'mime'; exit(Rack::Mime::OTHER == 1 ? 0 : 1)"]
+    system(env, *args, chdir: @root, exception: true)
+    paths = File.readlines(records).map { |l| l.chomp.undump }
+    assert_includes paths, "#{@root}/lib/mime.rb/\x01ste-name:Rack::Mime::OTHER"
+    refute(paths.any? { |p| p.end_with?("/\x01ste-namespace") }, paths.inspect)
   end
 
   def test_a_file_that_no_longer_parses_is_every_constant_of_every_file
