@@ -159,8 +159,7 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
       for (const DefinitionDoc& d : defs.docs) add(DefinitionPart::kDoc, d.name);
     }
     if (c.v2) return;
-    for (const DefinitionConst& k : defs.consts) add(DefinitionPart::kConst, k.name);
-    for (const DefinitionConst& k : defs.sigs) add(DefinitionPart::kSig, k.name);
+    defs.ForEachNamedPart(add);
   };
   // (scope, file) recorded there by whole accounts, not read as data, not
   // run by every one of them (below).
@@ -266,12 +265,9 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
         if (!repo_file(abs, &rel)) continue;
         std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(abs);
         if (!defs->parsed) continue;
-        for (const DefinitionConst& k : defs->consts) {
-          deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kConst, k.name), DepKind::kContent});
-        }
-        for (const DefinitionConst& k : defs->sigs) {
-          deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kSig, k.name), DepKind::kContent});
-        }
+        defs->ForEachNamedPart([&](DefinitionPart part, const std::string& name) {
+          deps.insert(DepKey{DefinitionPartPath(rel, part, name), DepKind::kContent});
+        });
       }
     }
   }

@@ -154,6 +154,12 @@ struct FileDefinitions {
   const DefinitionDoc* DocAt(uint32_t line) const;
   const DefinitionConst* Const(std::string_view name) const;
   const DefinitionConst* Sig(std::string_view name) const;
+  // Each part a name selects (constants, then headers): fn(part, name).
+  template <typename Fn>
+  void ForEachNamedPart(Fn&& fn) const {
+    for (const DefinitionConst& c : consts) fn(DefinitionPart::kConst, c.name);
+    for (const DefinitionConst& c : sigs) fn(DefinitionPart::kSig, c.name);
+  }
 };
 
 // The module entry's hash of a file that did not parse (see top).
