@@ -1,5 +1,5 @@
 // `ste select [--base auto|ID] [--explain] [--format text|json|github|runner|matrix] [--json]
-//             [--shards N] [--shard K/N] [--all] [--changed-files]`
+//             [--shards N] [--shard K/N] [--all] [--changed-files] [--timings]`
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +19,7 @@
 #include "ste/selection_client.h"
 #include "ste/selection_pipeline.h"
 #include "ste/shards.h"
+#include "ste/timings.h"
 
 namespace ste::cli {
 namespace {
@@ -50,6 +51,9 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
     {"store", 0, true, "URL",
      "the store to use instead of ste.toml's store.url (a job selecting for a change it does "
      "not trust names its store: docs/SECURITY.md)"},
+    {"timings", 0, false, "",
+     "after the selection, where the time went, phase by phase, on stderr "
+     "('ste select: timings: ...' lines)"},
 },
     "ask this scheduler (HOST:PORT or unix:PATH) instead of the local store");
 
@@ -57,7 +61,7 @@ constexpr char kSelectHelp[] =
     "Usage: ste select [--base auto|ID | --base-commit SHA | --mri N] [--explain]\n"
     "                  [--format text|json|github|runner|matrix | --json] [--shards N]\n"
     "                  [--shard K/N] [--all] [--changed-files] [--null]\n"
-    "                  [--change-text FILE] [--tests-file FILE]\n"
+    "                  [--change-text FILE] [--tests-file FILE] [--timings]\n"
     "\n"
     "Prints the tests the current tree's changes can affect, compared with a\n"
     "recorded baseline. Guardrails, in order: no usable baseline -> all; a\n"
@@ -177,6 +181,11 @@ int SelectCommand(const std::vector<std::string>& args) {
   const ParsedFlags* flags = &in.flags();
   if (!flags->positional.empty()) return in.UsageError("takes no arguments");
   const OutputFormat format = in.format();
+  if (flags->Has("timings")) EnableTimings();
+  // Printed however the command ends (after the selection's own output).
+  struct TimingsAtExit {
+    ~TimingsAtExit() { std::fputs(TimingsReport("ste select").c_str(), stderr); }
+  } timings_at_exit;
   size_t shards = 0, shard_k = 0, shard_n = 0;
   if (flags->Has("shards")) {
     std::string v = flags->Get("shards");
@@ -196,7 +205,11 @@ int SelectCommand(const std::vector<std::string>& args) {
   if (shard_n && format == OutputFormat::kMatrix) {
     return in.UsageError("--shard and --format matrix do not mix");
   }
-  const Config* config = in.config();  // with --store
+  const Config* config = nullptr;
+  {
+    ScopedPhase phase("configuration (ste.toml)");
+    config = in.config();  // with --store
+  }
   if (config == nullptr) return in.exit_code();
 
   absl::StatusOr<BaselineQuery> query = BaselineQuery::FromFlag(flags->Get("base"));
@@ -229,9 +242,14 @@ int SelectCommand(const std::vector<std::string>& args) {
     outcome = SelectThroughScheduler(MakeChannel(flags->Get("scheduler"), *auth), *auth, checkout, *query);
   } else {
     // Read only: a selection never creates nor migrates a store.
-    StoreBaselineSource store(in.TakeStore(StoreAccess::kRead));
-    outcome = SelectForCheckout(checkout, store, *query);
+    std::optional<StoreBaselineSource> store;
+    {
+      ScopedPhase phase("store opened");
+      store.emplace(in.TakeStore(StoreAccess::kRead));
+    }
+    outcome = SelectForCheckout(checkout, *store, *query);
   }
+  ScopedPhase output_phase("output");
   Selection& s = outcome.selection;
   const std::optional<BaselineInfo>& info = outcome.baseline;
   if (!outcome.tree.ok()) {

@@ -13,6 +13,7 @@
 #include "ste/runner_kind.h"
 #include "ste/selection.h"
 #include "ste/status_macros.h"
+#include "ste/timings.h"
 #include "ste/traced_run.h"
 
 namespace ste {
@@ -237,9 +238,14 @@ absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
     (view && view->kind == ViewKind::kDefinition ? definitions : scan.view_paths)
         .push_back(std::move(path));
   }
-  absl::StatusOr<Inventory> inventory = Inventory::Scan(scan, stat_cache);
+  absl::StatusOr<Inventory> inventory;
+  {
+    ScopedPhase phase("tree read: walk and stat (hash what changed)");
+    inventory = Inventory::Scan(scan, stat_cache);
+  }
   if (!inventory.ok()) return inventory.status();
   if (!definitions.empty()) {
+    ScopedPhase phase("tree read: definitions of changed files");
     // Only the files that changed are fingerprinted (definitions.h); with
     // no integrations folder every changed one counts as not parsed (its
     // module-level code changed: file level).
@@ -268,6 +274,7 @@ absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
     now.tests_from_baseline = true;
     return now;
   }
+  ScopedPhase phase("tree read: tests listed");
   absl::StatusOr<std::vector<std::string>> tests = DiscoverTests(config_, *inventory);
   if (!tests.ok()) return tests.status();
   now.inventory = *std::move(inventory);

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "ste/timings.h"
 
 extern char** environ;
 
@@ -94,6 +95,7 @@ absl::StatusOr<std::string> RunGit(const std::string& dir,
                                    "-c",           "core.fsmonitor=false",
                                    "-C",           dir};
   argv.insert(argv.end(), args.begin(), args.end());
+  ScopedPhase phase(TimingsEnabled() && !args.empty() ? absl::StrCat("git ", args[0]) : std::string());
   return RunAndCapture(argv);
 }
 

@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "ste/test_scope.h"
+#include "ste/timings.h"
 
 namespace ste {
 
@@ -14,16 +15,27 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
                                    const BaselineQuery& query) {
   SelectionOutcome out;
   // 1. The baseline.
-  const BaselineLookup lookup = checkout.Lookup(query);
-  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base = source.Load(lookup);
+  BaselineLookup lookup;
+  {
+    ScopedPhase phase("baseline lookup (git facts)");
+    lookup = checkout.Lookup(query);
+  }
+  absl::StatusOr<std::shared_ptr<const LoadedBaseline>> base;
+  {
+    ScopedPhase phase("baseline load");
+    base = source.Load(lookup);
+  }
   const LoadedBaseline* b = base.ok() ? base->get() : nullptr;
   if (b) out.baseline = b->info;
 
   // 2. The tree now, hashed with the baseline's inventory as the stat
   // cache and with the external files and the views its tests read.
-  absl::StatusOr<TreeNow> tree =
-      checkout.ReadTree(b ? &b->inventory : nullptr,
-                        b ? RequestedPaths(*b->index) : std::vector<std::string>{});
+  absl::StatusOr<TreeNow> tree;
+  {
+    ScopedPhase phase("tree read");
+    tree = checkout.ReadTree(b ? &b->inventory : nullptr,
+                             b ? RequestedPaths(*b->index) : std::vector<std::string>{});
+  }
   if (!tree.ok()) {
     out.tree = tree.status();
     out.selection = SelectAll(absl::StrCat("cannot inventory the tree: ", tree.status().message()), {});
@@ -48,6 +60,7 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
   // 4. What changed.
   std::vector<InventoryChange> changes;
   if (tree->inventory) {
+    ScopedPhase phase("diff");
     changes = Inventory::Diff(b->inventory, *tree->inventory).changes;
   } else {
     absl::StatusOr<std::vector<InventoryChange>> given =
@@ -61,8 +74,14 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
   }
 
   // 5. Guardrails 2 to 5.
+  std::string force;
+  {
+    ScopedPhase phase("force tags (commit messages)");
+    force = checkout.ForceReason(b->info.commit);
+  }
   SelectionInputs in{*b->index, b->failed_tests, std::move(changes), std::move(tree->tests),
-                     checkout.ForceReason(b->info.commit)};
+                     std::move(force)};
+  ScopedPhase phase("guardrails and the index's bitmaps");
   out.selection = Select(checkout.rules(), in);
   if (std::string note = BaselineFallbackNote(lookup, b->info, absl::ToUnixSeconds(absl::Now()));
       !note.empty()) {

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ste/status_macros.h"
+#include "ste/timings.h"
 
 namespace ste {
 
@@ -109,10 +110,23 @@ namespace {
 absl::StatusOr<LoadedBaseline> LoadFound(BaselineStore& store, const BaselineInfo& info) {
   LoadedBaseline loaded;
   loaded.info = info;
-  STE_ASSIGN_OR_RETURN(std::string index_path, store.BlobPath(loaded.info.id, "index"));
-  STE_ASSIGN_OR_RETURN(loaded.index, SelectionIndex::Open(index_path));
-  STE_ASSIGN_OR_RETURN(std::string inventory_path, store.BlobPath(loaded.info.id, "inventory"));
-  STE_ASSIGN_OR_RETURN(loaded.inventory, Inventory::ReadFile(inventory_path));
+  absl::StatusOr<std::string> index_path, inventory_path;
+  {
+    ScopedPhase phase("baseline: blobs found and checked");
+    index_path = store.BlobPath(loaded.info.id, "index");
+    if (index_path.ok()) inventory_path = store.BlobPath(loaded.info.id, "inventory");
+  }
+  if (!index_path.ok()) return index_path.status();
+  if (!inventory_path.ok()) return inventory_path.status();
+  {
+    ScopedPhase phase("baseline: index opened");
+    STE_ASSIGN_OR_RETURN(loaded.index, SelectionIndex::Open(*index_path));
+  }
+  {
+    ScopedPhase phase("baseline: inventory read");
+    STE_ASSIGN_OR_RETURN(loaded.inventory, Inventory::ReadFile(*inventory_path));
+  }
+  ScopedPhase phase("baseline: results read");
   absl::StatusOr<std::vector<TestResult>> results = store.Results(loaded.info.id);
   if (!results.ok()) {
     return absl::DataLossError(absl::StrCat("baseline results unreadable: ", results.status().message()));
@@ -144,7 +158,12 @@ absl::Status RemovedWhileLoading(const absl::Status& last) {
 absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, const BaselineLookup& which) {
   absl::Status last;
   for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
-    STE_ASSIGN_OR_RETURN(BaselineInfo info, FindCompletedBaseline(store, which));
+    absl::StatusOr<BaselineInfo> found;
+    {
+      ScopedPhase phase("baseline: found in the store");
+      found = FindCompletedBaseline(store, which);
+    }
+    STE_ASSIGN_OR_RETURN(BaselineInfo info, std::move(found));
     absl::StatusOr<LoadedBaseline> loaded = LoadFound(store, info);
     if (loaded.ok() || !Removed(store, info.id)) return loaded;
     last = loaded.status();  // look again: the lookup now finds another, or none

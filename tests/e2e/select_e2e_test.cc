@@ -25,6 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "github_files.h"
 #include "gtest/gtest.h"
 #include "test_support.h"
@@ -232,6 +236,36 @@ TEST_F(Repo, EditingASourceSelectsExactlyItsTest) {
   EXPECT_NE(s.run.out.find("  <- lib/a.sh (content modified)"), std::string::npos) << s.run.out;
 }
 
+
+// --timings: where the time went, phase by phase, on stderr only; the
+// selection on stdout is the same as without it.
+TEST_F(Repo, TimingsNameThePhasesOnStderrAndChangeNothingElse) {
+  Record();
+  W("lib/a.sh", "a() { echo A; }\n# comment\n");
+  SelectResult plain = Select();
+  SelectResult timed = Select({"--timings"});
+  EXPECT_EQ(timed.run.exit_code, 0) << Describe(timed);
+  EXPECT_EQ(timed.run.out, plain.run.out);
+  EXPECT_EQ(timed.mode, "subset");
+  EXPECT_EQ(plain.run.err.find("timings"), std::string::npos) << plain.run.err;
+  for (const char* phase :
+       {"configuration (ste.toml)", "store opened", "baseline lookup (git facts)", "git rev-parse",
+        "baseline: inventory read", "tree read: walk and stat (hash what changed)", "diff",
+        "force tags (commit messages)", "git log", "output", "wall after the flags were read"}) {
+    EXPECT_NE(timed.run.err.find(std::string(" ") + phase), std::string::npos) << phase << "\n"
+                                                                                << timed.run.err;
+  }
+  // Each line: "ste select: timings: <ms> ms ...", the milliseconds a number.
+  size_t lines = 0;
+  for (absl::string_view line : absl::StrSplit(timed.run.err, '\n')) {
+    if (!absl::ConsumePrefix(&line, "ste select: timings: ")) continue;
+    lines++;
+    double ms = -1;
+    std::string number(absl::StripLeadingAsciiWhitespace(line.substr(0, line.find(" ms"))));
+    EXPECT_TRUE(absl::SimpleAtod(number, &ms) && ms >= 0) << line;
+  }
+  EXPECT_GE(lines, 12u) << timed.run.err;
+}
 TEST_F(Repo, AddingAFileToAGlobbedDirectorySelectsTheGlobber) {
   Record();
   W("fixtures/three.txt", "3\n");
