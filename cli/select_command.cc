@@ -1,5 +1,7 @@
 // `ste select [--base auto|ID] [--explain] [--format text|json|github|runner|matrix] [--json]
 //             [--shards N] [--shard K/N] [--all] [--changed-files] [--timings]`
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -174,6 +176,13 @@ absl::Status WriteGithubFiles(const Selection& s, const std::string& tests_file,
 }  // namespace
 
 int SelectCommand(const std::vector<std::string>& args) {
+  // A select lives a fraction of a second and builds its two inventories
+  // at once, from two threads: let the heaps grow in big steps and keep
+  // what they hold (a 55,000-file tree: 1,353 heap-growing mprotect calls
+  // down to 97, 15% less CPU; bench/README "P7").
+  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
   Invocation in({"select", kSelectHelp, kSelectFlags,
                  {OutputFormat::kText, OutputFormat::kJson, OutputFormat::kGithub,
                   OutputFormat::kRunner, OutputFormat::kMatrix}});

@@ -205,6 +205,12 @@ absl::StatusOr<Glob> Glob::Compile(std::string_view pattern) {
       glob.has_star_suffix_ = true;
     }
   }
+  const size_t m = glob.segments_.size();
+  if (!glob.basename_only_ && m >= 2 && glob.segments_[m - 1].kind == SegmentKind::kDoubleStar &&
+      glob.segments_[m - 2].kind == SegmentKind::kLiteral) {
+    glob.subtree_literal_ = glob.segments_[m - 2].text;
+    glob.has_subtree_literal_ = true;
+  }
   return glob;
 }
 
@@ -296,6 +302,27 @@ absl::StatusOr<GlobSet> GlobSet::Compile(
     set.globs_.push_back(*std::move(glob));
   }
   return set;
+}
+
+bool GlobSet::MatchesBelowUnmatched(std::string_view path) const {
+  PathSegments segs;
+  bool split = false;
+  for (const Glob& glob : globs_) {
+    // "P/**" matches `path` only through a prefix P matches; every prefix
+    // but `path` itself is an ancestor that matched nothing, so P must
+    // match `path`, whose last segment must then be P's last, a literal.
+    if (glob.has_subtree_literal_ &&
+        path.substr(path.rfind('/') + 1) != glob.subtree_literal_) {  // npos + 1 == 0
+      continue;
+    }
+    if (glob.QuickReject(path)) continue;
+    if (!split) {
+      segs = SplitPath(path);
+      split = true;
+    }
+    if (glob.MatchesSegments(segs.data(), segs.size())) return true;
+  }
+  return false;
 }
 
 int GlobSet::FirstMatch(std::string_view path) const {

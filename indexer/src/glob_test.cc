@@ -163,6 +163,47 @@ TEST(GlobSetTest, MatchesAnyAndReportsFirst) {
   EXPECT_FALSE(set->Matches("src/main.cc"));
 }
 
+// The walk's matcher agrees with Matches on every path the walk asks about
+// (no ancestor matched), over every path of up to four segments of a small
+// alphabet, and skips the "P/**" patterns only where Matches says no.
+TEST(GlobSetTest, MatchesBelowUnmatchedAgreesWithMatchesWhereTheWalkAsks) {
+  absl::StatusOr<GlobSet> set = GlobSet::Compile(
+      {".git/**", "**/__pycache__/**", "**/.hypothesis/**", "build/out/**", "a/**/cache/**",
+       "*.pyc", "docs/*.md", "**/x[0-9]/**", "b"});
+  ASSERT_TRUE(set.ok()) << set.status();
+  const std::vector<std::string> names = {".git", "__pycache__", ".hypothesis", "build", "out",
+                                          "a",    "cache",       "x1",          "b",     "m.pyc",
+                                          "docs", "r.md"};
+  std::vector<std::string> paths, frontier = {""};
+  for (int depth = 0; depth < 4; depth++) {
+    std::vector<std::string> next;
+    for (const std::string& parent : frontier) {
+      for (const std::string& name : names) {
+        std::string path = parent.empty() ? name : parent + "/" + name;
+        paths.push_back(path);
+        if (!set->Matches(path)) next.push_back(path);  // the walk descends only here
+      }
+    }
+    frontier = std::move(next);
+  }
+  size_t asked = 0, matched = 0;
+  for (const std::string& path : paths) {
+    bool ancestors_unmatched = true;
+    for (size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+      if (set->Matches(path.substr(0, slash))) ancestors_unmatched = false;
+    }
+    if (!ancestors_unmatched) continue;
+    asked++;
+    EXPECT_EQ(set->MatchesBelowUnmatched(path), set->Matches(path)) << path;
+    if (set->Matches(path)) matched++;
+  }
+  EXPECT_GT(asked, 1000u);
+  EXPECT_GT(matched, 100u);
+  EXPECT_TRUE(set->MatchesBelowUnmatched("src/__pycache__"));
+  EXPECT_TRUE(set->MatchesBelowUnmatched("a/b/cache"));
+  EXPECT_FALSE(set->MatchesBelowUnmatched("src/__pycache__x"));
+}
+
 TEST(GlobSetTest, EmptySetMatchesNothing) {
   GlobSet set;
   EXPECT_TRUE(set.empty());

@@ -190,7 +190,9 @@ absl::Status Scanner::ListOneDirectory(DirTask* task_ptr, WalkScratch* scratch,
         continue;
       }
       std::string path = rel == kRootPath ? name : absl::StrCat(rel, "/", name);
-      if (!options_.ignore.empty() && options_.ignore.Matches(path)) continue;
+      // Every directory above was tested before it was listed, and this
+      // walk never lists an ignored one.
+      if (!options_.ignore.empty() && options_.ignore.MatchesBelowUnmatched(path)) continue;
       names_buf.append(name).push_back('\0');
       // Reserved for views (inventory.h, "Views"): listed, not an entry.
       if (name[0] == kViewMark && IsKnownViewComponent(name)) continue;

@@ -91,6 +91,10 @@ class Glob {
   // For a basename-only "*<literal>" pattern: the literal.
   std::string star_suffix_;
   bool has_star_suffix_ = false;
+  // For "P/**" whose P ends in a literal segment: that literal
+  // (GlobSet::MatchesBelowUnmatched).
+  std::string subtree_literal_;
+  bool has_subtree_literal_ = false;
 };
 
 // Matches `path` against `pattern` compiled on the fly. A malformed pattern
@@ -113,6 +117,15 @@ class GlobSet {
   // Index (in the Compile list) of the first pattern `path` matches, or -1.
   // For explanations ("selected all: ste.toml matches run_all[0]").
   int FirstMatch(std::string_view path) const;
+
+  // Matches(path) for a walk that tests every directory before it lists
+  // it and never descends into a matching one: true only when every
+  // ancestor directory of `path` (each prefix ending before a '/') was
+  // tested against this set and matched nothing. Then a pattern "P/**"
+  // whose P ends in a literal segment L ("**/__pycache__/**") can match
+  // only a path whose own last segment is L, which is checked first: most
+  // paths are not split at all.
+  bool MatchesBelowUnmatched(std::string_view path) const;
 
   bool empty() const { return globs_.empty(); }
   size_t size() const { return globs_.size(); }
