@@ -1,6 +1,7 @@
 #include "ste/checkout.h"
 
 #include <fstream>
+#include <future>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -84,7 +85,12 @@ absl::StatusOr<BaselineQuery> BaselineQuery::FromFlag(const std::string& base) {
 }
 
 CommitFacts ReadCommitFacts(const std::string& root) {
+  // The count runs beside rev-parse (two git processes at once, not one
+  // after the other); a shallow clone's count is waited for and dropped.
+  std::future<absl::StatusOr<std::string>> count_of_head = std::async(
+      std::launch::async, [&root] { return RunGit(root, {"rev-list", "--count", "HEAD"}); });
   absl::StatusOr<std::string> head = RunGit(root, {"rev-parse", "--is-shallow-repository", "HEAD"});
+  absl::StatusOr<std::string> count = count_of_head.get();
   if (!head.ok()) return FromGitError(head.status());
   std::vector<std::string> lines = Lines(*head);
   CommitFacts f;
@@ -97,7 +103,6 @@ CommitFacts ReadCommitFacts(const std::string& root) {
   f.head = lines[1];
   f.state = CommitFacts::State::kReadable;
   if (f.shallow) return f;  // its commit count is not an MRI
-  absl::StatusOr<std::string> count = RunGit(root, {"rev-list", "--count", "HEAD"});
   if (!count.ok()) {
     CommitFacts e = FromGitError(count.status());
     if (e.state == CommitFacts::State::kReadable) e.state = CommitFacts::State::kUnreadable;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <future>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -30,6 +31,15 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
 
   // 2. The tree now, hashed with the baseline's inventory as the stat
   // cache and with the external files and the views its tests read.
+  // The commit messages since the baseline's commit are read (a git
+  // process) while the tree is walked.
+  std::future<std::string> force;
+  if (b) {
+    force = std::async(std::launch::async, [&checkout, commit = b->info.commit] {
+      ScopedPhase phase("force tags (commit messages), beside the tree read");
+      return checkout.ForceReason(commit);
+    });
+  }
   absl::StatusOr<TreeNow> tree;
   {
     ScopedPhase phase("tree read");
@@ -74,13 +84,8 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
   }
 
   // 5. Guardrails 2 to 5.
-  std::string force;
-  {
-    ScopedPhase phase("force tags (commit messages)");
-    force = checkout.ForceReason(b->info.commit);
-  }
   SelectionInputs in{*b->index, b->failed_tests, std::move(changes), std::move(tree->tests),
-                     std::move(force)};
+                     force.get()};
   ScopedPhase phase("guardrails and the index's bitmaps");
   out.selection = Select(checkout.rules(), in);
   if (std::string note = BaselineFallbackNote(lookup, b->info, absl::ToUnixSeconds(absl::Now()));

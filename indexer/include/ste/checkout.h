@@ -99,7 +99,8 @@ class Checkout {
   // when the baseline has no commit): --all, a force tag ("[test all]",
   // "[no filter]") in a commit message of the change, or the messages
   // could not be read (a tag could be missed: any doubt widens). "" for
-  // none.
+  // none. SelectForCheckout calls it on another thread while ReadTree
+  // runs: the two must not share state they change.
   virtual std::string ForceReason(const std::string& base_commit) = 0;
 };
 
