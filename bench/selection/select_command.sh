@@ -11,9 +11,10 @@
 # warm page cache, RUNS alternating timed pairs of
 #   ste select --format json     (unchanged tree)
 #   git status --porcelain
-# and the same with one source file changed (CHANGED=1 then restored);
-# medians of wall and CPU (user+sys of the process tree, from
-# /usr/bin/time), and the ratio ste / git. Last, one `ste select --timings`
+# and the same with one source file changed (one that test_000 reads: a
+# subset is selected; then put back);
+# medians of wall and CPU (user+sys of the process and what it waited
+# for), and the ratio ste / git. Last, one `ste select --timings`
 # of each shape: where the time goes.
 #
 # Environment: FILES (55000), TESTS (40), RUNS (15), STE_BENCH_DIR.
@@ -30,7 +31,7 @@ runs=${RUNS:-15}
 work=${STE_BENCH_DIR:-/tmp/ste-bench-select}
 repo=$work/repo-$files-$tests
 py=/usr/bin/python3
-for tool in "$ste" git /usr/bin/time "$py"; do
+for tool in "$ste" git "$py"; do
   command -v "$tool" >/dev/null || { echo "$0: $tool not found" >&2; exit 1; }
 done
 mkdir -p "$work"
@@ -69,39 +70,42 @@ EOF
   touch "$repo.done"
 fi
 cd "$repo"
-changed=$(git ls-files src | sed -n 1000p)
+changed=$(sed -n 2p tests/test_000.sh | cut -d' ' -f2)  # the first file test_000 reads
 
-# time_one OUT CMD...: wall and user+sys seconds of CMD, appended to OUT.
-time_one() {
-  local out=$1
-  shift
-  /usr/bin/time -f '%e %U %S' -o "$work/time.$$" "$@" >/dev/null 2>&1
-  awk '{ printf "%s %.3f\n", $1, $2 + $3 }' "$work/time.$$" >>"$out"
-}
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
-measure() {  # measure LABEL: RUNS pairs, medians and ratios
-  local label=$1
-  rm -f "$work/ste.t" "$work/git.t"
-  "$ste" select --format json >/dev/null 2>&1  # warm-up (page cache, stat cache)
-  git status --porcelain >/dev/null
-  for _ in $(seq "$runs"); do
-    time_one "$work/ste.t" "$ste" select --format json
-    time_one "$work/git.t" git status --porcelain
-  done
-  local sw sc gw gc
-  sw=$(cut -d' ' -f1 "$work/ste.t" | median)
-  sc=$(cut -d' ' -f2 "$work/ste.t" | median)
-  gw=$(cut -d' ' -f1 "$work/git.t" | median)
-  gc=$(cut -d' ' -f2 "$work/git.t" | median)
-  printf '%-22s ste %6.3f s wall %6.3f s CPU | git status %6.3f s wall %6.3f s CPU | ste/git %.2fx wall %.2fx CPU\n' \
-    "$label" "$sw" "$sc" "$gw" "$gc" "$(echo "$sw / $gw" | bc -l)" "$(echo "$sc / $gc" | bc -l)"
+# measure LABEL: RUNS interleaved pairs (after one untimed pair), medians
+# of wall and CPU (user+sys of the process and its children, from wait4).
+measure() {
+  "$py" - "$1" "$runs" "$ste" <<'EOF2'
+import os, statistics, sys, time
+label, runs, ste = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cmds = {"ste": [ste, "select", "--format", "json"], "git": ["git", "status", "--porcelain"]}
+got = {k: [] for k in cmds}
+null = os.open(os.devnull, os.O_WRONLY)
+for r in range(runs + 1):
+    for name, argv in cmds.items():
+        t0 = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            os.execvp(argv[0], argv)
+        _, status, ru = os.wait4(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{' '.join(argv)} failed")
+        if r:
+            got[name].append(((time.perf_counter() - t0) * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3))
+med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in got.items()}
+print(f"{label:17s} ste {med['ste'][0]:6.1f} ms wall {med['ste'][1]:6.1f} ms CPU | "
+      f"git status {med['git'][0]:6.1f} ms wall {med['git'][1]:6.1f} ms CPU | "
+      f"ste/git {med['ste'][0] / med['git'][0]:.2f}x wall {med['ste'][1] / med['git'][1]:.2f}x CPU")
+EOF2
 }
 
 echo "== $files files, $tests tests, $runs pairs each, medians (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 measure "unchanged tree"
 cp "$changed" "$work/saved"
 echo "changed" >>"$changed"
+"$ste" select 2>&1 >/dev/null | sed 's/^/   /'
 measure "one file changed"
 echo "== where the time goes (--timings), one file changed"
 "$ste" select --timings >/dev/null
@@ -109,4 +113,3 @@ cp "$work/saved" "$changed"
 touch -d '2 hours ago' "$changed"
 echo "== where the time goes (--timings), unchanged"
 "$ste" select --timings >/dev/null
-rm -f "$work/time.$$"

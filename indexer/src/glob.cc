@@ -307,14 +307,12 @@ absl::StatusOr<GlobSet> GlobSet::Compile(
 bool GlobSet::MatchesBelowUnmatched(std::string_view path) const {
   PathSegments segs;
   bool split = false;
+  const std::string_view base = path.substr(path.rfind('/') + 1);  // npos + 1 == 0
   for (const Glob& glob : globs_) {
     // "P/**" matches `path` only through a prefix P matches; every prefix
     // but `path` itself is an ancestor that matched nothing, so P must
     // match `path`, whose last segment must then be P's last, a literal.
-    if (glob.has_subtree_literal_ &&
-        path.substr(path.rfind('/') + 1) != glob.subtree_literal_) {  // npos + 1 == 0
-      continue;
-    }
+    if (glob.has_subtree_literal_ && base != glob.subtree_literal_) continue;
     if (glob.QuickReject(path)) continue;
     if (!split) {
       segs = SplitPath(path);

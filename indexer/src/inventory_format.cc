@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -81,6 +82,52 @@ std::string Inventory::Serialize() const {
   return out;
 }
 
+namespace {
+
+// Anonymous memory whose pages are made at once (MAP_POPULATE), unmapped
+// on destruction; data() is null when the mapping failed.
+class PopulatedBuffer {
+ public:
+  explicit PopulatedBuffer(size_t size) : size_(size) {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
+    data_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  }
+  PopulatedBuffer(PopulatedBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(other.size_) {}
+  PopulatedBuffer& operator=(PopulatedBuffer&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    return *this;
+  }
+  ~PopulatedBuffer() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  char* data() { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Makes the pages of [p, p + size) at once (MADV_POPULATE_WRITE, Linux
+// 5.14) instead of a page fault each as they are first written; a kernel
+// without it leaves them to the faults.
+void PrefaultForWriting(void* p, size_t size) {
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t page = 4096;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + size) & ~(page - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)size;
+#endif
+}
+
+}  // namespace
+
 absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
   const size_t size = bytes.size();
   const char* p = bytes.data();
@@ -131,6 +178,8 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
   const char* paths = records + count * kRecordSize;
   Inventory inventory;
   inventory.taken_at_ns_ = taken_at_ns;
+  inventory.entries_.reserve(count);
+  PrefaultForWriting(inventory.entries_.data(), count * sizeof(InventoryEntry));
   inventory.entries_.resize(count);
   for (uint64_t i = 0; i < count; ++i) {
     const char* r = records + i * kRecordSize;
@@ -179,23 +228,28 @@ absl::Status Inventory::WriteFile(const std::string& path) const {
 absl::StatusOr<Inventory> Inventory::ReadFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
-  // Read straight into an uninitialized buffer of the file's size (one copy,
-  // no zero-fill), growing it if the file turns out longer.
+  // Read into a buffer of the file's size, its pages made in one call
+  // (MAP_POPULATE: not a page fault each; a 200,000-entry file is 5,000
+  // pages), growing it if the file turns out longer.
   struct stat st;
   size_t capacity = 1 << 16;
   if (fstat(fd, &st) == 0 && st.st_size > 0) {
     capacity = static_cast<size_t>(st.st_size) + 1;
   }
-  std::unique_ptr<char[]> buf(new char[capacity]);
+  PopulatedBuffer buf(capacity);
   size_t used = 0;
   while (true) {
-    if (used == capacity) {
-      std::unique_ptr<char[]> bigger(new char[capacity * 2]);
-      std::memcpy(bigger.get(), buf.get(), used);
-      buf = std::move(bigger);
-      capacity *= 2;
+    if (buf.data() == nullptr) {
+      close(fd);
+      return absl::ResourceExhaustedError(absl::StrCat("read ", path, ": out of memory"));
     }
-    ssize_t n = read(fd, buf.get() + used, capacity - used);
+    if (used == buf.size()) {
+      PopulatedBuffer bigger(buf.size() * 2);
+      if (bigger.data() != nullptr) std::memcpy(bigger.data(), buf.data(), used);
+      buf = std::move(bigger);
+      continue;
+    }
+    ssize_t n = read(fd, buf.data() + used, buf.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
@@ -205,7 +259,7 @@ absl::StatusOr<Inventory> Inventory::ReadFile(const std::string& path) {
     if (n == 0) break;
     used += static_cast<size_t>(n);
   }
-  const std::string_view bytes(buf.get(), used);
+  const std::string_view bytes(buf.data(), used);
   close(fd);
   absl::StatusOr<Inventory> inventory = Parse(bytes);
   if (!inventory.ok()) {

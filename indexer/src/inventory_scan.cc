@@ -393,9 +393,17 @@ absl::StatusOr<Scanner::Result> Scanner::Run(const FileStat& root_stat) {
   const int64_t t2 = NowNs();
 
   if (!links.empty()) {
-    IndexRegularFiles(root);
+    // Only the regular files the links point at now are indexed by inode
+    // (not every file of the tree). A target that changes before
+    // ResolveLink looks is not found there and is read instead.
+    InodeSet wanted;
+    for (const Item* item : links) {
+      absl::StatusOr<FileStat> target = fs_->FollowStat(item->abs);
+      if (target.ok() && target->type == FileType::kRegular) wanted.insert({target->dev, target->inode});
+    }
+    IndexRegularFiles(root, wanted);
     for (const Item& item : external_items) {
-      if (item.entry.type == FileType::kRegular) {
+      if (item.entry.type == FileType::kRegular && wanted.contains({item.entry.dev, item.entry.inode})) {
         regular_by_inode_[{item.entry.dev, item.entry.inode}] = &item.entry;
       }
     }

@@ -145,13 +145,13 @@ absl::Status Scanner::ResolveLink(Item* item, Hasher* hasher) {
   return absl::OkStatus();
 }
 
-void Scanner::IndexRegularFiles(const DirResult& dir) {
+void Scanner::IndexRegularFiles(const DirResult& dir, const InodeSet& wanted) {
   for (const Item& item : dir.files) {
-    if (item.entry.type == FileType::kRegular) {
+    if (item.entry.type == FileType::kRegular && wanted.contains({item.entry.dev, item.entry.inode})) {
       regular_by_inode_[{item.entry.dev, item.entry.inode}] = &item.entry;
     }
   }
-  for (const auto& sub : dir.subdirs) IndexRegularFiles(*sub);
+  for (const auto& sub : dir.subdirs) IndexRegularFiles(*sub, wanted);
 }
 
 void Scanner::EmitBelow(DirResult* dir, std::vector<InventoryEntry>* out,

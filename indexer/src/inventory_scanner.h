@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -64,6 +65,9 @@ inline std::string JoinPath(std::string_view dir, std::string_view name) {
 }
 
 enum class Action : uint8_t { kDone, kHash, kResolveLink };
+
+// (dev, inode) pairs.
+using InodeSet = absl::flat_hash_set<std::pair<uint64_t, uint64_t>>;
 
 struct Item {
   InventoryEntry entry;
@@ -175,7 +179,9 @@ class Scanner {
   const InventoryEntry* FindPrevious(const std::string& path, EntryIter* lo,
                                      EntryIter hi) const;
 
-  void IndexRegularFiles(const DirResult& dir);
+  // Puts in regular_by_inode_ the regular files below `dir` whose
+  // (dev, inode) is one of `wanted` (the links' targets).
+  void IndexRegularFiles(const DirResult& dir, const InodeSet& wanted);
   // Appends everything below `dir`, in path order (a directory's own entry
   // comes before its contents, except the root's: see Run).
   void EmitBelow(DirResult* dir, std::vector<InventoryEntry>* out,
@@ -202,6 +208,7 @@ class Scanner {
   std::atomic<uint64_t> retries_{0};
 
   // Regular entries of this scan by (dev, inode), for symlink targets.
+  // Only those a link pointed at when the walk ended (Run).
   absl::flat_hash_map<std::pair<uint64_t, uint64_t>, const InventoryEntry*>
       regular_by_inode_;
 };
