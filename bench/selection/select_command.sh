@@ -103,13 +103,13 @@ EOF2
 
 echo "== $files files, $tests tests, $runs pairs each, medians (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 measure "unchanged tree"
-cp "$changed" "$work/saved"
+cp -p "$changed" "$repo.saved"
+trap 'cp -p "$repo.saved" "$changed"' EXIT  # put back however this ends
 echo "changed" >>"$changed"
 "$ste" select 2>&1 >/dev/null | sed 's/^/   /'
 measure "one file changed"
 echo "== where the time goes (--timings), one file changed"
 "$ste" select --timings >/dev/null
-cp "$work/saved" "$changed"
-touch -d '2 hours ago' "$changed"
+cp -p "$repo.saved" "$changed"
 echo "== where the time goes (--timings), unchanged"
 "$ste" select --timings >/dev/null
