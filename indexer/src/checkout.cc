@@ -142,7 +142,11 @@ absl::StatusOr<std::string> MessagesSince(const std::string& root, const std::st
                                             " is not in this checkout"));
   }
   // A shallow clone: walk the parents the commit objects name, from HEAD
-  // back to `base`; every commit on the way must be here.
+  // back to `base`; every commit on the way must be here. One `git
+  // cat-file --batch` hands out every commit object: its parents and its
+  // message.
+  absl::StatusOr<std::unique_ptr<GitObjectReader>> reader = GitObjectReader::Start(root);
+  if (!reader.ok()) return reader.status();
   std::string messages;
   std::set<std::string> visited;
   std::vector<std::string> todo = {head};
@@ -151,12 +155,22 @@ absl::StatusOr<std::string> MessagesSince(const std::string& root, const std::st
     todo.pop_back();
     if (sha == base || !visited.insert(sha).second) continue;
     if (visited.size() > 100000) return absl::ResourceExhaustedError("too many commits since the baseline");
-    absl::StatusOr<std::vector<std::string>> parents = RawParents(root, sha);
-    if (!parents.ok()) return parents.status();
-    absl::StatusOr<std::string> message = RunGit(root, {"log", "-1", "--format=%B", sha});
-    if (!message.ok()) return message.status();
-    absl::StrAppend(&messages, *message, "\n");
-    for (const std::string& p : *parents) todo.push_back(p);
+    absl::StatusOr<GitObject> object = (*reader)->Read(sha);
+    if (absl::IsNotFound(object.status()) || (object.ok() && object->type != "commit")) {
+      return absl::NotFoundError(absl::StrCat("commit ", sha.substr(0, 12), " is not in this checkout"));
+    }
+    if (!object.ok()) return object.status();
+    // Headers ("parent <id>" among them) up to the first empty line, then
+    // the message, as `git log --format=%B` prints it.
+    absl::string_view rest = object->content;
+    for (;;) {
+      const size_t eol = rest.find('\n');
+      absl::string_view line = rest.substr(0, eol);
+      rest = eol == absl::string_view::npos ? absl::string_view() : rest.substr(eol + 1);
+      if (line.empty()) break;
+      if (absl::ConsumePrefix(&line, "parent ")) todo.emplace_back(line);
+    }
+    absl::StrAppend(&messages, rest, "\n");
   }
   return messages;
 }

@@ -3,9 +3,11 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "ste/git.h"
@@ -227,6 +229,52 @@ TEST_F(ShallowCheckout, ForceTagsOfThePresentCommitsAreReadTheMissingOnesWidenTo
   c.root = one;
   c.selection.force_tags = false;
   EXPECT_EQ(LocalCheckout(c, false).ForceReason(first_), "");
+}
+
+// The shallow walk reads every commit of a long change through one `git
+// cat-file --batch`: a tag in the oldest commit of 40 is found, and the
+// messages are those `git log` prints.
+TEST_F(ShallowCheckout, AWalkOverManyCommitsReadsEveryMessageThroughOneProcess) {
+  const std::string base = third_;
+  Commit("fourth: the change's oldest [no filter]");
+  for (int i = 0; i < 39; i++) Commit("change " + std::to_string(i) + "\n\nwith a body");
+  std::string clone = Clone(45);
+  const std::string head(absl::StripAsciiWhitespace(*RunGit(clone, {"rev-parse", "HEAD"})));
+  absl::StatusOr<std::string> walked = MessagesSince(clone, base, head, /*shallow=*/true);
+  ASSERT_TRUE(walked.ok()) << walked.status();
+  absl::StatusOr<std::string> logged = MessagesSince(clone, base, head, /*shallow=*/false);
+  ASSERT_TRUE(logged.ok()) << logged.status();
+  // The same messages (the walk's order is its own): compare them sorted.
+  auto sorted_lines = [](const std::string& text) {
+    std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  EXPECT_EQ(sorted_lines(*walked), sorted_lines(*logged));
+  EXPECT_EQ(sorted_lines(*walked).size(), 40u + 39u);
+  EXPECT_EQ(At(clone).ForceReason(base), "force tag [no filter] in a commit message");
+}
+
+TEST_F(ShallowCheckout, TheObjectReaderHandsOutObjectsAndSaysWhatIsMissing) {
+  absl::StatusOr<std::unique_ptr<GitObjectReader>> reader = GitObjectReader::Start(root_);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  absl::StatusOr<GitObject> commit = (*reader)->Read(third_);
+  ASSERT_TRUE(commit.ok()) << commit.status();
+  EXPECT_EQ(commit->type, "commit");
+  EXPECT_NE(commit->content.find("parent " + second_ + "\n"), std::string::npos) << commit->content;
+  EXPECT_NE(commit->content.find("\n\nthird\n"), std::string::npos) << commit->content;
+  absl::StatusOr<GitObject> blob = (*reader)->Read(third_ + ":f");
+  ASSERT_TRUE(blob.ok()) << blob.status();
+  EXPECT_EQ(blob->type, "blob");
+  EXPECT_EQ(blob->content, "first\nsecond [test all]\nthird\n");
+  absl::StatusOr<GitObject> missing = (*reader)->Read(std::string(40, 'e'));
+  EXPECT_TRUE(absl::IsNotFound(missing.status())) << missing.status();
+  EXPECT_TRUE(absl::IsInvalidArgument((*reader)->Read("a\nb").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument((*reader)->Read("").status()));
+  // Still answering after all that.
+  absl::StatusOr<GitObject> again = (*reader)->Read(first_);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->type, "commit");
 }
 
 }  // namespace

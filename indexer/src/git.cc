@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "ste/timings.h"
 
 extern char** environ;
@@ -29,6 +31,21 @@ std::string ReadAll(int fd) {
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+// `git` with the options every git command of ste gets (RunGit), then `args`.
+std::vector<std::string> GitArgv(const std::string& dir, const std::vector<std::string>& args) {
+  // Programs a git configuration can name and these read-only commands
+  // could run, switched off (docs/SECURITY.md, "git"): log.showSignature
+  // makes `git log` run gpg.program on every signed commit of the change;
+  // no pager (stdout is a pipe anyway); core.fsmonitor is run by commands
+  // that refresh the index, which these are not (off all the same).
+  std::vector<std::string> argv = {"git",          "--no-pager",
+                                   "-c",           "log.showSignature=false",
+                                   "-c",           "core.fsmonitor=false",
+                                   "-C",           dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
 }
 
 }  // namespace
@@ -85,18 +102,117 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& args) 
 
 absl::StatusOr<std::string> RunGit(const std::string& dir,
                                    const std::vector<std::string>& args) {
-  // Programs a git configuration can name and these read-only commands
-  // could run, switched off (docs/SECURITY.md, "git"): log.showSignature
-  // makes `git log` run gpg.program on every signed commit of the change;
-  // no pager (stdout is a pipe anyway); core.fsmonitor is run by commands
-  // that refresh the index, which these are not (off all the same).
-  std::vector<std::string> argv = {"git",          "--no-pager",
-                                   "-c",           "log.showSignature=false",
-                                   "-c",           "core.fsmonitor=false",
-                                   "-C",           dir};
-  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> argv = GitArgv(dir, args);
   ScopedPhase phase(TimingsEnabled() && !args.empty() ? absl::StrCat("git ", args[0]) : std::string());
   return RunAndCapture(argv);
+}
+
+absl::StatusOr<std::unique_ptr<GitObjectReader>> GitObjectReader::Start(const std::string& dir) {
+  int in[2], out[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0) {
+    return absl::InternalError(absl::StrCat("socketpair: ", std::strerror(errno)));
+  }
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    const int err = errno;
+    close(in[0]);
+    close(in[1]);
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(err)));
+  }
+  std::vector<std::string> argv_s = GitArgv(dir, {"cat-file", "--batch"});
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[1], 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  // Its answers for a missing object are on stdout; stderr says only why
+  // it could not start or went on, which Read reports as the process gone.
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(in[1]);
+  close(out[1]);
+  if (rc != 0) {
+    close(in[0]);
+    close(out[0]);
+    return absl::NotFoundError(absl::StrCat("cannot run git: ", std::strerror(rc)));
+  }
+  return std::unique_ptr<GitObjectReader>(new GitObjectReader(pid, in[0], out[0]));
+}
+
+GitObjectReader::GitObjectReader(pid_t pid, int to_git, int from_git)
+    : pid_(pid), to_git_(to_git), from_git_(from_git) {}
+
+GitObjectReader::~GitObjectReader() {
+  close(to_git_);  // end of its input: it exits
+  close(from_git_);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+bool GitObjectReader::ReadLine(std::string* line) {
+  for (;;) {
+    const size_t eol = buffer_.find('\n');
+    if (eol != std::string::npos) {
+      line->assign(buffer_, 0, eol);
+      buffer_.erase(0, eol + 1);
+      return true;
+    }
+    char chunk[8192];
+    const ssize_t n = read(from_git_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+bool GitObjectReader::ReadExactly(size_t n, std::string* out) {
+  while (buffer_.size() < n) {
+    char chunk[65536];
+    const ssize_t got = read(from_git_, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    buffer_.append(chunk, static_cast<size_t>(got));
+  }
+  out->assign(buffer_, 0, n);
+  buffer_.erase(0, n);
+  return true;
+}
+
+absl::StatusOr<GitObject> GitObjectReader::Read(const std::string& name) {
+  if (name.empty() || name.find('\n') != std::string::npos) {
+    return absl::InvalidArgumentError("git cat-file: an object name must be one non-empty line");
+  }
+  ScopedPhase phase("git cat-file --batch: one object");
+  const std::string request = name + "\n";
+  for (size_t sent = 0; sent < request.size();) {
+    const ssize_t n = send(to_git_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return absl::UnavailableError("git cat-file --batch ended early");
+    sent += static_cast<size_t>(n);
+  }
+  // "<oid> <type> <size>", the content and a newline; or "<name> missing"
+  // (or "ambiguous").
+  std::string header;
+  if (!ReadLine(&header)) return absl::UnavailableError("git cat-file --batch ended early");
+  std::vector<std::string> words = absl::StrSplit(header, ' ');
+  if (words.size() == 2 && (words[1] == "missing" || words[1] == "ambiguous")) {
+    return absl::NotFoundError(absl::StrCat("object ", name, " is ", words[1]));
+  }
+  size_t size = 0;
+  if (words.size() != 3 || !absl::SimpleAtoi(words[2], &size)) {
+    return absl::UnavailableError(absl::StrCat("git cat-file --batch printed '", header, "'"));
+  }
+  GitObject object;
+  object.type = words[1];
+  std::string newline;
+  if (!ReadExactly(size, &object.content) || !ReadExactly(1, &newline) || newline != "\n") {
+    return absl::UnavailableError("git cat-file --batch ended in the middle of an object");
+  }
+  return object;
 }
 
 absl::StatusOr<std::string> GitHead(const std::string& dir) {
