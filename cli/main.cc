@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "commands.h"
+#include "rpc_module.h"
 #include "ste_build_commit.h"  // STE_BUILD_COMMIT, generated
 
 namespace {
 
 // One row per command: the usage text, `ste help CMD` and the dispatch are
 // all made from this table (Ninja's Tool table), so they cannot disagree.
+// The commands that talk gRPC run in the RPC module (rpc_module.h).
 struct CommandEntry {
   const char* name;
   const char* args;     // shown after the name in the usage text
@@ -21,15 +23,15 @@ struct CommandEntry {
 };
 
 constexpr CommandEntry kCommands[] = {
-    {"record", "", "record a baseline: run every test under the interceptor", ste::cli::RecordCommand},
+    {"record", "", "record a baseline: run every test under the interceptor", ste::cli::RecordInRpcModule},
     {"select", "", "print the tests the current changes can affect, and why", ste::cli::SelectCommand},
     {"why", "PATH", "the tests that depend on a file", ste::cli::WhyCommand},
     {"deps", "TEST", "what a test depends on", ste::cli::DepsCommand},
     {"inventory", "", "hash the tree; compare two inventories", ste::cli::InventoryCommand},
     {"index", "dump", "every test of the baseline's index with its dependencies", ste::cli::IndexCommand},
     {"baseline", "", "export/import baselines as files; list them; gc old ones", ste::cli::BaselineCommand},
-    {"scheduler", "", "the service for distributed record builds and selection", ste::cli::SchedulerCommand},
-    {"worker", "", "run the tests of a distributed record build", ste::cli::WorkerCommand},
+    {"scheduler", "", "the service for distributed record builds and selection", ste::cli::SchedulerInRpcModule},
+    {"worker", "", "run the tests of a distributed record build", ste::cli::WorkerInRpcModule},
     {"run", "", "run a command under the interceptor, recording what it uses", ste::cli::RunCommand},
     {"log", "dump", "print the records of a run's logs", ste::cli::LogCommand},
 };

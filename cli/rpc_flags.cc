@@ -1,17 +1,9 @@
 #include "rpc_flags.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace ste::cli {
-
-std::vector<FlagSpec> WithClientFlags(std::vector<FlagSpec> specs, const std::string& scheduler_help) {
-  specs.push_back({"scheduler", 0, true, "ADDR", scheduler_help});
-  specs.push_back({"token-file", 0, true, "FILE",
-                   "the scheduler's token (first line of FILE); also $STE_TOKEN_FILE"});
-  specs.push_back({"tls-ca", 0, true, "FILE",
-                   "talk TLS to the scheduler, trusting the CA certificate (PEM) in FILE"});
-  return specs;
-}
 
 std::optional<RpcAuth> ClientAuth(const std::string& command, const ParsedFlags& flags) {
   RpcAuth auth;

@@ -1,5 +1,4 @@
-// The flags every command that talks to a scheduler shares:
-// --scheduler ADDR, --token-file F, --tls-ca F.
+// The client flags (client_flags.h) read into what a gRPC client needs.
 #ifndef STE_CLI_RPC_FLAGS_H_
 #define STE_CLI_RPC_FLAGS_H_
 
@@ -7,13 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "client_flags.h"
 #include "flags.h"
 #include "ste/rpc_common.h"
 
 namespace ste::cli {
-
-// Appends the client flags to `specs`.
-std::vector<FlagSpec> WithClientFlags(std::vector<FlagSpec> specs, const std::string& scheduler_help);
 
 // The auth the flags give: the token file's first line, the CA file's PEM.
 // On error prints "ste <command>: ..." and returns nullopt.

@@ -14,11 +14,16 @@
 #include "invocation.h"
 #include "output_format.h"
 #include "repo_context.h"
+#include "client_flags.h"
+#ifdef STE_WITH_RPC
 #include "rpc_flags.h"
+#include "ste/selection_client.h"
+#else
+#include "rpc_module.h"
+#endif
 #include "ste/checkout.h"
 #include "ste/json.h"
 #include "ste/selection.h"
-#include "ste/selection_client.h"
 #include "ste/selection_pipeline.h"
 #include "ste/shards.h"
 #include "ste/timings.h"
@@ -189,6 +194,10 @@ int SelectCommand(const std::vector<std::string>& args) {
   if (std::optional<int> done = in.Parse(args)) return *done;
   const ParsedFlags* flags = &in.flags();
   if (!flags->positional.empty()) return in.UsageError("takes no arguments");
+#ifndef STE_WITH_RPC
+  // Asking a scheduler is gRPC: the same command in the RPC module.
+  if (flags->Has("scheduler")) return RunInRpcModule("select", args);
+#endif
   const OutputFormat format = in.format();
   if (flags->Has("timings")) EnableTimings();
   // Printed however the command ends (after the selection's own output).
@@ -230,11 +239,13 @@ int SelectCommand(const std::vector<std::string>& args) {
   } else if (mri_error) {
     return mri_error;
   }
+#ifdef STE_WITH_RPC
   std::optional<RpcAuth> auth;
   if (flags->Has("scheduler")) {
     auth = ClientAuth("select", *flags);
     if (!auth) return ExitCode(Outcome::kUsage);
   }
+#endif
 
   LocalCheckout checkout(*config, flags->Has("all"));
   if (flags->Has("change-text")) {
@@ -247,9 +258,12 @@ int SelectCommand(const std::vector<std::string>& args) {
     checkout.SetChangeText(std::move(text));
   }
   SelectionOutcome outcome;
+#ifdef STE_WITH_RPC
   if (auth) {
     outcome = SelectThroughScheduler(MakeChannel(flags->Get("scheduler"), *auth), *auth, checkout, *query);
-  } else {
+  } else
+#endif
+  {
     // Read only: a selection never creates nor migrates a store.
     std::optional<StoreBaselineSource> store;
     {

@@ -7,6 +7,10 @@
 #   bin/ste                              the command
 #   lib/ste/libste_preload.so            the interceptor (a private library:
 #                                        not on the linker's path)
+#   lib/ste/libste_rpc.so                the commands that talk gRPC (record,
+#                                        scheduler, worker, select
+#                                        --scheduler), loaded by `ste` when
+#                                        one of them runs (cli/rpc_module.h)
 #   lib/ste/ste-checkout                 the worker containers' checkout
 #                                        helper (deploy/README.md)
 #   lib/ste/python/_ste_tracer.*.so      the Python definition tracker's
@@ -19,12 +23,12 @@
 #
 # `make package` (Makefile) builds ste and the preload library and runs
 # cpack: build/ste_<version>_<arch>.deb, its Depends computed by
-# dpkg-shlibdeps from what the two binaries link (the Python extension
+# dpkg-shlibdeps from what the three binaries link (the Python extension
 # links no library: the interpreter provides its symbols).
 set(STE_PRIVATE_LIBDIR lib/ste)
 
 install(TARGETS ste RUNTIME DESTINATION bin)
-install(TARGETS ste_preload LIBRARY DESTINATION ${STE_PRIVATE_LIBDIR})
+install(TARGETS ste_preload ste_rpc LIBRARY DESTINATION ${STE_PRIVATE_LIBDIR})
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/deploy/ste-checkout.sh
   DESTINATION ${STE_PRIVATE_LIBDIR} RENAME ste-checkout)
 if(TARGET ste_python_tracer)

@@ -104,17 +104,23 @@ absl::StatusOr<std::string> FindPreloadLibrary() {
     if (realpath(env, real) == nullptr) return std::string(env);
     return std::string(real);
   }
+  absl::StatusOr<std::string> found = FindPrivateFile("libste_preload.so");
+  if (!found.ok()) {
+    return absl::NotFoundError(absl::StrCat(found.status().message(), "; set STE_PRELOAD to its path"));
+  }
+  return found;
+}
+
+absl::StatusOr<std::string> FindPrivateFile(const std::string& name) {
   absl::StatusOr<std::string> dir = ExecutableDir();
   if (!dir.ok()) return dir.status();
-  const std::string exe = *dir + "/ste";
+  struct stat st;
   for (const std::string& candidate :
-       {absl::StrCat(*dir, "/libste_preload.so"),
-        absl::StrCat(*dir, "/../lib/ste/libste_preload.so")}) {
+       {absl::StrCat(*dir, "/", name), absl::StrCat(*dir, "/../lib/ste/", name)}) {
     if (stat(candidate.c_str(), &st) == 0) return candidate;
   }
-  return absl::NotFoundError(absl::StrCat(
-      "libste_preload.so not found beside ", exe,
-      " nor in ../lib/ste/; set STE_PRELOAD to its path"));
+  return absl::NotFoundError(
+      absl::StrCat(name, " not found beside ", *dir, "/ste nor in ../lib/ste/"));
 }
 
 absl::StatusOr<std::string> FindIntegrationsDir() {

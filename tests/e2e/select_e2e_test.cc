@@ -18,6 +18,7 @@
 #include <fcntl.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -236,6 +237,36 @@ TEST_F(Repo, EditingASourceSelectsExactlyItsTest) {
   EXPECT_NE(s.run.out.find("  <- lib/a.sh (content modified)"), std::string::npos) << s.run.out;
 }
 
+
+// `ste` links no gRPC: the commands that talk it (record, scheduler,
+// worker, select --scheduler) are in libste_rpc.so, loaded when one runs.
+// A lone copy of the binary still selects, and says what is missing for
+// the others.
+TEST_F(Repo, OnlyTheCommandsThatTalkGrpcLoadTheRpcModule) {
+  Record();
+  Spawned ldd = Spawn({"ldd", kSte});
+  ASSERT_EQ(ldd.exit_code, 0) << ldd.err;
+  EXPECT_EQ(ldd.out.find("libgrpc"), std::string::npos) << ldd.out;
+  EXPECT_EQ(ldd.out.find("libprotobuf"), std::string::npos) << ldd.out;
+
+  const std::string lone = MakeTempDir() + "/ste";
+  std::filesystem::copy_file(kSte, lone);
+  W("lib/a.sh", "a() { echo A; }\n# comment\n");
+  Spawned select = Spawn({lone, "select"}, {}, root_);
+  EXPECT_EQ(select.exit_code, 0) << select.err;
+  EXPECT_EQ(::ste::testing::SelectedTests(select.out), std::set<std::string>{"tests/test_a.sh"})
+      << select.err;
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"record"}, {"worker", "--scheduler", "127.0.0.1:1"}, {"select", "--scheduler", "127.0.0.1:1"}}) {
+    args.insert(args.begin(), lone);
+    Spawned r = Spawn(args, {}, root_);
+    EXPECT_EQ(r.exit_code, 1) << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find("ste " + args[1] + ": cannot find the part of ste that talks to schedulers: "
+                         "libste_rpc.so not found beside "),
+              std::string::npos)
+        << r.err;
+  }
+}
 
 // --timings: where the time went, phase by phase, on stderr only; the
 // selection on stdout is the same as without it.

@@ -52,6 +52,11 @@ absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options);
 // ../lib/ste/libste_preload.so relative to it (an install).
 absl::StatusOr<std::string> FindPreloadLibrary();
 
+// A private file of the `ste` install named `name`: beside the executable
+// (the build tree), else in ../lib/ste/ relative to it (an install).
+// NotFound naming both places.
+absl::StatusOr<std::string> FindPrivateFile(const std::string& name);
+
 // Finds the runner integrations (integrations/ of the source tree):
 // $STE_INTEGRATIONS if set, else integrations/ beside the executable (the
 // build tree links it there), else ../share/ste/integrations.
