@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "invocation.h"
 #include "output_format.h"
+#include "repo_context.h"
 #include "ste/json.h"
 #include "ste/repo_path.h"
 #include "ste/test_recorder.h"
@@ -68,16 +69,6 @@ const CommandSpec kInventorySpec = {
 
 // A path as the index names it: repo-relative inside the repo (given
 // relative to the current directory or absolute), absolute outside.
-std::string IndexPath(const Config& config, const std::string& arg) {
-  std::string abs = arg;
-  if (arg[0] != '/') {
-    char cwd[PATH_MAX];
-    if (getcwd(cwd, sizeof cwd) != nullptr) abs = std::string(cwd) + "/" + arg;
-  }
-  // Normalised lexically, as the interceptor records paths.
-  return RepoRelative(config.root, MakeNormalAbsolute(abs));
-}
-
 }  // namespace
 
 int WhyCommand(const std::vector<std::string>& args) {

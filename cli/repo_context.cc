@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "ste/repo_path.h"
 #include "ste/checkout.h"
+#include "ste/log_reduction.h"
 
 namespace ste::cli {
 
@@ -77,6 +78,15 @@ std::optional<int64_t> MriFlag(const ParsedFlags& flags, const std::string& comm
 std::string AbsolutePath(const std::string& path) {
   absl::StatusOr<std::string> abs = AbsoluteNormalPath(path);
   return abs.ok() ? *abs : path;
+}
+
+std::string IndexPath(const Config& config, const std::string& arg) {
+  std::string abs = arg;
+  if (arg[0] != '/') {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) != nullptr) abs = std::string(cwd) + "/" + arg;
+  }
+  return RepoRelative(config.root, MakeNormalAbsolute(abs));
 }
 
 std::string Seconds(double s) {

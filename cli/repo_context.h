@@ -43,6 +43,11 @@ std::optional<int64_t> MriFlag(const ParsedFlags& flags, const std::string& comm
 // normal, without a trailing '/'.
 std::string AbsolutePath(const std::string& path);
 
+// A path argument as the index and the inventory name it: from the
+// current directory, lexically normal (as the interceptor records paths),
+// relative to the repository root, or absolute outside it.
+std::string IndexPath(const Config& config, const std::string& arg);
+
 // Formats seconds as "1.2s" / "3m04s".
 std::string Seconds(double s);
 

@@ -1,7 +1,9 @@
 // `ste select [--base auto|ID] [--explain] [--format text|json|github|runner|matrix] [--json]
-//             [--shards N] [--shard K/N] [--all] [--changed-files] [--timings]`
+//             [--shards N] [--shard K/N] [--all] [--changed-files] [--timings]
+//             [--assume-changed PATH...]`
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -58,6 +60,9 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
     {"store", 0, true, "URL",
      "the store to use instead of ste.toml's store.url (a job selecting for a change it does "
      "not trust names its store: docs/SECURITY.md)"},
+    {"assume-changed", 0, false, "",
+     "what if: select as if only the paths given as arguments had changed (the tree is not "
+     "read; with --explain, why)"},
     {"timings", 0, false, "",
      "after the selection, where the time went, phase by phase, on stderr "
      "('ste select: timings: ...' lines)"},
@@ -69,6 +74,7 @@ constexpr char kSelectHelp[] =
     "                  [--format text|json|github|runner|matrix | --json] [--shards N]\n"
     "                  [--shard K/N] [--all] [--changed-files] [--null]\n"
     "                  [--change-text FILE] [--tests-file FILE] [--timings]\n"
+    "                  [--assume-changed PATH...]\n"
     "\n"
     "Prints the tests the current tree's changes can affect, compared with a\n"
     "recorded baseline. Guardrails, in order: no usable baseline -> all; a\n"
@@ -116,6 +122,14 @@ constexpr char kSelectHelp[] =
     "give each job an index, e.g. GitLab's CI_NODE_INDEX/CI_NODE_TOTAL). The\n"
     "split depends only on the selection, so the N jobs together run each\n"
     "selected test exactly once.\n"
+    "\n"
+    "--assume-changed PATH...: what if, before the change is made: the\n"
+    "selection as if those paths (files or directories, relative to the\n"
+    "current directory, or absolute) and nothing else had changed since the\n"
+    "baseline, each modified (added if the baseline never saw it); the tree\n"
+    "is not read, the baseline's tests are the list (plus a path tests.include\n"
+    "names), commit messages carry no force tag, every other guardrail\n"
+    "applies. The reason says it was assumed.\n"
     "\n"
     "Which baseline: --base ID, else --base-commit SHA, else --mri N\n"
     "($STE_MRI), else the latest with mri <= MRI(HEAD) (the number of commits\n"
@@ -193,7 +207,16 @@ int SelectCommand(const std::vector<std::string>& args) {
                   OutputFormat::kRunner, OutputFormat::kMatrix}});
   if (std::optional<int> done = in.Parse(args)) return *done;
   const ParsedFlags* flags = &in.flags();
-  if (!flags->positional.empty()) return in.UsageError("takes no arguments");
+  const bool assume = flags->Has("assume-changed");
+  if (assume && flags->positional.empty()) {
+    return in.UsageError("--assume-changed needs the paths to assume changed");
+  }
+  if (!assume && !flags->positional.empty()) {
+    return in.UsageError("takes no arguments (paths go with --assume-changed)");
+  }
+  if (assume && flags->Has("scheduler")) {
+    return in.UsageError("--assume-changed asks the local store, not a scheduler");
+  }
 #ifndef STE_WITH_RPC
   // Asking a scheduler is gRPC: the same command in the RPC module.
   if (flags->Has("scheduler")) return RunInRpcModule("select", args);
@@ -257,6 +280,18 @@ int SelectCommand(const std::vector<std::string>& args) {
     if (file.bad()) return in.UsageError("--change-text: cannot read " + path);
     checkout.SetChangeText(std::move(text));
   }
+  if (assume) {
+    std::vector<std::string> paths;
+    for (const std::string& arg : flags->positional) {
+      if (arg.empty() || arg.find('\0') != std::string::npos) {
+        return in.UsageError("--assume-changed: an empty path");
+      }
+      paths.push_back(IndexPath(*config, arg));
+    }
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    checkout.AssumeChanged(std::move(paths));
+  }
   SelectionOutcome outcome;
 #ifdef STE_WITH_RPC
   if (auth) {
@@ -275,6 +310,10 @@ int SelectCommand(const std::vector<std::string>& args) {
   ScopedPhase output_phase("output");
   Selection& s = outcome.selection;
   const std::optional<BaselineInfo>& info = outcome.baseline;
+  if (assume && info) {
+    absl::StrAppend(&s.reason, " (assumed: only the ", flags->positional.size() == 1 ? "path" : "paths",
+                    " --assume-changed named changed)");
+  }
   if (!outcome.tree.ok()) {
     // Without the tree there is no test list either: say so (run all).
     std::fprintf(stderr, "ste select: mode all: %s\n", s.reason.c_str());

@@ -1,5 +1,6 @@
 #include "ste/checkout.h"
 
+#include <algorithm>
 #include <fstream>
 #include <future>
 #include <set>
@@ -235,6 +236,31 @@ BaselineLookup LocalCheckout::Lookup(const BaselineQuery& query) {
 
 absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
                                                 const std::vector<std::string>& external) {
+  if (assumed_ && stat_cache != nullptr) {  // without a baseline: all of the tree's tests
+    TreeNow now;
+    auto assume = [&](const std::string& path) {
+      now.changed_paths.emplace_back(path, "modified");
+      if (!TestsAreCTestNames(config_.runner_kind) && config_.test_include.Matches(path) &&
+          !config_.test_exclude.Matches(path)) {
+        now.tests.push_back(path);
+      }
+    };
+    for (const std::string& path : *assumed_) {
+      assume(path);
+      // A directory the baseline saw: everything it saw beneath it too.
+      const InventoryEntry* dir = stat_cache->Find(path);
+      if (dir == nullptr || dir->type != FileType::kDirectory) continue;
+      const std::string prefix = path == "." ? "" : path + "/";
+      const std::vector<InventoryEntry>& entries = stat_cache->entries();
+      auto it = std::lower_bound(entries.begin(), entries.end(), prefix,
+                                 [](const InventoryEntry& e, const std::string& p) { return e.path < p; });
+      for (; it != entries.end() && it->path.compare(0, prefix.size(), prefix) == 0; ++it) {
+        if (it->type != FileType::kMissing && !IsViewPath(it->path)) assume(it->path);
+      }
+    }
+    now.tests_from_baseline = true;
+    return now;
+  }
   ScanOptions scan;
   scan.root = config_.root;
   scan.ignore = config_.inventory_ignore;
@@ -316,6 +342,7 @@ std::string ForceTagIn(const std::string& text, absl::string_view where) {
 
 std::string LocalCheckout::ForceReason(const std::string& base_commit) {
   if (force_all_) return "--all given";
+  if (assumed_) return "";  // a change not made yet: no message
   if (change_text_) {
     if (!config_.selection.force_tags) return "";
     return ForceTagIn(*change_text_, "the change's text (--change-text: its commits, title, body or labels)");

@@ -59,6 +59,7 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
       tree->tests.emplace_back(TestOfScope(b->index->test_scope(i)));
     }
     std::sort(tree->tests.begin(), tree->tests.end());
+    tree->tests.erase(std::unique(tree->tests.begin(), tree->tests.end()), tree->tests.end());
   }
 
   // 3. Guardrail 1.

@@ -238,6 +238,44 @@ TEST_F(Repo, EditingASourceSelectsExactlyItsTest) {
 }
 
 
+// --assume-changed PATH...: the selection as if only those paths had
+// changed; the tree is not read, the guardrails apply.
+TEST_F(Repo, AssumeChangedSelectsAsIfOnlyThosePathsHadChanged) {
+  Record();
+  W("lib/b.sh", "b() { echo B; }\n# a real edit the what-if does not see\n");
+  SelectResult a = Select({"--assume-changed", "lib/a.sh"});
+  EXPECT_EQ(a.run.exit_code, 0) << Describe(a);
+  EXPECT_EQ(a.mode, "subset") << Describe(a);
+  EXPECT_EQ(a.tests, std::set<std::string>{"tests/test_a.sh"});
+  EXPECT_NE(a.run.out.find("  <- lib/a.sh (content modified)"), std::string::npos) << a.run.out;
+  EXPECT_NE(a.run.err.find("assumed: only the path --assume-changed named changed"), std::string::npos)
+      << a.run.err;
+  // Without it, the real edit.
+  EXPECT_EQ(Select().tests, std::set<std::string>{"tests/test_b.sh"});
+
+  // A directory: everything the baseline saw beneath it; relative to the
+  // current directory.
+  Spawned dir = Spawn({kSte, "select", "--assume-changed", "."}, {}, root_ + "/lib");
+  EXPECT_EQ(dir.exit_code, 0) << dir.err;
+  EXPECT_EQ(::ste::testing::SelectedTests(dir.out),
+            (std::set<std::string>{"tests/test_a.sh", "tests/test_b.sh"}))
+      << dir.err;
+  // A test file the baseline never saw is new: selected with the rest.
+  SelectResult fresh = Select({"--assume-changed", "tests/test_new.sh", "fixtures/one.txt"});
+  EXPECT_EQ(fresh.tests, (std::set<std::string>{"tests/test_a.sh", "tests/test_new.sh"})) << Describe(fresh);
+  // The guardrails: run_all, skip_all.
+  SelectResult config = Select({"--assume-changed", "ste.toml"});
+  EXPECT_EQ(config.mode, "all") << Describe(config);
+  EXPECT_EQ(config.tests, all_);
+  EXPECT_EQ(Select({"--assume-changed", "docs/guide.md"}).mode, "none");
+  // Paths only with the flag, and the flag only with paths.
+  EXPECT_EQ(Ste({"select", "--assume-changed"}).exit_code, 2);
+  EXPECT_EQ(Ste({"select", "--scheduler", "127.0.0.1:1", "--assume-changed", "lib/a.sh"}).exit_code, 2);
+  Spawned stray = Ste({"select", "lib/a.sh"});
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_NE(stray.err.find("paths go with --assume-changed"), std::string::npos) << stray.err;
+}
+
 // `ste` links no gRPC: the commands that talk it (record, scheduler,
 // worker, select --scheduler) are in libste_rpc.so, loaded when one runs.
 // A lone copy of the binary still selects, and says what is missing for

@@ -31,7 +31,8 @@ struct TreeNow {
   // change may have written (kind "ctest" lists by running `ctest -N`,
   // which evaluates the build tree's CMake scripts, and the configuration
   // file, which names runner.build_dir, differs from the baseline's):
-  // the caller takes the baseline's tests instead (docs/SECURITY.md).
+  // the caller takes the baseline's tests instead (docs/SECURITY.md), and
+  // those in `tests` (an --assume-changed path tests.include names).
   bool tests_from_baseline = false;
 };
 
@@ -166,10 +167,19 @@ class LocalCheckout final : public Checkout {
   // request reaches none of its commits); whoever makes the text answers
   // for its holding every message of the change (deploy/github/ste-ci.sh).
   void SetChangeText(std::string text) { change_text_ = std::move(text); }
+  // A what-if (`select --assume-changed`): with a baseline (a stat cache)
+  // the tree is not read; ReadTree
+  // gives these paths (repo-relative, or absolute outside the root) as
+  // the change, each "modified" (added where the baseline lacks it), and
+  // the baseline's tests plus those of the paths that tests.include
+  // names; the commit messages carry no force tag (the change has none
+  // yet; --all still counts).
+  void AssumeChanged(std::vector<std::string> paths) { assumed_ = std::move(paths); }
 
  private:
   Config config_;
   bool force_all_;
+  std::optional<std::vector<std::string>> assumed_;
   std::optional<std::string> change_text_;
   std::optional<Inventory> definition_base_;
   std::optional<CommitFacts> facts_;
