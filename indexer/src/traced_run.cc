@@ -172,8 +172,9 @@ absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) {
       preload = std::string(entry.substr(11));
       continue;
     }
-    if (absl::StartsWith(entry, "STE_LOG_DIR=") ||
-        absl::StartsWith(entry, "STE_SCOPE=")) {
+    // STE_SEEN: what a traced parent wrote, which a new run has not.
+    if (absl::StartsWith(entry, "STE_LOG_DIR=") || absl::StartsWith(entry, "STE_SCOPE=") ||
+        absl::StartsWith(entry, "STE_SEEN=")) {
       continue;
     }
     bool overridden = false;

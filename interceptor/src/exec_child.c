@@ -197,6 +197,12 @@ void ste_exec_check_followable(const char* abs, int op) {
 
 /* 1 an executable regular file, 0 something else, -1 nothing (*st set
  * when it exists). */
+/* The key of the program this thread last recorded as exec'd (a vfork
+ * child writes its parent thread's copy: scratch either way), for the
+ * child's STE_SEEN; 0: none. A stale one is still true: that record is
+ * in a log of this run. */
+static __thread uint64_t last_program_key __attribute__((tls_model("initial-exec")));
+
 static int executable_file(const char* abs, struct stat* st) {
   if (ste_sys_stat(abs, st) != 0) return -1;
   return S_ISREG(st->st_mode) && (st->st_mode & 0111) ? 1 : 0;
@@ -250,8 +256,10 @@ void ste_exec_note_program(const char* file, int search, int op) {
       }
     }
   }
+  last_program_key = 0;
   if (len) {
     ste_note_abs(STE_KIND_CONTENT, op, abs, len);
+    last_program_key = ste_note_key(STE_KIND_CONTENT, abs, len);
     check_followable_stat(abs, op, 0, have_stat ? &st : 0);
   }
   errno = saved;
@@ -267,8 +275,10 @@ size_t ste_exec_note_at(int dirfd, const char* path, int flags,
     n = ste_path_of_fd(dirfd, abs, cap);
     if (n) n = ste_path_normalise(abs, n);
   }
+  last_program_key = 0;
   if (n) {
     ste_note_abs(STE_KIND_CONTENT, STE_OP_EXEC, abs, n);
+    last_program_key = ste_note_key(STE_KIND_CONTENT, abs, n);
     check_followable_stat(abs, STE_OP_EXEC, 0, 0);
   } else {
     ste_note_unfollowed(unnamed, STE_OP_EXEC);
@@ -281,7 +291,25 @@ size_t ste_exec_note_at(int dirfd, const char* path, int flags,
 
 static int is_ste_var(const char* e) {
   return ste_starts_with(e, "LD_PRELOAD=") || ste_starts_with(e, "STE_LOG_DIR=") ||
-         ste_starts_with(e, "STE_SCOPE=");
+         ste_starts_with(e, "STE_SCOPE=") || ste_starts_with(e, "STE_SEEN=");
+}
+
+/* "STE_SEEN=<key>,<key>..." into out (room for 9 + 17 * STE_SEEN_MAX
+ * bytes), or "" when there is no key to pass. */
+static void seen_entry(char* out) {
+  uint64_t keys[STE_SEEN_MAX];
+  int n = ste_seen_keys(last_program_key, keys);
+  if (n == 0) {
+    out[0] = '\0';
+    return;
+  }
+  memcpy(out, "STE_SEEN=", 9);
+  size_t k = 9;
+  for (int i = 0; i < n; i++) {
+    if (i) out[k++] = ',';
+    for (int shift = 60; shift >= 0; shift -= 4) out[k++] = "0123456789abcdef"[(keys[i] >> shift) & 15];
+  }
+  out[k] = '\0';
 }
 
 int ste_preload_has_self(const char* list) {
@@ -313,10 +341,13 @@ char** ste_child_env(char* const* in, SteChildEnv* ce) {
     if (ste_starts_with(in[n], "LD_PRELOAD=")) preload = in[n] + 11;
   }
   const char* scope = ste_scope_string(); /* callers checked ste_enabled() */
+  char seen[9 + 17 * STE_SEEN_MAX + 1];
+  seen_entry(seen);
+  const size_t seen_len = ste_strlen(seen);
   size_t strings = 11 + (preload ? ste_strlen(preload) + 1 : 0) +
                    ste_strlen(ste_self_path) + 1 + 12 +
-                   ste_strlen(ste_log_dir) + 1 + 10 + ste_strlen(scope) + 1;
-  size_t slots = n + 4;
+                   ste_strlen(ste_log_dir) + 1 + 10 + ste_strlen(scope) + 1 + seen_len + 1;
+  size_t slots = n + 5;
   char** envp = ce->small_envp;
   char* s = ce->small_strings;
   if (slots > kSteSmallEnv || strings > kSteSmallEnvStrings) {
@@ -354,6 +385,11 @@ char** ste_child_env(char* const* in, SteChildEnv* ce) {
   s = put(s, "STE_SCOPE=");
   s = put(s, scope);
   *s++ = '\0';
+  if (seen_len) {
+    envp[k++] = s;
+    s = put(s, seen);
+    *s++ = '\0';
+  }
   envp[k] = 0;
   ce->envp = envp;
   return envp;

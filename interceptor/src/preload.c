@@ -62,6 +62,9 @@
  * Environment (set by `ste run`, restored into every child by exec.c):
  *   STE_LOG_DIR  directory for the per-process logs; unset: record nothing
  *   STE_SCOPE    the scope this process tree starts in (default "//r")
+ *   STE_SEEN     keys of start-up records the parent already wrote
+ *                (record.h): not written again, and a process with nothing
+ *                else makes no log
  *   LD_PRELOAD   contains this library
  * and one a user may set (read at start, passed on like any variable):
  *   STE_ALLOW_IO_URING=1  let io_uring_setup through (syscall(3), liburing)

@@ -60,14 +60,31 @@ static size_t make_absolute(const char* in, char* out, size_t cap) {
   return ste_path_normalise(out, base + n);
 }
 
+/* The objects the loader brought in at start (ours aside), by name, kept
+ * once by the first walk: what a program this one execs mostly loads
+ * again (ste_seen_keys). 0: not yet; 1: one thread is keeping them; 2:
+ * kept, read-only from then on. */
+static char loaded_names[4096];
+static uint16_t loaded_at[STE_SEEN_MAX], loaded_len[STE_SEEN_MAX];
+static int loaded_count;
+static _Atomic int loaded_names_state;
+static _Atomic int no_log; /* a new image whose log could not be made */
+
 static int loaded_object(struct dl_phdr_info* info, size_t size, void* data) {
   (void)size;
-  (void)data;
+  const int keep = data != 0;
   const char* name = info->dlpi_name;
   if (!name || name[0] != '/') return 0; /* main program, vdso */
   size_t n = ste_strlen(name);
   if (strcmp(name, ste_self_path) == 0) return 0;
   if (ste_path_is_normal(name, n)) {
+    size_t used = loaded_count ? (size_t)loaded_at[loaded_count - 1] + loaded_len[loaded_count - 1] : 0;
+    if (keep && loaded_count < STE_SEEN_MAX - 1 && used + n <= sizeof loaded_names) {
+      memcpy(loaded_names + used, name, n);
+      loaded_at[loaded_count] = (uint16_t)used;
+      loaded_len[loaded_count] = (uint16_t)n;
+      loaded_count++;
+    }
     ste_note_abs(STE_KIND_CONTENT, STE_OP_LOADED, name, n);
   } else {
     ste_note(STE_KIND_CONTENT, STE_OP_LOADED, AT_FDCWD, name);
@@ -79,39 +96,70 @@ void ste_note_loaded_objects(void) {
   if (atomic_load(&state) != kEnabled) return;
   int saved = errno;
   atomic_store(&ste_dlopen_calls, 0u);
-  dl_iterate_phdr(loaded_object, 0);
+  int expected = 0;
+  const int keep = atomic_compare_exchange_strong(&loaded_names_state, &expected, 1);
+  dl_iterate_phdr(loaded_object, keep ? (void*)1 : 0);
+  if (keep) atomic_store_explicit(&loaded_names_state, 2, memory_order_release);
   errno = saved;
+}
+
+int ste_seen_keys(uint64_t program_key, uint64_t* out) {
+  int n = 0;
+  if (atomic_load(&no_log)) return 0; /* nothing this process "wrote" is anywhere */
+  if (program_key) out[n++] = program_key;
+  if (atomic_load_explicit(&loaded_names_state, memory_order_acquire) != 2) return n;
+  for (int i = 0; i < loaded_count && n < STE_SEEN_MAX; i++) {
+    const char* name = loaded_names + loaded_at[i];
+    if (ste_record_written(STE_KIND_CONTENT, name, loaded_len[i])) {
+      out[n++] = ste_record_key(ste_log_dir, STE_KIND_CONTENT, name, loaded_len[i]);
+    }
+  }
+  return n;
+}
+
+uint64_t ste_note_key(int kind, const char* path, size_t len) {
+  return ste_record_key(ste_log_dir, kind, path, len);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
 
-/* 0: this process writes its own log; 1: a forked child still writing to
- * its parent's; 2: that child is opening its own right now. */
+/* 0: this process writes its own log (or none could be made); 1: a
+ * forked child still writing to its parent's; 2: that child, or a new
+ * image, is opening its own right now; 3: a new image that has written
+ * nothing yet (its log is made at its first record: a program whose
+ * records its parent already wrote makes none, STE_SEEN). */
+enum { kOwnLog = 0, kParentsLog = 1, kOpening = 2, kNoLogYet = 3 };
 static _Atomic int own_log_state;
 
 void ste_after_fork_child(void) {
   if (atomic_load(&state) != kEnabled) return;
-  atomic_store(&own_log_state, 1);
+  /* Without a log of its own yet, the parent had none to share either. */
+  if (atomic_load(&own_log_state) == kNoLogYet) return;
+  atomic_store(&own_log_state, kParentsLog);
 }
 
 void ste_ensure_own_log(void) {
-  if (atomic_load_explicit(&own_log_state, memory_order_acquire) == 0) return;
-  int expected = 1;
-  if (atomic_compare_exchange_strong(&own_log_state, &expected, 2)) {
+  int expected = atomic_load_explicit(&own_log_state, memory_order_acquire);
+  if (expected == kOwnLog) return;
+  if (expected != kOpening && atomic_compare_exchange_strong(&own_log_state, &expected, kOpening)) {
+    const int forked = expected == kParentsLog;
     int saved = errno;
-    if (ste_log_open(ste_log_dir, STE_LOG_FLAG_FORKED) == 0) {
-      ste_dedup_reset();
+    if (ste_log_open(ste_log_dir, forked ? STE_LOG_FLAG_FORKED : STE_LOG_FLAG_EXECED) == 0) {
+      if (forked) ste_dedup_reset();
       ste_scope_emit_all();
-    } else {
+    } else if (forked) {
       /* Keep writing to the parent's log: attributed to the parent's pid,
        * but nothing is lost. */
       ste_warn("cannot create a log for a forked child; using its parent's", ste_log_dir);
+    } else {
+      ste_warn("cannot create a log; this process is not recorded", ste_log_dir);
+      atomic_store(&no_log, 1);
     }
-    atomic_store(&own_log_state, 0);
+    atomic_store(&own_log_state, kOwnLog);
     errno = saved;
     return;
   }
-  for (int i = 0; i < 100000 && atomic_load(&own_log_state) == 2; i++) sched_yield();
+  for (int i = 0; i < 100000 && atomic_load(&own_log_state) == kOpening; i++) sched_yield();
 }
 
 /* ---- ste_enabled ----------------------------------------------------------- */
@@ -139,11 +187,9 @@ static int initialise(void) {
       ste_self_path = self_path_buf;
     }
   }
-  if (ste_log_open(ste_log_dir, STE_LOG_FLAG_EXECED) != 0) {
-    ste_warn("cannot create a log; this process is not recorded", ste_log_dir);
-    return 0;
-  }
-  ste_scope_emit_all();
+  /* The log is made at the first record (ste_ensure_own_log). */
+  ste_seen_init(getenv("STE_SEEN"));
+  atomic_store(&own_log_state, kNoLogYet);
   pthread_atfork(0, 0, ste_after_fork_child);
   return 1;
 }
@@ -237,10 +283,14 @@ void ste_note_abs(int kind, int op, const char* path, size_t len) {
   if (atomic_load_explicit(&ste_dlopen_calls, memory_order_relaxed)) {
     ste_note_loaded_objects();
   }
+  /* What the parent wrote for this image (STE_SEEN): not again, and no
+   * log made for it. */
+  if (ste_record_inherited(ste_log_dir, kind, op, path, len)) return;
   /* A forked child writes to its parent's log until it records something
    * of its own; what an exec records before it replaces the image may go
-   * to the parent's log. */
-  if (op != STE_OP_EXEC && op != STE_OP_SPAWN && op != STE_OP_PATH_SEARCH) {
+   * to the parent's log. A new image makes its log now. */
+  if ((op != STE_OP_EXEC && op != STE_OP_SPAWN && op != STE_OP_PATH_SEARCH) ||
+      atomic_load_explicit(&own_log_state, memory_order_relaxed) == kNoLogYet) {
     ste_ensure_own_log();
   }
   ste_record_abs(kind, op, path, len);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record.h"
 #include "sys.h"
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -43,6 +44,15 @@ STE_HIDDEN void ste_ensure_own_log(void);
 /* Records every object the dynamic linker has loaded that was not yet
  * recorded (the main program, its libraries, dlopen'ed ones). */
 STE_HIDDEN void ste_note_loaded_objects(void);
+
+/* The STE_SEEN keys (record.h) for a program this process is about to
+ * exec: `program_key` (ste_note_key of the program it recorded; 0: none)
+ * and those of its own start-up objects its dedup set says it wrote in
+ * the current scope. Writes at most STE_SEEN_MAX to `out`; the count. */
+STE_HIDDEN int ste_seen_keys(uint64_t program_key, uint64_t* out);
+
+/* record.h's ste_record_key under this process's log directory. */
+STE_HIDDEN uint64_t ste_note_key(int kind, const char* path, size_t len);
 /* Set by the dlopen hook: the next record first notes loaded objects. */
 STE_HIDDEN extern _Atomic uint32_t ste_dlopen_calls;
 

@@ -24,6 +24,7 @@
 #include "path.h"
 #include "record.h"
 #include "scope_stack.h"
+#include "ste/log_format.h"
 
 enum {
   kL1Bits = 9, /* 512 slots: one page */
@@ -151,6 +152,57 @@ int ste_record_raw_seen(int kind, int dirfd, const char* path, uint64_t* key) {
   if (seen(raw)) return 1;
   *key = raw;
   return 0;
+}
+
+/* ---- what the parent wrote (STE_SEEN) -------------------------------------- */
+
+static uint64_t inherited[STE_SEEN_MAX];
+static int n_inherited;
+
+/* A key that means the same in every process of the run: the scope by its
+ * name (ids are per log), the log directory (a nested run with its own
+ * directory must not take this one's records for its own), the kind and
+ * the path. */
+uint64_t ste_record_key(const char* log_dir, int kind, const char* path, size_t len) {
+  const char* scope = ste_scope_string();
+  uint64_t seed = path_hash(0x9e3779b97f4a7c15ull ^ (uint64_t)kind, scope, ste_strlen(scope));
+  seed = path_hash(seed, log_dir, ste_strlen(log_dir));
+  return path_hash(seed, path, len) | 1; /* never 0: an empty slot */
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+void ste_seen_init(const char* value) {
+  n_inherited = 0;
+  const char* p = value;
+  while (p && *p && n_inherited < STE_SEEN_MAX) {
+    uint64_t v = 0;
+    int digits = 0;
+    for (; *p && *p != ','; p++, digits++) {
+      int d = hexval(*p);
+      if (d < 0 || digits == 16) return; /* malformed: trust none of the rest */
+      v = v << 4 | (uint64_t)d;
+    }
+    if (digits == 16 && (v & 1)) inherited[n_inherited++] = v;
+    if (*p == ',') p++;
+  }
+}
+
+int ste_record_inherited(const char* log_dir, int kind, int op, const char* path, size_t len) {
+  if (n_inherited == 0 || op != STE_OP_LOADED) return 0;
+  uint64_t key = ste_record_key(log_dir, kind, path, len);
+  for (int i = 0; i < n_inherited; i++) {
+    if (inherited[i] == key) return 1;
+  }
+  return 0;
+}
+
+int ste_record_written(int kind, const char* path, size_t len) {
+  return seen(path_hash(record_seed(ste_scope_id(), kind, 0), path, len));
 }
 
 void ste_record_raw_done(uint64_t key) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ste/log_format.h"
 #include "ste/log_reader.h"
 #include "test_support.h"
 
@@ -498,6 +499,27 @@ TEST_F(Workspace, ShellPipelineIsAttributedToTheScope) {
   EXPECT_GE(t.logs.size(), 5u) << "sh, cat, grep, cat, wc, ls each log";
 }
 
+// A program whose start-up records (itself, libc, the loader) its parent
+// already wrote in the same scope writes no log at all (STE_SEEN); what it
+// reads of its own still makes one. Nothing is lost: the parent's log has
+// the program and the libraries.
+TEST_F(Workspace, AChildThatOnlyRepeatsWhatItsParentWroteMakesNoLog) {
+  Traced t = RunTraced({"/bin/sh", "-c", "/bin/true; /bin/true; /bin/true; cat '" + P("f") + "'"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  ASSERT_TRUE(t.read_status.ok()) << t.read_status;
+  ASSERT_EQ(t.logs.size(), 2u) << "the shell's and cat's, none for true\n" << t.Describe();
+  const ProcessLog& shell = t.logs[0].pid < t.logs[1].pid ? t.logs[0] : t.logs[1];
+  const ProcessLog& cat = t.logs[0].pid < t.logs[1].pid ? t.logs[1] : t.logs[0];
+  EXPECT_TRUE(t.Has("//r/t", kC, "/bin/true")) << t.Describe();
+  bool libc = false;
+  for (const LogRecord& r : shell.records) libc |= r.path.find("/libc.so") != std::string::npos;
+  EXPECT_TRUE(libc) << t.Describe();
+  // cat's own log: what it read, not what the shell wrote for it.
+  ASSERT_EQ(cat.records.size(), 1u) << t.Describe();
+  EXPECT_EQ(cat.records[0].path, P("f"));
+  EXPECT_EQ(t.Lost(), 0u);
+}
+
 TEST_F(Workspace, FiveDeepExecChain) {
   Traced t = RunTraced({Case("exec_chain"), "5", P("f")});
   ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
@@ -582,6 +604,19 @@ TEST_F(Workspace, ScopesNestAndChildrenInheritTheScopeAtForkTime) {
   EXPECT_TRUE(t.Has("//r/t", kC, P("f5"))) << t.Describe();
   EXPECT_FALSE(t.Has("//r/t", kC, P("f1")));
   EXPECT_FALSE(t.Has("//r/t/a", kC, P("f5")));
+  // What the programs of each scope were loaded with is that scope's: the
+  // system() shell, the first of //r/t/a/b/deeper, records libc there
+  // although the process above it wrote libc under //r/t (STE_SEEN names
+  // the scope).
+  std::string libc;
+  for (const ProcessLog& log : t.logs) {
+    for (const LogRecord& r : log.records) {
+      if (r.path.find("/libc.so") != std::string::npos) libc = r.path;
+    }
+  }
+  ASSERT_FALSE(libc.empty()) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", kC, libc)) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t/a/b/deeper", kC, libc)) << t.Describe();
 }
 
 // ---- control paths (ste/control.h) ------------------------------------------
@@ -769,7 +804,9 @@ TEST_F(Workspace, LogDumpReportsATruncatedLogAndStillPrintsTheRest) {
   ASSERT_EQ(t.run.exit_code, 0);
   ASSERT_GE(t.logs.size(), 2u);
   const ProcessLog& victim = t.logs.back();
-  ASSERT_EQ(truncate(victim.file.c_str(), 200), 0);
+  // Cut inside its first record (cat's log may hold only its open of f:
+  // what it was loaded with, the shell wrote already, STE_SEEN).
+  ASSERT_EQ(truncate(victim.file.c_str(), STE_LOG_HEADER_SIZE + 8), 0);
   Spawned dump = Spawn({kSte, "log", "dump", t.log_dir});
   EXPECT_EQ(dump.exit_code, 1);
   EXPECT_NE(dump.err.find(victim.file), std::string::npos) << dump.err;

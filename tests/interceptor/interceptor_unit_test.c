@@ -667,6 +667,65 @@ static void test_listing_pause(void) {
   }
 }
 
+/* ---- record: STE_SEEN, what the parent wrote ---------------------------------- */
+
+static void hex16(uint64_t v, char* out) {
+  for (int i = 0; i < 16; i++) out[i] = "0123456789abcdef"[(v >> (60 - 4 * i)) & 15];
+  out[16] = '\0';
+}
+
+static void test_seen(void) {
+  ste_scope_init("//r/tests/a");
+  const char* dir = "/logs/run1";
+  uint64_t libc = ste_record_key(dir, STE_KIND_CONTENT, "/lib/libc.so.6", 14);
+  uint64_t prog = ste_record_key(dir, STE_KIND_CONTENT, "/bin/true", 9);
+  CHECK((libc & 1) && (prog & 1) && libc != prog, "keys %llx %llx", (unsigned long long)libc,
+        (unsigned long long)prog);
+  char value[64];
+  hex16(libc, value);
+  value[16] = ',';
+  hex16(prog, value + 17);
+  ste_seen_init(value);
+  CHECK(ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_LOADED, "/lib/libc.so.6", 14),
+        "the parent's libc record is not seen");
+  CHECK(ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_LOADED, "/bin/true", 9),
+        "the parent's program record is not seen");
+  /* Only what was loaded at start; never another kind, path, directory or scope. */
+  CHECK(!ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_OPEN, "/lib/libc.so.6", 14),
+        "an open is skipped");
+  CHECK(!ste_record_inherited(dir, STE_KIND_ABSENT, STE_OP_LOADED, "/lib/libc.so.6", 14),
+        "another kind is skipped");
+  CHECK(!ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_LOADED, "/lib/libm.so.6", 14),
+        "another path is skipped");
+  CHECK(!ste_record_inherited("/logs/run2", STE_KIND_CONTENT, STE_OP_LOADED, "/lib/libc.so.6", 14),
+        "another run's directory is skipped");
+  ste_scope_init("//r/tests/b");
+  CHECK(!ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_LOADED, "/lib/libc.so.6", 14),
+        "another scope is skipped");
+  ste_scope_init("//r/tests/a");
+  /* A malformed value is trusted up to its first bad byte; an even key
+   * (never made) and an empty value count for nothing. */
+  char bad[64];
+  hex16(libc, bad);
+  memcpy(bad + 16, ",zz", 4);
+  ste_seen_init(bad);
+  CHECK(ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_LOADED, "/lib/libc.so.6", 14),
+        "the key before the bad byte is lost");
+  hex16(prog, bad);
+  bad[3] = 'X';
+  ste_seen_init(bad);
+  CHECK(!ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_LOADED, "/bin/true", 9),
+        "a key with a bad digit counts");
+  hex16(prog & ~1ull, bad);
+  ste_seen_init(bad);
+  CHECK(!ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_LOADED, "/bin/true", 9),
+        "an even key counts");
+  ste_seen_init("");
+  CHECK(!ste_record_inherited(dir, STE_KIND_CONTENT, STE_OP_LOADED, "/bin/true", 9),
+        "an empty value counts");
+  ste_seen_init(NULL);
+}
+
 int main(void) {
   unit_make_root();
   unsetenv("STE_LOG_DIR");
@@ -677,6 +736,7 @@ int main(void) {
   test_dedup();
   test_dedup_full();
   test_dedup_without_memory();
+  test_seen();
   test_control_classify();
   test_ste_syscall();
   test_process(); /* ste_enabled() starts recording for good */

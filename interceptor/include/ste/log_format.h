@@ -6,10 +6,13 @@
  *
  * Files
  * -----
- * One file per process image, in $STE_LOG_DIR, named
+ * One file per process image that records anything, in $STE_LOG_DIR, named
  *     p<pid>-<start_ns in hex>.stelog
- * A process that execs starts a new file (same pid, later start time); a
- * forked child starts its own. Files are created with O_EXCL, mode 0644.
+ * A process that execs starts a new file (same pid, later start time) at
+ * its first record; a forked child starts its own at its first record of
+ * its own. A process whose every record its parent already wrote (STE_SEEN,
+ * interceptor/src/record.h) makes none. Files are created with O_EXCL,
+ * mode 0644.
  *
  * Layout (all integers little-endian, i.e. native on the platforms we run)
  * -------------------------------------------------------------------------
