@@ -130,11 +130,16 @@ uint64_t ste_note_key(int kind, const char* path, size_t len) {
  * records its parent already wrote makes none, STE_SEEN). */
 enum { kOwnLog = 0, kParentsLog = 1, kOpening = 2, kNoLogYet = 3 };
 static _Atomic int own_log_state;
+static uint32_t new_log_flags = STE_LOG_FLAG_EXECED; /* for kNoLogYet */
 
 void ste_after_fork_child(void) {
   if (atomic_load(&state) != kEnabled) return;
-  /* Without a log of its own yet, the parent had none to share either. */
-  if (atomic_load(&own_log_state) == kNoLogYet) return;
+  /* Without a log of its own yet, the parent had none to share either:
+   * the child makes its own at its first record. */
+  if (atomic_load(&own_log_state) == kNoLogYet) {
+    new_log_flags = STE_LOG_FLAG_FORKED;
+    return;
+  }
   atomic_store(&own_log_state, kParentsLog);
 }
 
@@ -144,7 +149,7 @@ void ste_ensure_own_log(void) {
   if (expected != kOpening && atomic_compare_exchange_strong(&own_log_state, &expected, kOpening)) {
     const int forked = expected == kParentsLog;
     int saved = errno;
-    if (ste_log_open(ste_log_dir, forked ? STE_LOG_FLAG_FORKED : STE_LOG_FLAG_EXECED) == 0) {
+    if (ste_log_open(ste_log_dir, forked ? STE_LOG_FLAG_FORKED : new_log_flags) == 0) {
       if (forked) ste_dedup_reset();
       ste_scope_emit_all();
     } else if (forked) {
@@ -285,7 +290,10 @@ void ste_note_abs(int kind, int op, const char* path, size_t len) {
   }
   /* What the parent wrote for this image (STE_SEEN): not again, and no
    * log made for it. */
-  if (ste_record_inherited(ste_log_dir, kind, op, path, len)) return;
+  if (ste_record_inherited(ste_log_dir, kind, op, path, len)) {
+    ste_record_remember(kind, path, len); /* so that its own children skip it too */
+    return;
+  }
   /* A forked child writes to its parent's log until it records something
    * of its own; what an exec records before it replaces the image may go
    * to the parent's log. A new image makes its log now. */

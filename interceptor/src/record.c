@@ -201,6 +201,10 @@ int ste_record_inherited(const char* log_dir, int kind, int op, const char* path
   return 0;
 }
 
+void ste_record_remember(int kind, const char* path, size_t len) {
+  remember(path_hash(record_seed(ste_scope_id(), kind, 0), path, len));
+}
+
 int ste_record_written(int kind, const char* path, size_t len) {
   return seen(path_hash(record_seed(ste_scope_id(), kind, 0), path, len));
 }

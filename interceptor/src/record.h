@@ -51,8 +51,14 @@ STE_HIDDEN void ste_seen_init(const char* value);
 STE_HIDDEN int ste_record_inherited(const char* log_dir, int kind, int op, const char* path,
                                     size_t len);
 
-/* 1 if this process's dedup set says (current scope, kind, path) is in its
- * log (never a wrong 1; a 0 may be a miss). */
+/* Puts (current scope, kind, path) in the dedup set without writing it: a
+ * record STE_SEEN says a log of this run already holds, which this
+ * process's own children may then be told of too. */
+STE_HIDDEN void ste_record_remember(int kind, const char* path, size_t len);
+
+/* 1 if this process's dedup set says (current scope, kind, path) is in a
+ * log of this run, its own or one STE_SEEN named (never a wrong 1; a 0
+ * may be a miss). */
 STE_HIDDEN int ste_record_written(int kind, const char* path, size_t len);
 
 /* The key of (the current scope, kind, path) under `log_dir`: odd, never
