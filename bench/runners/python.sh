@@ -32,7 +32,8 @@
 # iterations of arithmetic.
 #
 # Environment: FILES (100), CASES (10), WORK (20000), MODELS (300),
-# RUNS (3, after one untimed warm-up of each variant), JOBS (1: test
+# GRANULARITY ("file", the P3 figure; "auto" or "definition" to add the
+# definition tracker), RUNS (3, after one untimed warm-up of each variant), JOBS (1: test
 # processes, resp. forked children, at a time; the plain run is one
 # process), VARIANTS ("plain generic pytest alone"; add generic_listing
 # and pytest_listing for the import hook's cost), STE_BENCH_DIR.
@@ -53,6 +54,7 @@ cases=${CASES:-10}
 work=${WORK:-20000}
 models=${MODELS:-300}
 runs=${RUNS:-3}
+granularity=${GRANULARITY:-file}
 jobs=${JOBS:-1}
 suite=${STE_BENCH_DIR:-/tmp/ste-bench-python}/suite-f$files-c$cases-w$work-m$models
 
@@ -119,6 +121,12 @@ PYTHON
 fi
 # The configs carry JOBS: rewrite the line (the suite is shared by JOBS values).
 sed -i "s/^jobs = .*/jobs = $jobs/" "$suite/ste-generic.toml" "$suite/ste-pytest.toml"
+# And GRANULARITY ("file": P3 is file level; "auto", ste's default, adds
+# the definition tracker): a [selection] table at the end, rewritten.
+for f in "$suite/ste-generic.toml" "$suite/ste-pytest.toml"; do
+  sed -i '/^\[selection\]/,$d' "$f"
+  printf '[selection]\ngranularity = "%s"\n' "$granularity" >>"$f"
+done
 for v in generic pytest; do  # the same without the import hook
   sed 's/^jobs = .*/&\npython_imports = "listing"/' "$suite/ste-$v.toml" >"$suite/ste-${v}_listing.toml"
 done
