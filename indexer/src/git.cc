@@ -33,6 +33,31 @@ std::string ReadAll(int fd) {
   return out;
 }
 
+// Where a spawned program's standard descriptor goes: a descriptor of
+// ours (dup2'd), or these.
+constexpr int kInherit = -1;
+constexpr int kDevNull = -2;
+
+// posix_spawnp of args[0] (looked up in PATH) with its stdin, stdout and
+// stderr set as `fds` says; 0 or the error number.
+int SpawnProgram(const std::vector<std::string>& args, const int (&fds)[3], pid_t* pid) {
+  std::vector<std::string> argv_s = args;
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  for (int target = 0; target < 3; target++) {
+    if (fds[target] >= 0) posix_spawn_file_actions_adddup2(&fa, fds[target], target);
+    if (fds[target] == kDevNull) {
+      posix_spawn_file_actions_addopen(&fa, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0);
+    }
+  }
+  const int rc = posix_spawnp(pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc;
+}
+
 // `git` with the options every git command of ste gets (RunGit), then `args`.
 std::vector<std::string> GitArgv(const std::string& dir, const std::vector<std::string>& args) {
   // Programs a git configuration can name and these read-only commands
@@ -56,17 +81,8 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& args) 
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
-  std::vector<std::string> argv_s = args;
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
+  const int rc = SpawnProgram(args, {kInherit, out[1], err[1]}, &pid);
   close(out[1]);
   close(err[1]);
   if (rc != 0) {
@@ -118,20 +134,10 @@ absl::StatusOr<std::unique_ptr<GitObjectReader>> GitObjectReader::Start(const st
     close(in[1]);
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(err)));
   }
-  std::vector<std::string> argv_s = GitArgv(dir, {"cat-file", "--batch"});
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[1], 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   // Its answers for a missing object are on stdout; stderr says only why
   // it could not start or went on, which Read reports as the process gone.
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
+  const int rc = SpawnProgram(GitArgv(dir, {"cat-file", "--batch"}), {in[1], out[1], kDevNull}, &pid);
   close(in[1]);
   close(out[1]);
   if (rc != 0) {
