@@ -45,6 +45,19 @@ std::vector<std::string> Lines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipWhitespace());
 }
 
+// A commit object's content: appends the parents its headers name to
+// *parents and returns its message (what follows the first empty line, as
+// `git log --format=%B` prints it).
+absl::string_view ParseCommitObject(absl::string_view content, std::vector<std::string>* parents) {
+  for (;;) {
+    const size_t eol = content.find('\n');
+    absl::string_view line = content.substr(0, eol);
+    content = eol == absl::string_view::npos ? absl::string_view() : content.substr(eol + 1);
+    if (line.empty()) return content;  // the headers end at the first empty line
+    if (absl::ConsumePrefix(&line, "parent ")) parents->emplace_back(line);
+  }
+}
+
 // The parents commit `sha` names in its object (even when they were not
 // fetched); NotFound when this checkout does not have the commit.
 absl::StatusOr<std::vector<std::string>> RawParents(const std::string& root, const std::string& sha) {
@@ -53,10 +66,7 @@ absl::StatusOr<std::vector<std::string>> RawParents(const std::string& root, con
     return absl::NotFoundError(absl::StrCat("commit ", sha.substr(0, 12), " is not in this checkout"));
   }
   std::vector<std::string> parents;
-  for (absl::string_view line : absl::StrSplit(*object, '\n')) {
-    if (line.empty()) break;  // the headers end at the first empty line
-    if (absl::ConsumePrefix(&line, "parent ")) parents.emplace_back(line);
-  }
+  ParseCommitObject(*object, &parents);
   return parents;
 }
 
@@ -161,17 +171,7 @@ absl::StatusOr<std::string> MessagesSince(const std::string& root, const std::st
       return absl::NotFoundError(absl::StrCat("commit ", sha.substr(0, 12), " is not in this checkout"));
     }
     if (!object.ok()) return object.status();
-    // Headers ("parent <id>" among them) up to the first empty line, then
-    // the message, as `git log --format=%B` prints it.
-    absl::string_view rest = object->content;
-    for (;;) {
-      const size_t eol = rest.find('\n');
-      absl::string_view line = rest.substr(0, eol);
-      rest = eol == absl::string_view::npos ? absl::string_view() : rest.substr(eol + 1);
-      if (line.empty()) break;
-      if (absl::ConsumePrefix(&line, "parent ")) todo.emplace_back(line);
-    }
-    absl::StrAppend(&messages, rest, "\n");
+    absl::StrAppend(&messages, ParseCommitObject(object->content, &todo), "\n");
   }
   return messages;
 }
