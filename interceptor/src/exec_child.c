@@ -195,14 +195,14 @@ void ste_exec_check_followable(const char* abs, int op) {
   errno = saved;
 }
 
-/* 1 an executable regular file, 0 something else, -1 nothing (*st set
- * when it exists). */
 /* The key of the program this thread last recorded as exec'd (a vfork
  * child writes its parent thread's copy: scratch either way), for the
  * child's STE_SEEN; 0: none. A stale one is still true: that record is
  * in a log of this run. */
 static __thread uint64_t last_program_key __attribute__((tls_model("initial-exec")));
 
+/* 1 an executable regular file, 0 something else, -1 nothing (*st set
+ * when it exists). */
 static int executable_file(const char* abs, struct stat* st) {
   if (ste_sys_stat(abs, st) != 0) return -1;
   return S_ISREG(st->st_mode) && (st->st_mode & 0111) ? 1 : 0;

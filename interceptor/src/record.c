@@ -135,9 +135,14 @@ static inline uint64_t record_seed(uint32_t scope, int kind, uint64_t domain) {
   return ((uint64_t)scope << 8 | (uint64_t)kind) ^ domain;
 }
 
+/* The dedup key of (scope, kind, path). */
+static inline uint64_t record_hash(uint32_t scope, int kind, const char* path, size_t len) {
+  return path_hash(record_seed(scope, kind, 0), path, len);
+}
+
 void ste_record_abs(int kind, int op, const char* path, size_t len) {
   uint32_t scope = ste_scope_id();
-  uint64_t h = path_hash(record_seed(scope, kind, 0), path, len);
+  uint64_t h = record_hash(scope, kind, path, len);
   if (seen(h)) return;
   ste_log_append((uint8_t)kind, (uint8_t)op, scope, path, (uint32_t)len);
   remember(h);
@@ -202,11 +207,11 @@ int ste_record_inherited(const char* log_dir, int kind, int op, const char* path
 }
 
 void ste_record_remember(int kind, const char* path, size_t len) {
-  remember(path_hash(record_seed(ste_scope_id(), kind, 0), path, len));
+  remember(record_hash(ste_scope_id(), kind, path, len));
 }
 
 int ste_record_written(int kind, const char* path, size_t len) {
-  return seen(path_hash(record_seed(ste_scope_id(), kind, 0), path, len));
+  return seen(record_hash(ste_scope_id(), kind, path, len));
 }
 
 void ste_record_raw_done(uint64_t key) {
