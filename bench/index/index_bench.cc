@@ -2,7 +2,7 @@
 //
 //   index_bench build --out FILE [--tests N] [--files F] [--core C]
 //                     [--producers P] [--threads T] [--seed S]
-//                     [--scattered K] [--shuffle-deps]
+//                     [--scattered K] [--shuffle-deps] [--format 1|2]
 //   index_bench query --index FILE [--changed K] [--core-percent P]
 //                     [--runs R] [--evict]
 //
@@ -12,7 +12,8 @@
 // producer threads, blocks of tests in shuffled order), writes FILE with
 // WriteFile, and prints times, peak RSS and bytes on disk. Each test's ids
 // come as three ascending stretches (core, pool, scattered); --shuffle-deps
-// shuffles them, to measure the builder's any-order path.
+// shuffles them, to measure the builder's any-order path. --format 1
+// writes the old file format (whole-table checksum), to compare P5 with it.
 // query: opens FILE (mmap) and unites the bitmaps of K changed files (P%
 // core, default 10, the rest tail); prints the first run and the median of
 // R runs, each a fresh Open + Union. --evict drops the file from the page
@@ -93,6 +94,7 @@ struct Flags {
   int runs = 20;
   bool evict = false;
   bool shuffle_deps = false;
+  uint32_t format = 2;  // the file format written
   uint32_t scattered = 170;  // tail files per test outside its pool
 };
 
@@ -219,7 +221,7 @@ int Build(const Flags& flags) {
   model.f = flags;
   model.Init();
   ste::SelectionIndexBuilder builder(
-      ste::SelectionIndexBuilder::Options{flags.threads});
+      ste::SelectionIndexBuilder::Options{flags.threads, flags.format});
   if (auto s = builder.AddTests(model.scopes); !s.ok()) {
     std::fprintf(stderr, "AddTests: %s\n", s.ToString().c_str());
     return 1;
@@ -364,6 +366,7 @@ int Query(const Flags& flags) {
   }
   std::vector<double> open_ms, union_ms, total_ms;
   uint64_t cardinality = 0;
+  uint32_t format_version = 0;
   for (int r = 0; r < flags.runs + 1; ++r) {
     const auto a = Clock::now();
     auto index = ste::SelectionIndex::Open(flags.out);
@@ -379,6 +382,7 @@ int Query(const Flags& flags) {
       return 1;
     }
     cardinality = u->cardinality();
+    format_version = (*index)->format_version();
     open_ms.push_back(1e3 * Seconds(a, b));
     union_ms.push_back(1e3 * Seconds(b, c));
     total_ms.push_back(1e3 * Seconds(a, c));
@@ -390,8 +394,8 @@ int Query(const Flags& flags) {
   };
   std::printf(
       "P5 query: union of %d changed files (%d%% core, the rest tail) -> "
-      "%" PRIu64 " tests selected\n",
-      flags.changed, flags.core_percent, cardinality);
+      "%" PRIu64 " tests selected (format version %u)\n",
+      flags.changed, flags.core_percent, cardinality, format_version);
   std::printf("  first run%s: open %.2f ms + union %.2f ms = %.2f ms\n",
               flags.evict ? " (file evicted from page cache)" : "", open_ms[0],
               union_ms[0], total_ms[0]);
@@ -409,7 +413,7 @@ int Usage() {
       stderr,
       "usage: index_bench build --out FILE [--tests N] [--files F] "
       "[--core C] [--producers P] [--threads T] [--seed S] [--scattered K] "
-      "[--shuffle-deps]\n"
+      "[--shuffle-deps] [--format 1|2]\n"
       "       index_bench query --index FILE [same model flags] "
       "[--changed K] [--core-percent P] [--runs R] [--evict]\n");
   return 2;
@@ -452,6 +456,8 @@ int main(int argc, char** argv) {
       f.core_percent = std::clamp(std::atoi(value()), 0, 100);
     } else if (a == "--scattered") {
       f.scattered = static_cast<uint32_t>(std::atol(value()));
+    } else if (a == "--format") {
+      f.format = static_cast<uint32_t>(std::atol(value()));
     } else if (a == "--shuffle-deps") {
       f.shuffle_deps = true;
     } else if (a == "--evict") {

@@ -238,11 +238,7 @@ absl::StatusOr<std::vector<std::string>> DiscoverTests(const Config& config,
 }
 
 std::vector<std::string> RequestedPaths(const SelectionIndex& index) {
-  std::set<std::string> paths;
-  for (size_t i = 0; i < index.key_count(); i++) {
-    std::string_view p = index.key_path(i);
-    if (!p.empty() && (p[0] == '/' || IsViewPath(p))) paths.insert(std::string(p));
-  }
+  const std::vector<std::string_view>& paths = index.OutsideAndViewPaths();
   return {paths.begin(), paths.end()};
 }
 
@@ -466,7 +462,10 @@ bool NarrowToCases(const SelectionIndex& index, SelectedTest* t) {
   for (const SelectionReason& r : t->reasons) {
     if (r.rule) return false;
     bool own = false;
-    for (uint32_t c : index.CasesOf(DepKey{r.path, r.kind})) {
+    // A block that cannot be read leaves the file whole.
+    absl::StatusOr<std::vector<uint32_t>> cases_of = index.CasesOf(DepKey{r.path, r.kind});
+    if (!cases_of.ok()) return false;
+    for (uint32_t c : *cases_of) {
       if (index.case_test(c) != *id) continue;
       if (!first || c < *first) first = c;
       own = true;

@@ -23,6 +23,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ste/atomic_file.h"
+#include "ste/inventory.h"
 #include "selection_index_format.h"
 #include "selection_index_transpose.h"
 #include "ste/selection_index.h"
@@ -212,6 +213,15 @@ std::string SelectionIndexBuilder::Impl::CaseSection(const std::vector<OutputKey
 
 absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
   STE_RETURN_IF_ERROR(CheckUsable());
+  if (options.format_version != fmt::kVersion1 && options.format_version != fmt::kVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("selection index: no format version ", options.format_version));
+  }
+  if (options.keys_per_block == 0 || options.keys_per_block > fmt::kMaxKeysPerBlock) {
+    return absl::InvalidArgumentError(absl::StrCat("selection index: keys per block ",
+                                                   options.keys_per_block, " not in 1 .. ",
+                                                   fmt::kMaxKeysPerBlock));
+  }
   finished = true;
   const uint32_t n_path_ids = n_paths.load();
   const int threads =
@@ -278,50 +288,120 @@ absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
       keys[i].bitmap_size = keys[i].column->getSizeInBytes(/*portable=*/true);
     }
   });
-  uint64_t offset = fmt::kHeaderSize;
+  const bool v1 = options.format_version == fmt::kVersion1;
+  const uint64_t header_size = v1 ? fmt::kHeaderSize : fmt::kHeaderSizeV2;
+  uint64_t offset = header_size;
   for (OutputKey& k : keys) {
     k.bitmap_offset = offset;
     offset = fmt::AlignUp(offset + k.bitmap_size);
   }
-  const uint64_t bitmaps_size = offset - fmt::kHeaderSize;
+  const uint64_t bitmaps_size = offset - header_size;
   stats.compact_seconds = since(phase_start);
   phase_start = Clock::now();
-  const uint64_t test_table_offset = offset;
-  const uint64_t key_table_offset =
-      test_table_offset + fmt::kTestEntrySize * scopes.size();
-  const uint64_t strings_offset =
-      key_table_offset + fmt::kKeyEntrySize * keys.size();
-
-  // 4. Tables and strings (scopes in id order, then paths in key order).
-  std::string tables(strings_offset - test_table_offset, '\0');
-  std::string strings;
-  char* test_entries = tables.data();
-  for (size_t t = 0; t < scopes.size(); ++t) {
-    char* e = test_entries + t * fmt::kTestEntrySize;
-    fmt::EncodeU64(e + fmt::kTestScopeOffset, strings.size());
-    fmt::EncodeU32(e + fmt::kTestScopeSize,
-                   static_cast<uint32_t>(scopes[t].size()));
-    fmt::EncodeU32(e + fmt::kTestFlags, opaque[t] ? fmt::kTestFlagOpaque : 0);
-    strings += scopes[t];
-  }
-  std::vector<uint64_t> path_offset(n_path_ids);
   for (uint32_t p : used_paths) {
     if (paths[p].size() > UINT32_MAX) {
       return absl::InvalidArgumentError("selection index: path over 4 GiB");
     }
-    path_offset[p] = strings.size();
-    strings += paths[p];
   }
-  // The case section and its footer close the string area.
+
+  // 4. The layout of everything after the bitmaps. Version 1: the test and
+  // key tables, then the strings (scopes in id order, paths in key order).
+  // Version 2: the key blocks (entries, then their paths), then the test
+  // table, scopes, fences, fence strings and the outside and view paths.
+  // The case section and its footer close both.
+  const uint64_t kpb = options.keys_per_block;
+  const size_t n_blocks = v1 || keys.empty() ? 0 : (keys.size() - 1) / kpb + 1;
+  // Version 2: where each block starts (n_blocks + 1 entries), and whether
+  // key i's path is the previous key's in the same block (stored once).
+  std::vector<uint64_t> block_at;
+  auto shares_path = [&](size_t i) {
+    return i % kpb != 0 && keys[i].path_id == keys[i - 1].path_id;
+  };
+  if (!v1) {
+    block_at.push_back(offset);
+    for (size_t j = 0; j < n_blocks; ++j) {
+      const size_t first = j * kpb, last = std::min<size_t>(keys.size(), first + kpb);
+      uint64_t size = (last - first) * fmt::kKeyEntrySize;
+      for (size_t i = first; i < last; ++i) {
+        if (!shares_path(i)) size += paths[keys[i].path_id].size();
+      }
+      block_at.push_back(block_at.back() + size);
+    }
+  }
+  const uint64_t test_table_offset = v1 ? offset : block_at.back();
+  const uint64_t after_tests = test_table_offset + fmt::kTestEntrySize * scopes.size();
+  const uint64_t key_table_offset = after_tests;  // version 1
+  const uint64_t strings_offset =                 // version 1: the string area
+      key_table_offset + fmt::kKeyEntrySize * keys.size();
+
+  // The checksummed part, file[test_table_offset, file_size): built here,
+  // except the version 1 key table and version 2 fences, which hold the
+  // bitmaps' and blocks' checksums (filled in after step 5).
+  std::string tables(v1 ? strings_offset - test_table_offset : after_tests - test_table_offset, '\0');
+  char* test_entries = tables.data();
+  std::string scope_bytes;
+  for (size_t t = 0; t < scopes.size(); ++t) {
+    char* e = test_entries + t * fmt::kTestEntrySize;
+    fmt::EncodeU64(e + fmt::kTestScopeOffset, scope_bytes.size());
+    fmt::EncodeU32(e + fmt::kTestScopeSize,
+                   static_cast<uint32_t>(scopes[t].size()));
+    fmt::EncodeU32(e + fmt::kTestFlags, opaque[t] ? fmt::kTestFlagOpaque : 0);
+    scope_bytes += scopes[t];
+  }
+  tables += scope_bytes;
+  std::string().swap(scope_bytes);
+  std::vector<uint64_t> path_offset;  // version 1: in the string area
+  uint64_t fences_offset = 0, outside_offset = 0;
+  if (v1) {
+    path_offset.resize(n_path_ids);
+    for (uint32_t p : used_paths) {
+      path_offset[p] = tables.size() - (strings_offset - test_table_offset);
+      tables += paths[p];
+    }
+  } else {
+    fences_offset = test_table_offset + tables.size();
+    const size_t fence_entries_at = tables.size();
+    tables.resize(tables.size() + n_blocks * fmt::kFenceEntrySize, '\0');
+    uint64_t fence_strings = 0;
+    for (size_t j = 0; j < n_blocks; ++j) {
+      const OutputKey& first = keys[j * kpb];
+      char* f = tables.data() + fence_entries_at + j * fmt::kFenceEntrySize;
+      fmt::EncodeU64(f + fmt::kFenceBlockOffset, block_at[j]);
+      fmt::EncodeU64(f + fmt::kFenceBlockSize, block_at[j + 1] - block_at[j]);
+      fmt::EncodeU64(f + fmt::kFencePathOffset, fence_strings);
+      fmt::EncodeU32(f + fmt::kFencePathSize, static_cast<uint32_t>(paths[first.path_id].size()));
+      f[fmt::kFenceKind] = static_cast<char>(first.kind);
+      fence_strings += paths[first.path_id].size();
+    }
+    for (size_t j = 0; j < n_blocks; ++j) tables += paths[keys[j * kpb].path_id];
+    outside_offset = test_table_offset + tables.size();
+    std::vector<uint32_t> outside;  // path ids, in key order, distinct
+    for (const OutputKey& k : keys) {
+      const std::string& p = paths[k.path_id];
+      if (!p.empty() && (p[0] == '/' || IsViewPath(p)) &&
+          (outside.empty() || outside.back() != k.path_id)) {
+        outside.push_back(k.path_id);
+      }
+    }
+    char n[8];
+    fmt::EncodeU64(n, outside.size());
+    tables.append(n, 8);
+    for (uint32_t id : outside) {
+      char size[4];
+      fmt::EncodeU32(size, static_cast<uint32_t>(paths[id].size()));
+      tables.append(size, 4);
+    }
+    for (uint32_t id : outside) tables += paths[id];
+  }
   const std::string case_section = CaseSection(keys);
   if (!case_section.empty()) {
     char footer[fmt::kCaseFooterSize];
-    fmt::EncodeU64(footer, strings_offset + strings.size());
+    fmt::EncodeU64(footer, test_table_offset + tables.size());
     fmt::EncodeU64(footer + 8, case_section.size());
-    strings += case_section;
-    strings.append(footer, sizeof(footer));
+    tables += case_section;
+    tables.append(footer, sizeof(footer));
   }
-  const uint64_t file_size = strings_offset + strings.size();
+  const uint64_t file_size = test_table_offset + tables.size();
 
   // 5. Serialize the bitmaps, each thread a contiguous stretch of keys,
   // freeing each column once written.
@@ -355,39 +435,73 @@ absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
   }
   for (const absl::Status& s : errors) STE_RETURN_IF_ERROR(s);
 
-  char* key_entries = tables.data() + fmt::kTestEntrySize * scopes.size();
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const OutputKey& k = keys[i];
-    char* e = key_entries + i * fmt::kKeyEntrySize;
-    fmt::EncodeU64(e + fmt::kKeyPathOffset, path_offset[k.path_id]);
-    fmt::EncodeU32(e + fmt::kKeyPathSize,
-                   static_cast<uint32_t>(paths[k.path_id].size()));
+  // 6. The key entries, now that the bitmaps' checksums are known.
+  auto encode_key = [&](char* e, const OutputKey& k, uint64_t path_at) {
+    fmt::EncodeU64(e + fmt::kKeyPathOffset, path_at);
+    fmt::EncodeU32(e + fmt::kKeyPathSize, static_cast<uint32_t>(paths[k.path_id].size()));
     e[fmt::kKeyKind] = static_cast<char>(k.kind);
     fmt::EncodeU64(e + fmt::kKeyBitmapOffset, k.bitmap_offset);
     fmt::EncodeU64(e + fmt::kKeyBitmapSize, k.bitmap_size);
     fmt::EncodeU64(e + fmt::kKeyBitmapChecksum, k.checksum);
+  };
+  if (v1) {
+    char* key_entries = tables.data() + fmt::kTestEntrySize * scopes.size();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      encode_key(key_entries + i * fmt::kKeyEntrySize, keys[i], path_offset[keys[i].path_id]);
+    }
+  } else {
+    std::string blocks(block_at.back() - block_at.front(), '\0');
+    for (size_t j = 0; j < n_blocks; ++j) {
+      const size_t first = j * kpb, last = std::min<size_t>(keys.size(), first + kpb);
+      char* b = blocks.data() + (block_at[j] - block_at.front());
+      char* path_bytes = b + (last - first) * fmt::kKeyEntrySize;
+      uint64_t path_at = 0, at = 0;
+      for (size_t i = first; i < last; ++i) {
+        const std::string& p = paths[keys[i].path_id];
+        if (!shares_path(i)) {
+          path_at = at;
+          std::memcpy(path_bytes + at, p.data(), p.size());
+          at += p.size();
+        }
+        encode_key(b + (i - first) * fmt::kKeyEntrySize, keys[i], path_at);
+      }
+      char* f = tables.data() + (fences_offset - test_table_offset) + j * fmt::kFenceEntrySize;
+      fmt::EncodeU64(f + fmt::kFenceBlockChecksum,
+                     fmt::BitmapChecksum(b, block_at[j + 1] - block_at[j]));
+    }
+    STE_RETURN_IF_ERROR(sink->WriteAt(block_at.front(), blocks.data(), blocks.size()));
   }
-  tables += strings;
-  std::string().swap(strings);
 
-  char header[fmt::kHeaderSize] = {};
+  char header[fmt::kHeaderSizeV2] = {};
   std::memcpy(header + fmt::kOffMagic, fmt::kMagic, sizeof(fmt::kMagic));
-  fmt::EncodeU32(header + fmt::kOffVersion, fmt::kVersion);
-  fmt::EncodeU32(header + fmt::kOffHeaderSize, fmt::kHeaderSize);
+  fmt::EncodeU32(header + fmt::kOffVersion, v1 ? fmt::kVersion1 : fmt::kVersion);
+  fmt::EncodeU32(header + fmt::kOffHeaderSize, static_cast<uint32_t>(header_size));
   fmt::EncodeU64(header + fmt::kOffFlags, case_section.empty() ? 0 : fmt::kFlagCases);
   fmt::EncodeU64(header + fmt::kOffNTests, scopes.size());
   fmt::EncodeU64(header + fmt::kOffNKeys, keys.size());
-  fmt::EncodeU64(header + fmt::kOffBitmapsOffset, fmt::kHeaderSize);
+  fmt::EncodeU64(header + fmt::kOffBitmapsOffset, header_size);
   fmt::EncodeU64(header + fmt::kOffBitmapsSize, bitmaps_size);
-  fmt::EncodeU64(header + fmt::kOffTestTableOffset, test_table_offset);
-  fmt::EncodeU64(header + fmt::kOffKeyTableOffset, key_table_offset);
-  fmt::EncodeU64(header + fmt::kOffStringsOffset, strings_offset);
-  fmt::EncodeU64(header + fmt::kOffFileSize, file_size);
-  fmt::EncodeU64(header + fmt::kOffChecksum,
-                 fmt::HeaderChecksum(header, tables.data(), tables.size()));
+  size_t checksum_at = fmt::kOffChecksum;
+  if (v1) {
+    fmt::EncodeU64(header + fmt::kOffTestTableOffset, test_table_offset);
+    fmt::EncodeU64(header + fmt::kOffKeyTableOffset, key_table_offset);
+    fmt::EncodeU64(header + fmt::kOffStringsOffset, strings_offset);
+    fmt::EncodeU64(header + fmt::kOffFileSize, file_size);
+  } else {
+    fmt::EncodeU64(header + fmt::kOff2KeyBlocksOffset, header_size + bitmaps_size);
+    fmt::EncodeU32(header + fmt::kOff2KeysPerBlock, static_cast<uint32_t>(kpb));
+    fmt::EncodeU64(header + fmt::kOff2TestTableOffset, test_table_offset);
+    fmt::EncodeU64(header + fmt::kOff2ScopesOffset, after_tests);
+    fmt::EncodeU64(header + fmt::kOff2FencesOffset, fences_offset);
+    fmt::EncodeU64(header + fmt::kOff2OutsidePathsOffset, outside_offset);
+    fmt::EncodeU64(header + fmt::kOff2FileSize, file_size);
+    checksum_at = fmt::kOff2Checksum;
+  }
+  fmt::EncodeU64(header + checksum_at,
+                 fmt::HeaderChecksum(header, tables.data(), tables.size(), checksum_at));
   STE_RETURN_IF_ERROR(
       sink->WriteAt(test_table_offset, tables.data(), tables.size()));
-  STE_RETURN_IF_ERROR(sink->WriteAt(0, header, sizeof(header)));
+  STE_RETURN_IF_ERROR(sink->WriteAt(0, header, header_size));
   stats.write_seconds = since(phase_start);
   stats.keys = keys.size();
   stats.bytes = file_size;

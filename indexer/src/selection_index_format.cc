@@ -56,8 +56,8 @@ bool ScopeContains(std::string_view ancestor, std::string_view scope) {
 namespace index_format {
 
 uint64_t HeaderChecksum(const char* header, const char* tables,
-                        size_t tables_size) {
-  const uint64_t seed = XXH3_64bits(header, kOffChecksum);
+                        size_t tables_size, size_t checksum_offset) {
+  const uint64_t seed = XXH3_64bits(header, checksum_offset);
   return XXH3_64bits_withSeed(tables, tables_size, seed);
 }
 

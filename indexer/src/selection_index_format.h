@@ -14,8 +14,12 @@ namespace ste {
 namespace index_format {
 
 inline constexpr char kMagic[8] = {'S', 'T', 'E', 'I', 'D', 'X', '\0', '\1'};
-inline constexpr uint32_t kVersion = 1;
-inline constexpr uint32_t kHeaderSize = 96;
+// Version 2 is written; version 1 is still read (and written on request,
+// SelectionIndexBuilder::Options::format_version, for tests and benches).
+inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion1 = 1;
+inline constexpr uint32_t kHeaderSize = 96;     // version 1
+inline constexpr uint32_t kHeaderSizeV2 = 128;  // version 2
 inline constexpr uint64_t kTestEntrySize = 16;
 inline constexpr uint64_t kKeyEntrySize = 40;
 inline constexpr uint64_t kBitmapAlign = 8;
@@ -27,7 +31,13 @@ inline constexpr uint64_t kCaseFooterSize = 16;
 inline constexpr uint64_t kCaseEntrySize = 16;
 inline constexpr uint64_t kOwnEntrySize = 8;
 
-// Header field offsets.
+// Version 2: keys per key block (the writer's choice; a reader takes any
+// count from 1 to kMaxKeysPerBlock), and the fence entry.
+inline constexpr uint32_t kKeysPerBlock = 64;
+inline constexpr uint32_t kMaxKeysPerBlock = 1u << 16;
+inline constexpr uint64_t kFenceEntrySize = 40;
+
+// Header field offsets (version 1; version 2 shares 0..56).
 inline constexpr size_t kOffMagic = 0;
 inline constexpr size_t kOffVersion = 8;
 inline constexpr size_t kOffHeaderSize = 12;
@@ -41,6 +51,28 @@ inline constexpr size_t kOffKeyTableOffset = 64;
 inline constexpr size_t kOffStringsOffset = 72;
 inline constexpr size_t kOffFileSize = 80;
 inline constexpr size_t kOffChecksum = 88;
+
+// Version 2 header field offsets, past the fields it shares with version 1
+// (magic .. bitmaps_size).
+inline constexpr size_t kOff2KeyBlocksOffset = 56;
+inline constexpr size_t kOff2KeysPerBlock = 64;
+inline constexpr size_t kOff2Reserved = 68;
+inline constexpr size_t kOff2TestTableOffset = 72;
+inline constexpr size_t kOff2ScopesOffset = 80;
+inline constexpr size_t kOff2FencesOffset = 88;
+inline constexpr size_t kOff2OutsidePathsOffset = 96;
+inline constexpr size_t kOff2Reserved2 = 104;
+inline constexpr size_t kOff2FileSize = 112;
+inline constexpr size_t kOff2Checksum = 120;
+
+// Version 2 fence entry field offsets.
+inline constexpr size_t kFenceBlockOffset = 0;
+inline constexpr size_t kFenceBlockSize = 8;
+inline constexpr size_t kFenceBlockChecksum = 16;
+inline constexpr size_t kFencePathOffset = 24;
+inline constexpr size_t kFencePathSize = 32;
+inline constexpr size_t kFenceKind = 36;
+inline constexpr size_t kFenceReserved = 37;
 
 // Test entry field offsets.
 inline constexpr size_t kTestScopeOffset = 0;
@@ -67,11 +99,12 @@ inline uint64_t AlignUp(uint64_t v) {
 }
 
 // The header checksum: XXH3_64bits_withSeed(tables, seed = XXH3_64bits(
-// header[0, kOffChecksum))). `tables` is file[test_table_offset, file_size).
+// header[0, checksum_offset))). `tables` is file[test_table_offset,
+// file_size); checksum_offset is kOffChecksum (version 1) or kOff2Checksum.
 uint64_t HeaderChecksum(const char* header, const char* tables,
-                        size_t tables_size);
+                        size_t tables_size, size_t checksum_offset = kOffChecksum);
 
-// XXH3-64 of one serialized bitmap.
+// XXH3-64 of one serialized bitmap; version 2 checks each key block by the same.
 uint64_t BitmapChecksum(const char* data, size_t size);
 
 }  // namespace index_format

@@ -204,11 +204,11 @@ TEST(SelectionIndexTest, PerTestDependenciesKindsAndUnion) {
 
   // Keys in (path, kind) order.
   ASSERT_EQ(index->key_count(), 5u);
-  EXPECT_EQ(index->key(0), (DepKey{"lib", DepKind::kListing}));
-  EXPECT_EQ(index->key(1), (DepKey{"lib/a.rb", DepKind::kContent}));
-  EXPECT_EQ(index->key(2), (DepKey{"lib/a.rb", DepKind::kAbsent}));
-  EXPECT_EQ(index->key(3), (DepKey{"lib/b.rb", DepKind::kAbsent}));
-  EXPECT_EQ(index->key(4), (DepKey{"lib/c.rb", DepKind::kContent}));
+  EXPECT_EQ(index->KeyAt(0).value(), (DepKey{"lib", DepKind::kListing}));
+  EXPECT_EQ(index->KeyAt(1).value(), (DepKey{"lib/a.rb", DepKind::kContent}));
+  EXPECT_EQ(index->KeyAt(2).value(), (DepKey{"lib/a.rb", DepKind::kAbsent}));
+  EXPECT_EQ(index->KeyAt(3).value(), (DepKey{"lib/b.rb", DepKind::kAbsent}));
+  EXPECT_EQ(index->KeyAt(4).value(), (DepKey{"lib/c.rb", DepKind::kContent}));
 
   const std::vector<DepKey> changed = {{"lib/c.rb", DepKind::kContent},
                                        {"lib", DepKind::kListing},
@@ -261,7 +261,7 @@ TEST(SelectionIndexTest, EmptyIndexIsValid) {
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->test_count(), 0u);
   EXPECT_EQ(index->key_count(), 0u);
-  EXPECT_EQ(index->size_bytes(), 96u);
+  EXPECT_EQ(index->size_bytes(), 136u);  // the header, no outside path
   EXPECT_TRUE(LookupIds(*index, "x").empty());
   EXPECT_EQ(index->DumpJson().value(), "");
   EXPECT_EQ(index->FindTest("//r/a"), std::nullopt);
@@ -376,10 +376,21 @@ TEST(SelectionIndexTest, ScopeRangesCrossContainerBoundaries) {
 }
 
 // Random tests, paths and dependencies against a plain reference model,
-// several thread counts, tests fed out of order from several threads.
+// several thread counts, tests fed out of order from several threads, both
+// format versions and several key block sizes (one key per block, blocks
+// that split a path's kinds, one block for everything).
 TEST(SelectionIndexTest, MatchesReferenceModel) {
   std::mt19937 rng(42);
-  for (int threads : {1, 2, 3, 7}) {
+  struct Config {
+    int threads;
+    uint32_t version;
+    uint32_t keys_per_block;
+  };
+  for (const Config& config : {Config{1, 2, 64}, Config{2, 1, 64}, Config{3, 2, 1},
+                               Config{7, 2, 5}, Config{2, 2, 65536}}) {
+    const int threads = config.threads;
+    SCOPED_TRACE(absl::StrCat("version ", config.version, ", ", config.keys_per_block,
+                              " keys per block"));
     const int n_tests = 1 + static_cast<int>(rng() % 300);
     const int n_paths = 1 + static_cast<int>(rng() % 200);
     std::set<std::string> scope_set;
@@ -395,11 +406,21 @@ TEST(SelectionIndexTest, MatchesReferenceModel) {
     }
     std::vector<std::string> scopes(scope_set.begin(), scope_set.end());
     std::shuffle(scopes.begin(), scopes.end(), rng);
-    SelectionIndexBuilder b(SelectionIndexBuilder::Options{threads});
+    SelectionIndexBuilder b(
+        SelectionIndexBuilder::Options{threads, config.version, config.keys_per_block});
     ASSERT_TRUE(b.AddTests(scopes).ok());
     std::vector<std::string> paths;
     for (int p = 0; p < n_paths; ++p) {
-      paths.push_back(absl::StrCat("p", rng() % 1000, "/", p));
+      switch (rng() % 5) {  // absolute and view paths too
+        case 0:
+          paths.push_back(absl::StrCat("/usr/lib/p", rng() % 1000, "/", p));
+          break;
+        case 1:
+          paths.push_back(absl::StrCat("p", rng() % 1000, "/\x01ste-def:f", p));
+          break;
+        default:
+          paths.push_back(absl::StrCat("p", rng() % 1000, "/", p));
+      }
       b.InternPath(paths.back());
     }
     std::map<DepKey, std::set<uint32_t>> want;
@@ -460,13 +481,49 @@ TEST(SelectionIndexTest, MatchesReferenceModel) {
     }
     auto index = Build(&b);
     ASSERT_NE(index, nullptr);
+    EXPECT_EQ(index->format_version(), config.version);
     ASSERT_EQ(index->key_count(), want.size());
     size_t i = 0;
+    std::vector<std::string_view> outside;
     for (const auto& [key, tests] : want) {
-      EXPECT_EQ(index->key(i), key);
-      EXPECT_EQ(Ids(index->BitmapAt(i).value()),
-                std::vector<uint32_t>(tests.begin(), tests.end()));
+      EXPECT_EQ(index->KeyAt(i).value(), key);
+      const std::vector<uint32_t> ids(tests.begin(), tests.end());
+      EXPECT_EQ(Ids(index->BitmapAt(i).value()), ids);
+      EXPECT_EQ(LookupIds(*index, key.path, key.kind), ids);
+      // Just below and just above the key: absent.
+      EXPECT_TRUE(index->Lookup(key.path + '\0', key.kind)->isEmpty());
+      EXPECT_TRUE(index->Lookup(key.path.substr(0, key.path.size() - 1), key.kind)->isEmpty());
+      if ((key.path[0] == '/' || key.path.find('\x01') != std::string::npos) &&
+          (outside.empty() || outside.back() != key.path)) {
+        outside.push_back(key.path);
+      }
       ++i;
+    }
+    EXPECT_EQ(index->OutsideAndViewPaths(), outside);
+    EXPECT_TRUE(index->VerifyAll().ok());
+    // Unions of random key sets, some absent, against the model.
+    for (int round = 0; round < 20; ++round) {
+      std::vector<DepKey> keys;
+      std::set<uint32_t> expected;
+      for (int k = 0; k < 1 + round * 3; ++k) {
+        DepKey key{paths[rng() % n_paths], static_cast<DepKind>(1 + rng() % 3)};
+        auto it = want.find(key);
+        if (it != want.end()) expected.insert(it->second.begin(), it->second.end());
+        keys.push_back(std::move(key));
+      }
+      EXPECT_EQ(Ids(index->Union(keys).value()),
+                std::vector<uint32_t>(expected.begin(), expected.end()));
+    }
+    for (int k = 0; k < 10; ++k) {
+      const std::string& path = paths[rng() % n_paths];
+      std::vector<DepKey> expected;
+      for (const auto& [key, tests] : want) {
+        if (key.path == path) expected.push_back(key);
+      }
+      std::vector<DepKey> got;
+      const auto matching = index->KeysMatchingPath(path).value();
+      for (const auto& [key, bitmap] : matching) got.push_back(key);
+      EXPECT_EQ(got, expected) << path;
     }
     for (int t = 0; t < n_tests; ++t) {
       EXPECT_EQ(index->opaque(t), opaque.count(t) == 1);

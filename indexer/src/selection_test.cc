@@ -244,17 +244,21 @@ TEST(Select, AnUnreadableBitmapWidensToAll) {
   SelectionIndexBuilder b;
   ASSERT_TRUE(b.AddTests({"//r/t1", "//r/t2"}).ok());
   ASSERT_TRUE(b.AddTestDependency(0, "lib/a.py", DepKind::kContent).ok());
-  std::string image = *b.Finish();
-  // Damage the one bitmap (the bitmap area starts at byte 96, after the
-  // header; selection_index.h): the index opens, the lookup fails.
-  image[96 + 2] ^= 0x5A;
-  absl::StatusOr<std::unique_ptr<SelectionIndex>> index = SelectionIndex::FromBytes(image);
-  ASSERT_TRUE(index.ok()) << index.status();
-  SelectionInputs in{**index, {}, {Modified("lib/a.py")}, {"t1", "t2"}, ""};
-  Selection s = Select(Rules(), in);
-  EXPECT_EQ(s.mode, SelectionMode::kAll);
-  EXPECT_NE(s.reason.find("index unreadable"), std::string::npos) << s.reason;
-  EXPECT_EQ(s.tests.size(), 2u);
+  const std::string good = *b.Finish();
+  // Damage the one bitmap (the bitmap area starts at byte 128, after the
+  // header), or the one key block right after it (selection_index.h,
+  // version 2): the index opens, the lookup fails.
+  for (size_t at : {128 + 2, 128 + 24 + 2}) {
+    std::string image = good;
+    image[at] ^= 0x5A;
+    absl::StatusOr<std::unique_ptr<SelectionIndex>> index = SelectionIndex::FromBytes(image);
+    ASSERT_TRUE(index.ok()) << index.status();
+    SelectionInputs in{**index, {}, {Modified("lib/a.py")}, {"t1", "t2"}, ""};
+    Selection s = Select(Rules(), in);
+    EXPECT_EQ(s.mode, SelectionMode::kAll);
+    EXPECT_NE(s.reason.find("index unreadable"), std::string::npos) << s.reason;
+    EXPECT_EQ(s.tests.size(), 2u);
+  }
 }
 
 TEST(Select, AWideSelectionNamesWhatPulledItIn) {

@@ -282,9 +282,9 @@ TEST_F(BuildSessionTest, CasesAreKeptInTheirRunOrderOrNotAtAll) {
     names.emplace_back(index.case_name(c));
   }
   EXPECT_EQ(names, (std::vector<std::string>{"z", "a", "m"}));
-  EXPECT_EQ(index.CasesOf(DepKey{f, DepKind::kContent}), std::vector<uint32_t>{0});
-  EXPECT_TRUE(index.CasesOf(DepKey{g, DepKind::kContent}).empty()) << "shared";
-  EXPECT_TRUE(index.CasesOf(DepKey{"src/a.py", DepKind::kContent}).empty()) << "not a definition view";
+  EXPECT_EQ(index.CasesOf(DepKey{f, DepKind::kContent}).value(), std::vector<uint32_t>{0});
+  EXPECT_TRUE(index.CasesOf(DepKey{g, DepKind::kContent}).value().empty()) << "shared";
+  EXPECT_TRUE(index.CasesOf(DepKey{"src/a.py", DepKind::kContent}).value().empty()) << "not a definition view";
 }
 
 TEST_F(BuildSessionTest, FailMarksTheBaselineFailedAndRefusesMore) {

@@ -134,11 +134,8 @@ absl::Status VerifyContent(const BaselineArchive& a, absl::string_view what) {
     return Damaged(what, absl::StrCat("the index does not read as a selection index: ",
                                       index.status().message()));
   }
-  for (size_t i = 0; i < (*index)->key_count(); ++i) {
-    absl::StatusOr<Roaring> bitmap = (*index)->BitmapAt(i);
-    if (!bitmap.ok()) {
-      return Damaged(what, absl::StrCat("the index has a bad bitmap: ", bitmap.status().message()));
-    }
+  if (absl::Status all = (*index)->VerifyAll(); !all.ok()) {
+    return Damaged(what, absl::StrCat("the index has a bad key block or bitmap: ", all.message()));
   }
   absl::StatusOr<Inventory> inventory = Inventory::Parse(a.inventory);
   if (!inventory.ok()) {

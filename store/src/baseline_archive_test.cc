@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "baseline_images_test_util.h"
+#include "ste/little_endian.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ste/baseline_loader.h"
@@ -254,10 +255,17 @@ TEST(BaselineArchive, ContentTheReadersRefuseIsRefused) {
               HasSubstr("the meta section is malformed"));
   EXPECT_THAT(refused({meta, a.index, a.inventory, results + "x"}),
               HasSubstr("the results section is malformed: 1 bytes after the last entry"));
-  // A damaged bitmap inside an index whose own tables check out.
+  // A damaged bitmap, or key block, inside an index whose own tables check
+  // out (each has its own checksum: selection_index.h, version 2).
   std::string index = a.index;
-  index[96] ^= 0x01;  // the first bitmap's bytes (its own checksum is in the key table)
-  EXPECT_THAT(refused({meta, index, a.inventory, results}), HasSubstr("the index has a bad bitmap"));
+  index[128] ^= 0x01;  // the first bitmap's bytes
+  EXPECT_THAT(refused({meta, index, a.inventory, results}),
+              HasSubstr("the index has a bad key block or bitmap: selection index: bitmap of key 0"));
+  index = a.index;
+  const uint64_t key_blocks = DecodeU64(a.index.data() + 56);
+  index[key_blocks + 12] ^= 0x01;  // the first key's kind
+  EXPECT_THAT(refused({meta, index, a.inventory, results}),
+              HasSubstr("the index has a bad key block or bitmap: selection index: key block 0"));
 
   std::vector<RawResult> raw = Raw(a.results);
   auto with = [&](auto change) {

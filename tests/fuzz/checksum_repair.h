@@ -46,12 +46,39 @@ inline void RepairInventory(char* p, size_t n) {
   PutU64(p + n - 8, XXH3_64bits(p, n - 8));
 }
 
-// ste/selection_index.h, "File format": each key's bitmap checksum, the
-// file size, then the header checksum over the header and the tables.
+// ste/selection_index.h, "File format, version 1": each key's bitmap
+// checksum, the file size, then the header checksum over the header and
+// the tables. Version 2: each key's bitmap checksum, each key block's
+// checksum (its fence), the file size, the header checksum.
 inline void RepairIndex(char* p, size_t n) {
   if (n < 96) return;
-  PutU64(p + 80, n);  // file_size
   const uint64_t n_keys = GetU64(p + 32);
+  if (GetU32(p + 8) == 2) {
+    if (n < 128) return;
+    PutU64(p + 112, n);  // file_size
+    const uint64_t kpb = GetU32(p + 64);
+    const uint64_t fences = GetU64(p + 88);
+    if (kpb == 0 || fences > n) return;
+    const uint64_t n_blocks = n_keys / kpb + (n_keys % kpb != 0);
+    if (n_blocks > (n - fences) / 40) return;
+    for (uint64_t j = 0; j < n_blocks; ++j) {
+      char* f = p + fences + 40 * j;
+      const uint64_t at = GetU64(f), size = GetU64(f + 8);
+      if (!Within(at, size, n)) continue;
+      const uint64_t keys = n_keys - j * kpb < kpb ? n_keys - j * kpb : kpb;
+      for (uint64_t k = 0; k < keys && 40 * (k + 1) <= size; ++k) {
+        char* e = p + at + 40 * k;
+        const uint64_t off = GetU64(e + 16), bitmap_size = GetU64(e + 24);
+        if (Within(off, bitmap_size, n)) PutU64(e + 32, XXH3_64bits(p + off, bitmap_size));
+      }
+      PutU64(f + 16, XXH3_64bits(p + at, size));
+    }
+    const uint64_t tables = GetU64(p + 72);
+    if (tables < 128 || tables > n) return;
+    PutU64(p + 120, XXH3_64bits_withSeed(p + tables, n - tables, XXH3_64bits(p, 120)));
+    return;
+  }
+  PutU64(p + 80, n);  // file_size
   const uint64_t key_table = GetU64(p + 64);
   if (key_table <= n && n_keys <= (n - key_table) / 40) {
     for (uint64_t k = 0; k < n_keys; ++k) {

@@ -4,7 +4,9 @@
 # inventory, index and baseline export of real record builds, the
 # ste.toml files of the examples, $STE_RESULTS lines written by the real
 # batch runners, and Report streams of real test runs (make_report_seeds.cc).
-# Regression inputs (regress-*) are never touched.
+# Regression inputs (regress-*) are never touched, nor the selection
+# index's v1-* (format version 1, which readers still take: made by the
+# ste of 2026-12-04, before version 2).
 #
 #   tests/fuzz/make_seeds.sh BUILD FUZZ_BUILD
 #

@@ -37,8 +37,11 @@ void Read(std::string_view input) {
   (void)index.OpaqueTests();
   std::vector<ste::DepKey> keys;
   for (size_t i = 0; i < index.key_count(); ++i) {
-    ste::DepKey key = index.key(i);
+    absl::StatusOr<ste::DepKey> key_at = index.KeyAt(i);
     absl::StatusOr<Roaring> at = index.BitmapAt(i);
+    STE_FUZZ_CHECK(key_at.ok() || !at.ok());
+    if (!key_at.ok()) continue;
+    const ste::DepKey& key = *key_at;
     absl::StatusOr<Roaring> found = index.Lookup(key);
     STE_FUZZ_CHECK(at.ok() == found.ok());
     if (at.ok()) STE_FUZZ_CHECK(*at == *found);
@@ -48,6 +51,9 @@ void Read(std::string_view input) {
       (void)index.ViewsOf(key.path);
     }
   }
+  for (std::string_view p : index.OutsideAndViewPaths()) STE_FUZZ_CHECK(!p.empty());
+  const bool all_sound = index.VerifyAll().ok();
+  if (all_sound) STE_FUZZ_CHECK(index.DumpJson().ok());
   (void)index.Union(keys);
   (void)index.Lookup("src/a.py", ste::DepKind::kContent);
   (void)index.DumpJson();

@@ -114,7 +114,7 @@ InventoryEntry Entry(const std::string& path, FileType type, uint64_t hash) {
 std::set<std::string> Keys(const SelectionIndex& index) {
   std::set<std::string> keys;
   for (size_t i = 0; i < index.key_count(); i++)
-    keys.insert(DepKeyDebugString(index.key(i)));
+    keys.insert(DepKeyDebugString(index.KeyAt(i).value()));
   return keys;
 }
 
