@@ -60,9 +60,11 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# git: the commit facts of a checkout (ste select, ste record); found at run
-# time, not linked, so dpkg-shlibdeps cannot see it.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "git")
+# git: the commit facts of a checkout (ste select, ste record); libpq5: a
+# PostgreSQL store's connections (store/src/pg_conn.cc loads libpq.so.5
+# with the first one). Both found at run time, not linked, so
+# dpkg-shlibdeps cannot see them.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "git, libpq5")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3")
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/your-org/ste")
 # Only the install rules above: nothing of the tests is installed.

@@ -1,6 +1,7 @@
 // Copyright: the ste authors.
 #include "pg_conn.h"
 
+#include <dlfcn.h>
 #include <libpq-fe.h>
 
 #include <cmath>
@@ -20,6 +21,48 @@
 namespace ste {
 namespace {
 
+// libpq is loaded with the first connection (dlopen), not linked: every
+// other ste command and store is spared its ~5 ms of loading libpq,
+// OpenSSL, Kerberos, LDAP and SASL in each process (bench/README, "P7").
+// The package depends on libpq5 by name (cmake/install.cmake).
+#define STE_LIBPQ_FUNCTIONS(X)                                                             \
+  X(PQclear) X(PQcmdStatus) X(PQconnectdbParams) X(PQdb) X(PQerrorMessage) X(PQexec)       \
+  X(PQexecParams) X(PQfinish) X(PQfname) X(PQgetisnull) X(PQgetlength) X(PQgetvalue)       \
+  X(PQhost) X(PQntuples) X(PQpingParams) X(PQport) X(PQreset) X(PQresultErrorField)        \
+  X(PQresultErrorMessage) X(PQresultStatus) X(PQsetNoticeReceiver) X(PQstatus)
+
+struct LibPq {
+#define STE_LIBPQ_MEMBER(name) decltype(&::name) name = nullptr;
+  STE_LIBPQ_FUNCTIONS(STE_LIBPQ_MEMBER)
+#undef STE_LIBPQ_MEMBER
+};
+
+// The libpq of this process, loaded once; an error says why it is not.
+const absl::StatusOr<LibPq>& LoadedLibPq() {
+  static const absl::StatusOr<LibPq>* const loaded = [] {
+    // The soname of Debian's libpq5, the package this ste depends on.
+    void* lib = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      return new absl::StatusOr<LibPq>(absl::FailedPreconditionError(absl::StrCat(
+          "a PostgreSQL store needs libpq.so.5 (Debian package libpq5): ", dlerror())));
+    }
+    LibPq pq;
+#define STE_LIBPQ_LOAD(name)                                                               \
+    pq.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));                      \
+    if (pq.name == nullptr) {                                                              \
+      return new absl::StatusOr<LibPq>(absl::FailedPreconditionError(                     \
+          absl::StrCat("libpq.so.5 has no " #name ": is it older than PostgreSQL 12's?"))); \
+    }
+    STE_LIBPQ_FUNCTIONS(STE_LIBPQ_LOAD)
+#undef STE_LIBPQ_LOAD
+    return new absl::StatusOr<LibPq>(pq);
+  }();
+  return *loaded;
+}
+
+// libpq, once a connection was made (Connect loads it first).
+const LibPq& Pq() { return *LoadedLibPq(); }
+
 // libpq's messages end with a newline and may continue on tab-indented
 // lines ("\n\tIs the server running locally ...?"): make them one line.
 std::string OneLine(absl::string_view text) {
@@ -28,9 +71,9 @@ std::string OneLine(absl::string_view text) {
 }
 
 std::string DescribeConn(const PGconn* conn) {
-  const char* db = PQdb(conn);
-  const char* host = PQhost(conn);
-  const char* port = PQport(conn);
+  const char* db = Pq().PQdb(conn);
+  const char* host = Pq().PQhost(conn);
+  const char* port = Pq().PQport(conn);
   return absl::StrCat("postgresql database \"", db ? db : "", "\" at ",
                       host && *host ? host : "(default host)", ":",
                       port && *port ? port : "(default port)");
@@ -66,9 +109,9 @@ absl::StatusCode CodeForSqlState(absl::string_view state) {
 // as the store's.
 void ReceiveNotice(void*, const PGresult* result) {
   const char* severity =
-      PQresultErrorField(result, PG_DIAG_SEVERITY_NONLOCALIZED);
+      Pq().PQresultErrorField(result, PG_DIAG_SEVERITY_NONLOCALIZED);
   if (severity == nullptr || std::strcmp(severity, "WARNING") != 0) return;
-  const char* text = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+  const char* text = Pq().PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
   std::fprintf(stderr, "ste: postgresql warning: %s\n", text ? text : "");
 }
 
@@ -124,17 +167,17 @@ PgParams& PgParams::Bytes(absl::string_view bytes) {
 // --- PgResult ---
 
 PgResult::~PgResult() {
-  if (result_ != nullptr) PQclear(result_);
+  if (result_ != nullptr) Pq().PQclear(result_);
 }
 
 PgResult::PgResult(PgResult&& other) noexcept
     : result_(std::exchange(other.result_, nullptr)),
       parse_status_(std::move(other.parse_status_)) {}
 
-int PgResult::rows() const { return PQntuples(result_); }
+int PgResult::rows() const { return Pq().PQntuples(result_); }
 
 bool PgResult::IsNull(int row, int column) const {
-  return PQgetisnull(result_, row, column) != 0;
+  return Pq().PQgetisnull(result_, row, column) != 0;
 }
 
 std::string PgResult::Text(int row, int column) const {
@@ -143,13 +186,13 @@ std::string PgResult::Text(int row, int column) const {
 
 absl::string_view PgResult::Bytes(int row, int column) const {
   return absl::string_view(
-      PQgetvalue(result_, row, column),
-      static_cast<size_t>(PQgetlength(result_, row, column)));
+      Pq().PQgetvalue(result_, row, column),
+      static_cast<size_t>(Pq().PQgetlength(result_, row, column)));
 }
 
 void PgResult::BadValue(int row, int column, absl::string_view type) const {
   if (!parse_status_.ok()) return;
-  const char* name = PQfname(result_, column);
+  const char* name = Pq().PQfname(result_, column);
   parse_status_ = absl::DataLossError(
       absl::StrCat("column \"", name ? name : "?", "\" of row ", row, " is \"",
                    absl::CEscape(Bytes(row, column)), "\", not ", type));
@@ -185,7 +228,7 @@ bool PgResult::Bool(int row, int column) const {
 PgConn::PgConn(PGconn* conn) : conn_(conn), name_(DescribeConn(conn)) {}
 
 PgConn::~PgConn() {
-  if (conn_ != nullptr) PQfinish(conn_);
+  if (conn_ != nullptr) Pq().PQfinish(conn_);
 }
 
 absl::StatusOr<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url,
@@ -198,28 +241,29 @@ absl::StatusOr<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url,
                                   nullptr};
   const char* const values[] = {timeout.c_str(), "UTF8", "ste", url.c_str(),
                                 nullptr};
-  PGconn* raw = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  if (!LoadedLibPq().ok()) return LoadedLibPq().status();
+  PGconn* raw = Pq().PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (raw == nullptr) {
     return absl::ResourceExhaustedError(
         "libpq could not allocate a connection");
   }
   std::unique_ptr<PgConn> conn(new PgConn(raw));
-  PQsetNoticeReceiver(raw, ReceiveNotice, nullptr);
+  Pq().PQsetNoticeReceiver(raw, ReceiveNotice, nullptr);
   conn->lock_timeout_ms_ = lock_timeout_ms;
-  if (PQstatus(raw) == CONNECTION_OK) {
+  if (Pq().PQstatus(raw) == CONNECTION_OK) {
     absl::Status set_up = conn->SetUpSession();
     if (!set_up.ok()) return set_up;
     return conn;
   }
 
   const std::string message = absl::StrCat("cannot connect to ", conn->name(),
-                                           ": ", OneLine(PQerrorMessage(raw)));
-  switch (PQpingParams(keywords, values, 1)) {
+                                           ": ", OneLine(Pq().PQerrorMessage(raw)));
+  switch (Pq().PQpingParams(keywords, values, 1)) {
     case PQPING_NO_ATTEMPT:  // (the URL is not repeated: it may hold a
                              // password)
       return absl::InvalidArgumentError(
           absl::StrCat("the store url is not a usable libpq connection URI: ",
-                       OneLine(PQerrorMessage(raw))));
+                       OneLine(Pq().PQerrorMessage(raw))));
     case PQPING_OK:  // the server is up: it refused us
       return absl::FailedPreconditionError(message);
     case PQPING_REJECT:  // starting up, shutting down, in recovery
@@ -238,39 +282,39 @@ absl::Status PgConn::SetUpSession() {
 }
 
 absl::Status PgConn::EnsureConnected() {
-  if (PQstatus(conn_) == CONNECTION_OK) return absl::OkStatus();
-  PQreset(conn_);
-  if (PQstatus(conn_) == CONNECTION_OK) return SetUpSession();
+  if (Pq().PQstatus(conn_) == CONNECTION_OK) return absl::OkStatus();
+  Pq().PQreset(conn_);
+  if (Pq().PQstatus(conn_) == CONNECTION_OK) return SetUpSession();
   return absl::UnavailableError(absl::StrCat(
-      "cannot reconnect to ", name_, ": ", OneLine(PQerrorMessage(conn_))));
+      "cannot reconnect to ", name_, ": ", OneLine(Pq().PQerrorMessage(conn_))));
 }
 
 absl::Status PgConn::Error(PGresult* result, absl::string_view what) const {
   const char* state =
-      result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+      result ? Pq().PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const char* primary =
-      result ? PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+      result ? Pq().PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
   std::string message = absl::StrCat(name_, ": ", what, ": ");
   if (primary != nullptr) {
     absl::StrAppend(&message, primary);
     if (const char* detail =
-            PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL)) {
+            Pq().PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL)) {
       absl::StrAppend(&message, " (", OneLine(detail), ")");
     }
-    if (const char* hint = PQresultErrorField(result, PG_DIAG_MESSAGE_HINT)) {
+    if (const char* hint = Pq().PQresultErrorField(result, PG_DIAG_MESSAGE_HINT)) {
       absl::StrAppend(&message, " (hint: ", OneLine(hint), ")");
     }
   } else {
     // No server message: libpq's own (a lost connection, out of memory).
-    const char* text = result ? PQresultErrorMessage(result) : "";
-    if (text == nullptr || *text == '\0') text = PQerrorMessage(conn_);
+    const char* text = result ? Pq().PQresultErrorMessage(result) : "";
+    if (text == nullptr || *text == '\0') text = Pq().PQerrorMessage(conn_);
     absl::StrAppend(&message, OneLine(text));
   }
   if (state != nullptr) absl::StrAppend(&message, " [SQLSTATE ", state, "]");
 
   absl::StatusCode code =
       state != nullptr ? CodeForSqlState(state) : absl::StatusCode::kInternal;
-  if (PQstatus(conn_) != CONNECTION_OK) code = absl::StatusCode::kUnavailable;
+  if (Pq().PQstatus(conn_) != CONNECTION_OK) code = absl::StatusCode::kUnavailable;
   if (state != nullptr && std::strcmp(state, "55P03") == 0 &&
       lock_timeout_ms_ >= 0) {
     absl::StrAppend(&message, " (another session held the lock for more than ",
@@ -286,10 +330,10 @@ absl::StatusOr<PgResult> PgConn::Exec(const char* sql, const PgParams& params,
                         absl::StrCat(name_, ": ", Abbreviated(sql), ": ",
                                      params.status().message()));
   }
-  PgResult result(PQexecParams(
+  PgResult result(Pq().PQexecParams(
       conn_, sql, params.size(), /*paramTypes=*/nullptr, params.values_.data(),
       params.lengths_.data(), params.formats_.data(), binary_result ? 1 : 0));
-  ExecStatusType status = PQresultStatus(result.raw());  // FATAL for null
+  ExecStatusType status = Pq().PQresultStatus(result.raw());  // FATAL for null
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     return Error(result.raw(), Abbreviated(sql));
   }
@@ -297,8 +341,8 @@ absl::StatusOr<PgResult> PgConn::Exec(const char* sql, const PgParams& params,
 }
 
 absl::Status PgConn::ExecScript(const char* sql, absl::string_view what) {
-  PgResult result(PQexec(conn_, sql));
-  ExecStatusType status = PQresultStatus(result.raw());
+  PgResult result(Pq().PQexec(conn_, sql));
+  ExecStatusType status = Pq().PQresultStatus(result.raw());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     return Error(result.raw(), what);
   }
@@ -326,7 +370,7 @@ absl::Status PgTransaction::Commit() {
   absl::StatusOr<PgResult> done = conn->Exec("COMMIT");
   if (!done.ok()) return done.status();
   // COMMIT of a transaction that had failed answers "ROLLBACK".
-  const char* tag = PQcmdStatus(done->raw());
+  const char* tag = Pq().PQcmdStatus(done->raw());
   if (tag == nullptr || std::strcmp(tag, "COMMIT") != 0) {
     return absl::AbortedError(absl::StrCat(conn->name(),
                                            ": the transaction was rolled back"
