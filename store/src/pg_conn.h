@@ -23,6 +23,10 @@
 // that is up but refused us (no such database or role, authentication) is
 // FailedPrecondition; an unusable connection string is InvalidArgument.
 //
+// libpq is not linked: Connect() loads libpq.so.5 (dlopen) the first time,
+// so that a process that never connects never loads it; when it cannot be
+// loaded, Connect() is FailedPrecondition naming the Debian package.
+//
 // Thread-safety: a PgConn and the objects made from it belong to one
 // thread.
 #ifndef STE_SCHEDULER_PG_CONN_H_
