@@ -223,11 +223,14 @@ TEST_P(EveryVersion, DamagedFileOnDisk) {
 }
 
 // Damage that a checksum cannot catch, because the writer itself was wrong:
-// the structural checks must still refuse it.
+// the structural checks must still refuse it. Open() recomputes the
+// checksums (version 2: each key block's, then the header's) so that only
+// the structure is wrong.
 class ForgedImage {
  public:
-  ForgedImage() : image_(SmallImage()) {}
+  explicit ForgedImage(uint32_t version = 1) : version_(version), image_(SmallImage(version)) {}
   char* at(size_t offset) { return image_.data() + offset; }
+  // Version 1: key entry i, test entry i.
   char* key(size_t i) {
     return at(Field(image_, fmt::kOffKeyTableOffset) + i * fmt::kKeyEntrySize);
   }
@@ -235,20 +238,48 @@ class ForgedImage {
     return at(Field(image_, fmt::kOffTestTableOffset) +
               i * fmt::kTestEntrySize);
   }
-  // Recomputes the header checksum so that only the structure is wrong.
+  // Version 2: fence j, key block j.
+  char* fence(size_t j) {
+    return at(Field(image_, fmt::kOff2FencesOffset) + j * fmt::kFenceEntrySize);
+  }
+  char* block(size_t j) { return at(fmt::DecodeU64(fence(j) + fmt::kFenceBlockOffset)); }
   absl::Status Open() {
-    const uint64_t tables = Field(image_, fmt::kOffTestTableOffset);
-    fmt::EncodeU64(at(fmt::kOffChecksum),
+    if (version_ == 2) RepairBlockChecksums();
+    const size_t checksum_at = version_ == 1 ? fmt::kOffChecksum : fmt::kOff2Checksum;
+    const uint64_t tables =
+        Field(image_, version_ == 1 ? fmt::kOffTestTableOffset : fmt::kOff2TestTableOffset);
+    fmt::EncodeU64(at(checksum_at),
                    fmt::HeaderChecksum(image_.data(), image_.data() + tables,
-                                       image_.size() - tables));
+                                       image_.size() - tables, checksum_at));
     auto index = SelectionIndex::FromBytes(image_);
     if (index.ok()) index_ = *std::move(index);
     return index.status();
   }
-  const std::string& image() const { return image_; }
+  std::string& image() { return image_; }
   SelectionIndex& index() { return *index_; }
+  // What reading every key says: "" when all read.
+  std::string ReadAll() {
+    absl::Status s = index_->VerifyAll();
+    return std::string(s.message());
+  }
 
  private:
+  void RepairBlockChecksums() {
+    const uint64_t fences = Field(image_, fmt::kOff2FencesOffset);
+    const uint64_t kpb = fmt::DecodeU32(at(fmt::kOff2KeysPerBlock));
+    const uint64_t n_keys = Field(image_, fmt::kOffNKeys);
+    const uint64_t n_blocks = kpb == 0 ? 0 : (n_keys + kpb - 1) / kpb;
+    for (uint64_t j = 0; j < n_blocks && fences + (j + 1) * fmt::kFenceEntrySize <= image_.size(); ++j) {
+      char* f = at(fences + j * fmt::kFenceEntrySize);
+      const uint64_t off = fmt::DecodeU64(f + fmt::kFenceBlockOffset);
+      const uint64_t size = fmt::DecodeU64(f + fmt::kFenceBlockSize);
+      if (off <= image_.size() && size <= image_.size() - off) {
+        fmt::EncodeU64(f + fmt::kFenceBlockChecksum, fmt::BitmapChecksum(at(off), size));
+      }
+    }
+  }
+
+  uint32_t version_;
   std::string image_;
   std::unique_ptr<SelectionIndex> index_;
 };
@@ -310,60 +341,16 @@ TEST(SelectionIndexCorruptionTest, ForgedTablesAreRejected) {
   }
 }
 
-// Version 2: a forged image whose checksums (each key block's, the
-// header's) are recomputed, so that only the structure is wrong.
-class ForgedImage2 {
- public:
-  ForgedImage2() : image_(SmallImage(2)) {}
-  char* at(size_t offset) { return image_.data() + offset; }
-  char* fence(size_t j) {
-    return at(Field(image_, fmt::kOff2FencesOffset) + j * fmt::kFenceEntrySize);
-  }
-  char* block(size_t j) { return at(fmt::DecodeU64(fence(j) + fmt::kFenceBlockOffset)); }
-  std::string& image() { return image_; }
-  absl::Status Open() {
-    const uint64_t tests = Field(image_, fmt::kOff2TestTableOffset);
-    const uint64_t fences = Field(image_, fmt::kOff2FencesOffset);
-    const uint64_t kpb = fmt::DecodeU32(at(fmt::kOff2KeysPerBlock));
-    const uint64_t n_keys = Field(image_, fmt::kOffNKeys);
-    const uint64_t n_blocks = kpb == 0 ? 0 : (n_keys + kpb - 1) / kpb;
-    for (uint64_t j = 0; j < n_blocks && fences + (j + 1) * fmt::kFenceEntrySize <= image_.size(); ++j) {
-      char* f = at(fences + j * fmt::kFenceEntrySize);
-      const uint64_t off = fmt::DecodeU64(f + fmt::kFenceBlockOffset);
-      const uint64_t size = fmt::DecodeU64(f + fmt::kFenceBlockSize);
-      if (off <= image_.size() && size <= image_.size() - off) {
-        fmt::EncodeU64(f + fmt::kFenceBlockChecksum, fmt::BitmapChecksum(at(off), size));
-      }
-    }
-    fmt::EncodeU64(at(fmt::kOff2Checksum),
-                   fmt::HeaderChecksum(image_.data(), image_.data() + tests, image_.size() - tests,
-                                       fmt::kOff2Checksum));
-    auto index = SelectionIndex::FromBytes(image_);
-    if (index.ok()) index_ = *std::move(index);
-    return index.status();
-  }
-  SelectionIndex& index() { return *index_; }
-  // What reading every key says: "" when all read.
-  std::string ReadAll() {
-    absl::Status s = index_->VerifyAll();
-    return std::string(s.message());
-  }
-
- private:
-  std::string image_;
-  std::unique_ptr<SelectionIndex> index_;
-};
-
 TEST(SelectionIndexCorruptionTest, ForgedVersion2IsRejected) {
   {
-    ForgedImage2 f;
+    ForgedImage f(2);
     ASSERT_TRUE(f.Open().ok());
     EXPECT_EQ(f.index().key_count(), 8u);  // four blocks of two
     EXPECT_EQ(f.ReadAll(), "");
     EXPECT_THAT(f.index().OutsideAndViewPaths(), ::testing::ElementsAre("/usr/lib/x.so", "a/\x01ste-def:f"));
   }
   {
-    ForgedImage2 f;  // keys out of order inside a block: found when it is read
+    ForgedImage f(2);  // keys out of order inside a block: found when it is read
     std::string k0(f.block(1), fmt::kKeyEntrySize);
     std::memcpy(f.block(1), f.block(1) + fmt::kKeyEntrySize, fmt::kKeyEntrySize);
     std::memcpy(f.block(1) + fmt::kKeyEntrySize, k0.data(), fmt::kKeyEntrySize);
@@ -373,7 +360,7 @@ TEST(SelectionIndexCorruptionTest, ForgedVersion2IsRejected) {
     EXPECT_THAT(f.ReadAll(), HasSubstr("key block 1"));
   }
   {
-    ForgedImage2 f;  // a fence that is not its block's first key
+    ForgedImage f(2);  // a fence that is not its block's first key
     char* path = f.at(Field(f.image(), fmt::kOff2FencesOffset) + 4 * fmt::kFenceEntrySize +
                       fmt::DecodeU64(f.fence(2) + fmt::kFencePathOffset));
     path[fmt::DecodeU32(f.fence(2) + fmt::kFencePathSize) - 1] ^= 1;
@@ -385,7 +372,7 @@ TEST(SelectionIndexCorruptionTest, ForgedVersion2IsRejected) {
     }
   }
   {
-    ForgedImage2 f;  // a key's bitmap outside the bitmap area
+    ForgedImage f(2);  // a key's bitmap outside the bitmap area
     fmt::EncodeU64(f.block(0) + fmt::kKeyBitmapSize, 1 << 20);
     ASSERT_TRUE(f.Open().ok());
     EXPECT_THAT(f.ReadAll(), HasSubstr("outside the bitmap area"));
@@ -395,37 +382,37 @@ TEST(SelectionIndexCorruptionTest, ForgedVersion2IsRejected) {
               absl::StatusCode::kDataLoss);
   }
   {
-    ForgedImage2 f;  // a path past its block
+    ForgedImage f(2);  // a path past its block
     fmt::EncodeU32(f.block(2) + fmt::kKeyPathSize, 1 << 20);
     ASSERT_TRUE(f.Open().ok());
     EXPECT_THAT(f.ReadAll(), HasSubstr("path out of"));
   }
   {
-    ForgedImage2 f;  // blocks out of place
+    ForgedImage f(2);  // blocks out of place
     fmt::EncodeU64(f.fence(1) + fmt::kFenceBlockOffset,
                    fmt::DecodeU64(f.fence(1) + fmt::kFenceBlockOffset) + 1);
     EXPECT_THAT(std::string(f.Open().message()), HasSubstr("out of place"));
   }
   {
-    ForgedImage2 f;  // fences out of order
+    ForgedImage f(2);  // fences out of order
     std::string f0(f.fence(0), fmt::kFenceEntrySize);
     std::memcpy(f.fence(0), f.fence(1), fmt::kFenceEntrySize);
     std::memcpy(f.fence(1), f0.data(), fmt::kFenceEntrySize);
     EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss);
   }
   for (uint32_t kpb : {0u, fmt::kMaxKeysPerBlock + 1, 3u}) {
-    ForgedImage2 f;  // keys per block out of range, or not the blocks'
+    ForgedImage f(2);  // keys per block out of range, or not the blocks'
     fmt::EncodeU32(f.at(fmt::kOff2KeysPerBlock), kpb);
     EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss) << kpb;
   }
   {
-    ForgedImage2 f;  // an outside path that is neither absolute nor a view
+    ForgedImage f(2);  // an outside path that is neither absolute nor a view
     char* p = f.at(f.image().find("/usr/lib/x.so", Field(f.image(), fmt::kOff2OutsidePathsOffset)));
     *p = 'u';
     EXPECT_THAT(std::string(f.Open().message()), HasSubstr("neither absolute nor a view"));
   }
   {
-    ForgedImage2 f;  // reserved header fields
+    ForgedImage f(2);  // reserved header fields
     fmt::EncodeU64(f.at(fmt::kOff2Reserved2), 1);
     EXPECT_EQ(f.Open().code(), absl::StatusCode::kDataLoss);
   }
