@@ -37,8 +37,8 @@ bool FitsWithin(uint64_t a, uint64_t b, uint64_t limit) {
 
 // One key entry's checks: its path inside `paths_size`, its kind and
 // reserved bytes, its bitmap inside the bitmap area. "" when sound.
-std::string KeyEntryDefect(const char* e, uint64_t paths_size,
-                                         uint64_t bitmaps_offset, uint64_t bitmaps_end) {
+std::string KeyEntryDefect(const char* e, uint64_t paths_size, uint64_t bitmaps_offset,
+                           uint64_t bitmaps_end) {
   const uint64_t off = fmt::DecodeU64(e + fmt::kKeyPathOffset);
   const uint32_t len = fmt::DecodeU32(e + fmt::kKeyPathSize);
   const uint8_t kind = static_cast<uint8_t>(e[fmt::kKeyKind]);
