@@ -320,6 +320,30 @@ TEST_F(Repo, OnlyTheCommandsThatTalkGrpcLoadTheRpcModule) {
   }
 }
 
+// A PostgreSQL store loads libpq.so.5 with its first connection. A libpq
+// that cannot serve (here a real library of another name standing in for
+// it, first on LD_LIBRARY_PATH) is a store that cannot open: everything
+// runs, and the reason says what is wrong.
+TEST_F(Repo, ALibpqThatCannotServeRunsEverythingWithTheReason) {
+  Record();
+  const std::string libs = MakeTempDir();
+  std::string stand_in;
+  for (const char* p : {"/lib/x86_64-linux-gnu/libz.so.1", "/usr/lib/x86_64-linux-gnu/libz.so.1",
+                        "/lib/aarch64-linux-gnu/libz.so.1", "/usr/lib/aarch64-linux-gnu/libz.so.1"}) {
+    if (std::filesystem::exists(p)) stand_in = p;
+  }
+  if (stand_in.empty()) GTEST_SKIP() << "no libz.so.1 to stand in for libpq.so.5";
+  std::filesystem::copy_file(stand_in, libs + "/libpq.so.5");
+  Spawned select = Spawn({kSte, "select", "--store", "postgresql://ste@127.0.0.1:1/none"},
+                         {"LD_LIBRARY_PATH=" + libs}, root_);
+  EXPECT_EQ(select.exit_code, 0) << select.err;
+  EXPECT_NE(select.err.find("mode all"), std::string::npos) << select.err;
+  EXPECT_NE(select.err.find("libpq.so.5 has no PQclear"), std::string::npos) << select.err;
+  EXPECT_EQ(::ste::testing::SelectedTests(select.out),
+            (std::set<std::string>{"tests/test_a.sh", "tests/test_b.sh", "tests/test_ext.sh"}))
+      << select.out;
+}
+
 // --timings: where the time went, phase by phase, on stderr only; the
 // selection on stdout is the same as without it.
 TEST_F(Repo, TimingsNameThePhasesOnStderrAndChangeNothingElse) {
