@@ -263,6 +263,15 @@ absl::Status Inventory::WriteFile(const std::string& path) const {
 }
 
 absl::StatusOr<Inventory> Inventory::ReadFile(const std::string& path) {
+  // Parse, with the file named in its error.
+  auto parse = [&path](std::string_view bytes) -> absl::StatusOr<Inventory> {
+    absl::StatusOr<Inventory> inventory = Parse(bytes);
+    if (!inventory.ok()) {
+      return absl::Status(inventory.status().code(),
+                          absl::StrCat(path, ": ", inventory.status().message()));
+    }
+    return inventory;
+  };
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
   struct stat st;
@@ -278,12 +287,8 @@ absl::StatusOr<Inventory> Inventory::ReadFile(const std::string& path) {
     void* m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (m != MAP_FAILED) {
       close(fd);
-      absl::StatusOr<Inventory> inventory = Parse(std::string_view(static_cast<const char*>(m), size));
+      absl::StatusOr<Inventory> inventory = parse(std::string_view(static_cast<const char*>(m), size));
       munmap(m, size);
-      if (!inventory.ok()) {
-        return absl::Status(inventory.status().code(),
-                            absl::StrCat(path, ": ", inventory.status().message()));
-      }
       return inventory;
     }
   }
@@ -316,14 +321,8 @@ absl::StatusOr<Inventory> Inventory::ReadFile(const std::string& path) {
     if (n == 0) break;
     used += static_cast<size_t>(n);
   }
-  const std::string_view bytes(buf.data(), used);
   close(fd);
-  absl::StatusOr<Inventory> inventory = Parse(bytes);
-  if (!inventory.ok()) {
-    return absl::Status(inventory.status().code(),
-                        absl::StrCat(path, ": ", inventory.status().message()));
-  }
-  return inventory;
+  return parse(std::string_view(buf.data(), used));
 }
 
 }  // namespace ste

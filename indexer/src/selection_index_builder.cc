@@ -23,7 +23,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ste/atomic_file.h"
-#include "ste/inventory.h"
 #include "selection_index_format.h"
 #include "selection_index_transpose.h"
 #include "ste/selection_index.h"
@@ -362,23 +361,21 @@ absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
     fences_offset = test_table_offset + tables.size();
     const size_t fence_entries_at = tables.size();
     tables.resize(tables.size() + n_blocks * fmt::kFenceEntrySize, '\0');
-    uint64_t fence_strings = 0;
+    const size_t fence_strings_at = tables.size();
     for (size_t j = 0; j < n_blocks; ++j) {
       const OutputKey& first = keys[j * kpb];
       char* f = tables.data() + fence_entries_at + j * fmt::kFenceEntrySize;
       fmt::EncodeU64(f + fmt::kFenceBlockOffset, block_at[j]);
       fmt::EncodeU64(f + fmt::kFenceBlockSize, block_at[j + 1] - block_at[j]);
-      fmt::EncodeU64(f + fmt::kFencePathOffset, fence_strings);
+      fmt::EncodeU64(f + fmt::kFencePathOffset, tables.size() - fence_strings_at);
       fmt::EncodeU32(f + fmt::kFencePathSize, static_cast<uint32_t>(paths[first.path_id].size()));
       f[fmt::kFenceKind] = static_cast<char>(first.kind);
-      fence_strings += paths[first.path_id].size();
+      tables += paths[first.path_id];  // may move tables: f is not used after
     }
-    for (size_t j = 0; j < n_blocks; ++j) tables += paths[keys[j * kpb].path_id];
     outside_offset = test_table_offset + tables.size();
     std::vector<uint32_t> outside;  // path ids, in key order, distinct
     for (const OutputKey& k : keys) {
-      const std::string& p = paths[k.path_id];
-      if (!p.empty() && (p[0] == '/' || IsViewPath(p)) &&
+      if (fmt::IsOutsideOrViewPath(paths[k.path_id]) &&
           (outside.empty() || outside.back() != k.path_id)) {
         outside.push_back(k.path_id);
       }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "ste/inventory.h"
 #include "ste/selection_index.h"
 
 namespace ste {
@@ -59,6 +60,10 @@ uint64_t HeaderChecksum(const char* header, const char* tables,
                         size_t tables_size, size_t checksum_offset) {
   const uint64_t seed = XXH3_64bits(header, checksum_offset);
   return XXH3_64bits_withSeed(tables, tables_size, seed);
+}
+
+bool IsOutsideOrViewPath(std::string_view path) {
+  return !path.empty() && (path[0] == '/' || IsViewPath(path));
 }
 
 uint64_t BitmapChecksum(const char* data, size_t size) {

@@ -104,6 +104,10 @@ inline uint64_t AlignUp(uint64_t v) {
 uint64_t HeaderChecksum(const char* header, const char* tables,
                         size_t tables_size, size_t checksum_offset = kOffChecksum);
 
+// True iff the outside and view paths section holds `path`: absolute
+// (outside the repository) or a view (inventory.h, "Views").
+bool IsOutsideOrViewPath(std::string_view path);
+
 // XXH3-64 of one serialized bitmap; version 2 checks each key block by the same.
 uint64_t BitmapChecksum(const char* data, size_t size);
 

@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "roaring_validate.h"
 #include "selection_index_format.h"
-#include "ste/inventory.h"
 #include "ste/json.h"
 #include "ste/selection_index.h"
 #include "ste/status_macros.h"
@@ -269,7 +268,7 @@ absl::Status SelectionIndex::Validate(std::string_view what) {
     if (flags & fmt::kFlagCases) STE_RETURN_IF_ERROR(ValidateCases(strings_offset_, corrupt));
     for (size_t i = 0; i < n_keys_; ++i) {  // the paths a select hashes
       const std::string_view p = KeyRefAt(i)->path;
-      if (!p.empty() && (p[0] == '/' || IsViewPath(p)) &&
+      if (fmt::IsOutsideOrViewPath(p) &&
           (outside_paths_.empty() || outside_paths_.back() != p)) {
         outside_paths_.push_back(p);
       }
@@ -393,7 +392,7 @@ absl::Status SelectionIndex::ValidateOutsidePaths(uint64_t at, uint64_t end,
     if (!FitsWithin(next, len, end)) return corrupt("outside path ", i, " past the section");
     const std::string_view p(data_ + next, len);
     next += len;
-    if (p.empty() || (p[0] != '/' && !IsViewPath(p))) {
+    if (!fmt::IsOutsideOrViewPath(p)) {
       return corrupt("outside path ", i, " is neither absolute nor a view");
     }
     if (!outside_paths_.empty() && outside_paths_.back().compare(p) >= 0) {
