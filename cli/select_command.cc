@@ -1,6 +1,6 @@
 // `ste select [--base auto|ID] [--explain] [--format text|json|github|runner|matrix] [--json]
 //             [--shards N] [--shard K/N] [--all] [--changed-files] [--timings]
-//             [--assume-changed PATH...]`
+//             [--env-file FILE] [--assume-changed PATH...]`
 #include <malloc.h>
 
 #include <algorithm>
@@ -24,6 +24,7 @@
 #include "rpc_module.h"
 #endif
 #include "ste/checkout.h"
+#include "ste/environment.h"
 #include "ste/json.h"
 #include "ste/selection.h"
 #include "ste/selection_pipeline.h"
@@ -53,6 +54,9 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
     {"change-text", 0, true, "FILE",
      "look for force tags in FILE (the change's commit messages, title, body and labels, as the "
      "CI gives them) instead of in the commit messages git can reach"},
+    {"env-file", 0, true, "FILE",
+     "compare the environment variables tests read with FILE's (NAME=VALUE lines, or `env -0` "
+     "output) instead of this process's: for a CI that selects in one job and tests in another"},
     {"changed-files", 0, false, "", "print the changed paths instead of tests"},
     {"tests-file", 0, true, "FILE",
      "github format: where to write the test list (default .ste/selected-tests.txt)"},
@@ -74,7 +78,7 @@ constexpr char kSelectHelp[] =
     "                  [--format text|json|github|runner|matrix | --json] [--shards N]\n"
     "                  [--shard K/N] [--all] [--changed-files] [--null]\n"
     "                  [--change-text FILE] [--tests-file FILE] [--timings]\n"
-    "                  [--assume-changed PATH...]\n"
+    "                  [--env-file FILE] [--assume-changed PATH...]\n"
     "\n"
     "Prints the tests the current tree's changes can affect, compared with a\n"
     "recorded baseline. Guardrails, in order: no usable baseline -> all; a\n"
@@ -123,6 +127,16 @@ constexpr char kSelectHelp[] =
     "split depends only on the selection, so the N jobs together run each\n"
     "selected test exactly once.\n"
     "\n"
+    "Environment variables: a test that read one (getenv, os.environ, ENV[],\n"
+    "process.env) is selected when its value changed since the baseline (a\n"
+    "hash of it is recorded, never the value); selection.env_ignore lists the\n"
+    "ones that are no dependency (ste's default: the per-run CI variables),\n"
+    "selection.env_run_all the ones whose change selects all. They are\n"
+    "compared with this process's environment, or with --env-file FILE's:\n"
+    "NAME=VALUE lines (split at the first '=', bytes as written; empty lines\n"
+    "and lines starting with '#' skipped) or NUL-ended entries as `env -0`\n"
+    "prints them; a variable FILE does not name is unset.\n"
+    "\n"
     "--assume-changed PATH...: what if, before the change is made: the\n"
     "selection as if those paths (files or directories, relative to the\n"
     "current directory, or absolute) and nothing else had changed since the\n"
@@ -145,7 +159,8 @@ constexpr char kSelectHelp[] =
     "Exit status: 0 a selection was printed (whatever its mode: on an error\n"
     "it is all, every test listed); 1 github format: the tests file or the\n"
     "GitHub files could not be written; 2 bad usage (--base neither auto nor\n"
-    "an id), configuration or an unreadable --change-text; 3 the tree\n"
+    "an id), configuration, an unreadable --change-text or an unreadable or\n"
+    "malformed --env-file; 3 the tree\n"
     "could not be read, so no test list could be made: run everything.\n"
     "\n";
 
@@ -279,6 +294,12 @@ int SelectCommand(const std::vector<std::string>& args) {
     std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     if (file.bad()) return in.UsageError("--change-text: cannot read " + path);
     checkout.SetChangeText(std::move(text));
+  }
+  if (flags->Has("env-file")) {
+    // Unreadable or malformed is a usage error, never a narrower selection.
+    absl::StatusOr<Environment> env = Environment::ReadFile(flags->Get("env-file"));
+    if (!env.ok()) return in.UsageError("--env-file: " + std::string(env.status().message()));
+    checkout.SetEnvironment(*std::move(env));
   }
   if (assume) {
     std::vector<std::string> paths;

@@ -272,9 +272,16 @@ absl::StatusOr<TreeNow> LocalCheckout::ReadTree(const Inventory* stat_cache,
       if (IsViewPath(e.path)) requested.push_back(e.path);
     }
   }
+  // The variables selection.env_run_all names that are set now: one the
+  // baseline did not have set is a change too (environment.h).
+  if (!environment_) environment_ = Environment::OfProcess();
+  scan.environment = &*environment_;
+  for (std::string& path : EnvRunAllViews(config_.selection.env_run_all, *environment_)) {
+    requested.push_back(std::move(path));
+  }
   std::vector<std::string> definitions;  // fingerprinted, not scanned
   for (std::string& path : requested) {
-    if (path[0] == '/' && !config_.inventory_external) continue;
+    if (path[0] == '/' && !config_.inventory_external && !IsEnvViewPath(path)) continue;
     if (!IsViewPath(path)) {
       scan.external_paths.push_back(std::move(path));
       continue;

@@ -45,6 +45,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "ste/environment.h"
 #include "ste/glob.h"
 #include "ste/store_url.h"
 
@@ -348,14 +349,17 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
       {"runner", {"kind", "command", "jobs", "batch", "preload", "case_scopes", "build_dir",
                   "private_tmp", "python_imports"}},
       {"inventory", {"ignore", "tool_caches", "external"}},
-      {"selection", {"run_all", "skip_all", "mandatory", "force_tags", "granularity"}},
+      {"selection", {"run_all", "skip_all", "mandatory", "force_tags", "granularity", "env_ignore",
+                     "env_ignore_defaults", "env_run_all"}},
       {"store", {"url"}},
   });
   if (!s.ok()) return s;
 
   Config c;
   c.root = root;
-  std::vector<std::string> include, exclude, ignore, run_all, skip_all, mandatory;
+  std::vector<std::string> include, exclude, ignore, run_all, skip_all, mandatory, env_ignore,
+      env_run_all;
+  bool env_ignore_defaults = true;
   std::string kind = "generic";
   const std::vector<std::string> tool_cache_names = ToolCacheNames();
   c.inventory_tool_caches = tool_cache_names;
@@ -383,6 +387,9 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
            r.Globs("selection", "mandatory", false, &mandatory),
            r.Bool("selection", "force_tags", &c.selection.force_tags),
            r.String("selection", "granularity", false, &granularity),
+           r.Globs("selection", "env_ignore", false, &env_ignore),
+           r.Bool("selection", "env_ignore_defaults", &env_ignore_defaults),
+           r.Globs("selection", "env_run_all", false, &env_run_all),
            r.String("store", "url", false, &c.store_url),
        }) {
     if (!step.ok()) return step;
@@ -463,13 +470,17 @@ absl::StatusOr<Config> ParseConfig(std::string_view text,
             : "'runner.command' must contain {test} (the test file's path)";
     return Error(name, *command, what);
   }
+  if (env_ignore_defaults) {
+    env_ignore.insert(env_ignore.begin(), kDefaultEnvIgnore.begin(), kDefaultEnvIgnore.end());
+  }
   // Every glob was validated above, so these compile.
   struct {
     const std::vector<std::string>* patterns;
     GlobSet* out;
   } compile[] = {{&include, &c.test_include},       {&exclude, &c.test_exclude},
                  {&ignored, &c.inventory_ignore},   {&run_all, &c.selection.run_all},
-                 {&skip_all, &c.selection.skip_all}, {&mandatory, &c.selection.mandatory}};
+                 {&skip_all, &c.selection.skip_all}, {&mandatory, &c.selection.mandatory},
+                 {&env_ignore, &c.selection.env_ignore}, {&env_run_all, &c.selection.env_run_all}};
   for (auto& [patterns, out] : compile) {
     absl::StatusOr<GlobSet> set = GlobSet::Compile(*patterns);
     if (!set.ok()) return absl::InvalidArgumentError(absl::StrCat(name, ": ", set.status().message()));

@@ -515,7 +515,7 @@ absl::StatusOr<Inventory> Inventory::Scan(const ScanOptions& options,
   STE_ASSIGN_OR_RETURN(Scanner::Result result, scanner.Run(*root_stat));
   if (!views.empty()) {
     STE_ASSIGN_OR_RETURN(std::vector<InventoryEntry> computed,
-                         ComputeViews(root, views, options.ignore, fs));
+                         ComputeViews(root, views, options.ignore, fs, options.environment));
     std::vector<InventoryEntry> merged;
     merged.reserve(result.entries.size() + computed.size());
     std::merge(std::make_move_iterator(result.entries.begin()),

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "ste/environment.h"
 #include "ste/inventory.h"
 #include "ste/little_endian.h"
 #include "ste/repo_path.h"
@@ -30,6 +31,7 @@ constexpr std::string_view kDistsName = "ste-dists";
 constexpr std::string_view kDistsNamedPrefix = "ste-dists:";
 constexpr std::string_view kEntryPointsPrefix = "ste-entry-points:";
 constexpr std::string_view kDefinitionModuleName = "ste-def";
+constexpr std::string_view kEnvPrefix = "ste-env:";
 // The named parts of a source file (definitions.h, "Views").
 constexpr std::pair<std::string_view, DefinitionPart> kDefinitionPrefixes[] = {
     {"ste-def:", DefinitionPart::kUnit},
@@ -108,6 +110,8 @@ std::string CanonicalName(const View& v) {
       return absl::StrCat(AV(kEntryPointsPrefix), v.arg);
     case ViewKind::kDefinition:
       break;  // not computed here
+    case ViewKind::kEnv:
+      return EnvViewName(v.arg);
   }
   return v.name;
 }
@@ -276,6 +280,13 @@ std::optional<View> ParseView(std::string_view path) {
              name.size() > kEntryPointsPrefix.size()) {
     v.kind = ViewKind::kEntryPoints;
     v.arg = std::string(name.substr(kEntryPointsPrefix.size()));
+  } else if (name.substr(0, kEnvPrefix.size()) == kEnvPrefix) {
+    // A variable (environment.h): a view of "/" only, its name escaped
+    // one way.
+    std::optional<std::string> variable = UnescapeEnvName(name.substr(kEnvPrefix.size()));
+    if (!variable || v.dir != "/") return std::nullopt;
+    v.kind = ViewKind::kEnv;
+    v.arg = *std::move(variable);
   } else if (name == kDefinitionModuleName) {
     // A part of a source file (definitions.h): <dir> is the file.
     v.kind = ViewKind::kDefinition;
@@ -316,7 +327,7 @@ std::string NormalizeDistName(std::string_view name) {
 }
 
 bool ViewWatches(const View& view, std::string_view dir_basename, std::string_view name) {
-  if (view.kind == ViewKind::kDefinition) return false;  // of a file: no entries
+  if (view.kind == ViewKind::kDefinition || view.kind == ViewKind::kEnv) return false;  // no entries
   if (view.kind == ViewKind::kPth) {
     // site.addsitedir: names = [name for name in os.listdir(sitedir) if
     // name.endswith(".pth")] (3.13 also skips names starting with '.').
@@ -350,6 +361,8 @@ std::string DescribeView(const View& view) {
       return absl::StrCat("the distributions named ", view.arg);
     case ViewKind::kEntryPoints:
       return absl::StrCat("entry points [", view.arg, "] of its distributions");
+    case ViewKind::kEnv:
+      return absl::StrCat("the environment variable ", absl::CHexEscape(view.arg));
     case ViewKind::kDefinition:
       switch (view.part) {
         case DefinitionPart::kModule: return "its module-level code";
@@ -366,8 +379,10 @@ std::string DescribeView(const View& view) {
 
 absl::StatusOr<std::vector<InventoryEntry>> ComputeViews(const std::string& root,
                                                          const std::vector<std::string>& view_paths,
-                                                         const GlobSet& ignore, ScanFileSystem* fs) {
+                                                         const GlobSet& ignore, ScanFileSystem* fs,
+                                                         const Environment* environment) {
   if (fs == nullptr) fs = RealScanFileSystem();
+  std::optional<Environment> own;  // this process's, made once when asked for
   std::vector<std::string> paths = view_paths;
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
@@ -392,6 +407,24 @@ absl::StatusOr<std::vector<InventoryEntry>> ComputeViews(const std::string& root
   out.reserve(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
     const View& v = views[i];
+    if (v.kind == ViewKind::kEnv) {
+      if (environment == nullptr) {
+        if (!own) own = Environment::OfProcess();
+        environment = &*own;
+      }
+      InventoryEntry e;
+      e.path = paths[i];
+      std::optional<std::string_view> value = environment->Get(v.arg);
+      if (value) {
+        std::string hashed = CanonicalName(v);
+        hashed.push_back('\0');
+        hashed.append(*value);
+        e.type = FileType::kRegular;  // stat fields stay zero
+        e.hash = XXH3_128bits(hashed.data(), hashed.size());
+      }  // unset: kMissing, all zeros
+      out.push_back(std::move(e));
+      continue;
+    }
     const bool repo = v.dir[0] != '/';
     const std::string abs = !repo ? v.dir : v.dir == kRootPath ? root : JoinUnder(root, v.dir);
     auto it = listings.find(abs);

@@ -64,7 +64,7 @@ std::string RecordOpName(uint8_t op) {
   static constexpr const char* kNames[] = {
       "none",    "open",   "fopen",  "stat",   "access",
       "readlink", "opendir", "dlopen", "exec",  "spawn",
-      "loaded",  "realpath", "path_search", "scope"};
+      "loaded",  "realpath", "path_search", "scope", "getenv"};
   if (op < sizeof kNames / sizeof kNames[0]) return kNames[op];
   return absl::StrCat("op", op);
 }

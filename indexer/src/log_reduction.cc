@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "definition_resolution.h"
+#include "ste/environment.h"
 #include "ste/inventory.h"
 
 namespace ste {
@@ -116,6 +117,15 @@ void NoteUnsplitScopes(const std::vector<ProcessCode>& code,
   }
 }
 
+// True iff `path` is an environment variable's view whose name
+// selection.env_ignore names (a name with '/' never: globs read it as a
+// path).
+bool EnvIgnored(const std::string& path, const GlobSet& env_ignore) {
+  if (!IsEnvViewPath(path) || env_ignore.empty()) return false;
+  std::optional<View> v = ParseView(path);
+  return v.has_value() && v->arg.find('/') == std::string::npos && env_ignore.Matches(v->arg);
+}
+
 }  // namespace
 
 std::string RepoRelative(const std::string& root, const std::string& abs) {
@@ -185,6 +195,8 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
           // A known view is a content dependency on its path; an unknown
           // one the listing of its directory (coarser, never lost).
           // inventory.ignore applies to the directory.
+          // A variable env_ignore names is no dependency (environment.h).
+          if (EnvIgnored(path, policy.env_ignore)) break;
           std::optional<View> known = ParseView(path);
           if (known && known->kind == ViewKind::kDefinition) known.reset();  // only ste makes those
           std::string dir = ViewDirectory(path);

@@ -267,6 +267,11 @@ std::string DescribeViewChange(std::string_view path, std::string_view change) {
         return absl::StrCat(named, gone ? ": no longer a constant" : ": the constant's value changed");
     }
   }
+  if (view->kind == ViewKind::kEnv) {
+    // "the environment variable CI_DB_URL changed (was unset)"
+    return absl::StrCat(DescribeView(*view), " changed",
+                        change == "added" ? " (was unset)" : change == "deleted" ? " (is unset now)" : "");
+  }
   std::string out = absl::StrCat(view->dir, ": ", DescribeView(*view), " changed");
   if (change == "added") out += " (the directory appeared)";
   if (change == "deleted") out += " (the directory went)";
@@ -533,6 +538,20 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
         // and the path is the change's to choose.
         return SelectAll(absl::StrCat(EscapeForText(c.path), " changed and matches selection.run_all '",
                                       rules.run_all.glob(i).pattern(), "'"),
+                         in.head_tests, changed);
+      }
+    }
+    // An environment variable selection.env_run_all names (what shells and
+    // libc read unseen): set, unset or changed since the baseline.
+    for (const InventoryChange& c : changed) {
+      if (!IsEnvViewPath(c.path)) continue;
+      std::optional<View> view = ParseView(c.path);
+      if (!view) continue;
+      int i = rules.env_run_all.FirstMatch(view->arg);
+      if (i >= 0) {
+        return SelectAll(absl::StrCat("the environment variable ", EscapeForText(view->arg),
+                                      " changed and matches selection.env_run_all '",
+                                      rules.env_run_all.glob(i).pattern(), "'"),
                          in.head_tests, changed);
       }
     }

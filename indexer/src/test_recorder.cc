@@ -148,6 +148,7 @@ TracedRecording RecordTraced(const Config& config, const RunOneTestOptions& opti
     policy.ignore = config.inventory_ignore;
     policy.log_dir = dir;
     policy.private_tmp = tmp.path();
+    policy.env_ignore = config.selection.env_ignore;
     policy.definitions = options.definitions;
     out.all = ReduceLogs(logs, read, policy);
   }

@@ -58,7 +58,11 @@ class SteScopes:
 def _definitions(what):
     """Calls ste_defs.<what>() when the definition tracker runs in this
     process (ste_site/ste_defs.py: what ran is recorded in the scope it ran
-    in)."""
+    in), and on a scope change ste_names.scope_changed() (the environment
+    variables read are recorded again in the new scope)."""
+    names = sys.modules.get("ste_names")
+    if what == "scope_changed" and names is not None and hasattr(names, "scope_changed"):
+        names.scope_changed()
     defs = sys.modules.get("ste_defs")
     if defs is not None:
         getattr(defs, what)()

@@ -216,7 +216,8 @@ void ste_exec_note_program(const char* file, int search, int op) {
   struct stat st;
   int have_stat = 0;
   if (search && !strchr(file, '/')) {
-    const char* path = getenv("PATH");
+    const char* path = ste_getenv("PATH");
+    ste_note_env("PATH", STE_OP_PATH_SEARCH); /* another PATH, another program */
     if (!path) path = "/bin:/usr/bin";
     size_t flen = ste_strlen(file);
     while (!len) {
@@ -403,7 +404,7 @@ void ste_child_env_done(SteChildEnv* ce) {
  * calls we never see: make environ right first. Neither is async-signal-
  * safe, so setenv (which allocates) is allowed here. */
 void ste_environ_restore(void) {
-  const char* preload = getenv("LD_PRELOAD");
+  const char* preload = ste_getenv("LD_PRELOAD");
   if (!preload || !ste_preload_has_self(preload)) {
     size_t a = preload ? ste_strlen(preload) : 0;
     char value[a + ste_strlen(ste_self_path) + 2];
@@ -416,7 +417,7 @@ void ste_environ_restore(void) {
     *s = '\0';
     setenv("LD_PRELOAD", value, 1);
   }
-  const char* dir = getenv("STE_LOG_DIR");
+  const char* dir = ste_getenv("STE_LOG_DIR");
   if (!dir || strcmp(dir, ste_log_dir) != 0) setenv("STE_LOG_DIR", ste_log_dir, 1);
   ste_scope_bind_environ();
 }

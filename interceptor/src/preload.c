@@ -84,6 +84,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +101,26 @@ __attribute__((constructor)) static void ste_constructor(void) {
 
 __attribute__((destructor)) static void ste_destructor(void) {
   ste_note_loaded_objects();
+}
+
+/* ---- environment ---------------------------------------------------------
+ * A variable a program reads is a dependency of its test (indexer's
+ * ste/environment.h): C and C++ programs, Ruby's ENV[], Node's
+ * process.env, Python's own start-up (os.environ is a copy: the startup
+ * hook records its reads). What a program reads from environ itself, and
+ * what glibc reads inside itself (setlocale, tzset), is not seen. The
+ * lookup is ours (sys.c), as glibc's: no dlsym before the first record. */
+
+char* getenv(const char* name) {
+  char* value = ste_getenv(name);
+  ste_note_env(name, STE_OP_GETENV);
+  return value;
+}
+
+char* secure_getenv(const char* name) {
+  char* value = getauxval(AT_SECURE) ? 0 : ste_getenv(name);
+  ste_note_env(name, STE_OP_GETENV);
+  return value;
 }
 
 /* ---- open family ------------------------------------------------------- */

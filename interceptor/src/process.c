@@ -170,10 +170,10 @@ void ste_ensure_own_log(void) {
 /* ---- ste_enabled ----------------------------------------------------------- */
 
 static int initialise(void) {
-  const char* dir = getenv("STE_LOG_DIR");
-  ste_scope_init(getenv("STE_SCOPE"));
+  const char* dir = ste_getenv("STE_LOG_DIR");
+  ste_scope_init(ste_getenv("STE_SCOPE"));
   if (!dir || !dir[0]) return 0;
-  const char* io_uring = getenv("STE_ALLOW_IO_URING");
+  const char* io_uring = ste_getenv("STE_ALLOW_IO_URING");
   allow_io_uring = io_uring && strcmp(io_uring, "1") == 0;
   /* `ste run` passes absolute, normal paths: use them in place. */
   if (ste_path_is_normal(dir, ste_strlen(dir))) {
@@ -193,7 +193,7 @@ static int initialise(void) {
     }
   }
   /* The log is made at the first record (ste_ensure_own_log). */
-  ste_seen_init(getenv("STE_SEEN"));
+  ste_seen_init(ste_getenv("STE_SEEN"));
   atomic_store(&own_log_state, kNoLogYet);
   pthread_atfork(0, 0, ste_after_fork_child);
   return 1;
@@ -302,6 +302,36 @@ void ste_note_abs(int kind, int op, const char* path, size_t len) {
     ste_ensure_own_log();
   }
   ste_record_abs(kind, op, path, len);
+}
+
+void ste_note_env(const char* name, int op) {
+  if (!name || !name[0] || ste_starts_with(name, "STE_") || !ste_enabled()) return;
+  int saved = errno;
+  static const char kPrefix[] = "/\001ste-env:";
+  char path[1024 + sizeof kPrefix];
+  size_t n = sizeof kPrefix - 1;
+  memcpy(path, kPrefix, n);
+  for (const char* p = name; *p; p++) {
+    if (*p == '=') {
+      errno = saved;
+      return;
+    }
+    if (n + 3 > sizeof path - 1) {
+      ste_note_abs(STE_KIND_UNFOLLOWED, op, "<getenv: a name over 1000 bytes>", 32);
+      errno = saved;
+      return;
+    }
+    if (*p == '%' || *p == '/') {
+      path[n++] = '%';
+      path[n++] = '2';
+      path[n++] = *p == '%' ? '5' : 'F';
+    } else {
+      path[n++] = *p;
+    }
+  }
+  path[n] = '\0';
+  ste_note_abs(STE_KIND_ABSENT, op, path, n);
+  errno = saved;
 }
 
 void ste_note(int kind, int op, int dirfd, const char* path) {

@@ -121,6 +121,16 @@ STE_HIDDEN void ste_note_open(int dirfd, const char* path, int flags, int ok,
  * record, nor unless ste_enabled(). errno is preserved. */
 STE_HIDDEN void ste_note_fd_listing(int fd, const char* unnamed);
 
+/* Records that the program read the environment variable `name` (getenv,
+ * secure_getenv, a PATH search): an `absent` record of
+ * "/\001ste-env:<name>", '%' written "%25" and '/' "%2F" (indexer's
+ * ste/environment.h), op `op`. Nothing for an empty name, one holding '='
+ * (no variable has one), or STE_* (ste's own), nor unless ste_enabled().
+ * A name too long for the record's buffer records "<getenv: a name over
+ * 1000 bytes>" as unfollowed: its test is opaque (always selected).
+ * errno is preserved. */
+STE_HIDDEN void ste_note_env(const char* name, int op);
+
 /* ---- io_uring --------------------------------------------------------------- */
 
 /* 1 when this process must be refused an io_uring instance: it records

@@ -135,6 +135,18 @@ int ste_starts_with(const char* s, const char* prefix) {
   return 1;
 }
 
+extern char** environ;
+
+char* ste_getenv(const char* name) {
+  /* As glibc's getenv: the first "NAME=" entry. */
+  if (!name || !name[0] || !environ) return 0;
+  size_t len = strlen(name);
+  for (char** e = environ; *e; e++) {
+    if (strncmp(*e, name, len) == 0 && (*e)[len] == '=') return *e + len + 1;
+  }
+  return 0;
+}
+
 void ste_warn(const char* msg, const char* detail) {
   int saved = errno;
   char line[1024];

@@ -51,6 +51,11 @@ STE_HIDDEN long ste_sys_getxattr(const char* path, const char* name);
 STE_HIDDEN size_t ste_strlen(const char* s);
 STE_HIDDEN int ste_starts_with(const char* s, const char* prefix);
 
+/* getenv(3) without our getenv hook (preload.c): the value of `name` in
+ * environ, or NULL. The library's own reads of its variables use this, so
+ * they are never recorded as a dependency of the program. */
+STE_HIDDEN char* ste_getenv(const char* name);
+
 /* One line to stderr, "ste: <msg>"; for conditions a user must know of. */
 STE_HIDDEN void ste_warn(const char* msg, const char* detail);
 

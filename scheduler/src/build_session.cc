@@ -226,8 +226,9 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
           }
           const std::string& path = paths_[id];
           const bool outside = path[0] == '/';
-          // A view has a value only its entry gives: never dropped silently.
-          if ((spec_.external && outside) || (!outside && IsViewPath(path))) {
+          // A view has a value only its entry gives: never dropped silently
+          // (an environment variable's whatever inventory.external says).
+          if ((spec_.external && outside) || (!outside && IsViewPath(path)) || IsEnvViewPath(path)) {
             described.push_back(path);
           }
         }
@@ -464,7 +465,12 @@ void BuildSession::Finalize() {
     status = index.status();
   } else {
     std::vector<InventoryEntry> entries = spec_.inventory.entries();
-    for (const auto& [path, e] : external_) entries.push_back(e);
+    // The tree's scan holds no view, except the environment variables
+    // selection.env_run_all names (record_client.cc), which a test may
+    // have read too: the scan's entry stands.
+    for (const auto& [path, e] : external_) {
+      if (spec_.inventory.Find(path) == nullptr) entries.push_back(e);
+    }
     absl::StatusOr<Inventory> merged = Inventory::FromEntries(std::move(entries), spec_.inventory.taken_at_ns());
     if (!merged.ok()) {
       status = merged.status();

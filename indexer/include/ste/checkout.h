@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "ste/config.h"
+#include "ste/environment.h"
 #include "ste/inventory.h"
 
 namespace ste {
@@ -175,6 +176,10 @@ class LocalCheckout final : public Checkout {
   // names; the commit messages carry no force tag (the change has none
   // yet; --all still counts).
   void AssumeChanged(std::vector<std::string> paths) { assumed_ = std::move(paths); }
+  // The environment the tests will run in (`select --env-file`), whose
+  // variables ReadTree compares with the baseline's (environment.h). Not
+  // set: this process's own.
+  void SetEnvironment(Environment env) { environment_ = std::move(env); }
 
  private:
   Config config_;
@@ -183,6 +188,7 @@ class LocalCheckout final : public Checkout {
   std::optional<std::string> change_text_;
   std::optional<Inventory> definition_base_;
   std::optional<CommitFacts> facts_;
+  std::optional<Environment> environment_;
 };
 
 }  // namespace ste

@@ -49,6 +49,15 @@
 //                mandatory = []                     always selected
 //                force_tags = true   [test all] / [no filter] in a commit
 //                                    message of the change => all
+//                env_ignore = []     environment variables (globs over
+//                                    names) whose reads are no dependency,
+//                                    added to ste's list of per-run CI
+//                                    variables (environment.h,
+//                                    kDefaultEnvIgnore)
+//                env_ignore_defaults = true   false: that list is not added
+//                env_run_all = []    environment variables whose change
+//                                    selects all (what shells and libc
+//                                    read unseen: docs/concepts.md)
 //                granularity = "auto"   a changed Python or Ruby method
 //                                    selects the tests that ran it, not
 //                                    every test that loaded its file, in
@@ -144,6 +153,12 @@ struct SelectionRules {
   // of the change. false: they are not read, so a history that cannot be
   // read (a shallow clone) is no reason for all either.
   bool force_tags = true;
+  // Environment variables (environment.h), globs over names: a read of one
+  // env_ignore names is no dependency (its default list unless
+  // env_ignore_defaults = false, then what ste.toml adds); a change of one
+  // env_run_all names selects all.
+  GlobSet env_ignore;
+  GlobSet env_run_all;
   // tests.unit = "case": a test file whose changes all fall in the own
   // parts of some of its cases is selected as those cases
   // (SelectedTest::cases, case_split.h).

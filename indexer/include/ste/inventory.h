@@ -143,6 +143,15 @@
 //                             by ComputeViews (InvalidArgument): their values
 //                             are fingerprints, made by
 //                             integrations/python/ste_fingerprint.py.
+//     ste-env:<escaped name>  of "/" only ("/\x01ste-env:HOME"): an
+//                             environment variable (environment.h): not a
+//                             function of a directory but of the
+//                             environment the view is computed in
+//                             (ScanOptions::environment). Its value is the
+//                             variable's name, '\0', and its value's bytes;
+//                             kMissing when it is unset. Never subject to
+//                             inventory.external (a variable is not a file
+//                             outside the repo).
 //   Any other view name is unknown: ReduceLogs records a `listing` of
 //   <dir> instead, and a scan asked for one fails (InvalidArgument).
 //
@@ -215,6 +224,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ste/environment.h"
 #include "ste/glob.h"
 
 namespace ste {
@@ -352,6 +362,9 @@ struct ScanOptions {
   // InvalidArgument for a path that is not a known view. Duplicates
   // collapse.
   std::vector<std::string> view_paths;
+  // The environment the ste-env views are computed in; null = this
+  // process's own (Environment::OfProcess). Not owned.
+  const Environment* environment = nullptr;
   // Worker threads for the walk and for hashing; 0 = hardware concurrency.
   int threads = 0;
   // The file system to use; null = RealScanFileSystem(). Not owned.
@@ -387,7 +400,7 @@ inline constexpr char kViewMark = '\x01';
 // path, of a known view or not.
 bool IsViewPath(std::string_view path);
 
-enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints, kDefinition };
+enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints, kDefinition, kEnv };
 
 // Which part of a source file a kDefinition view is (definitions.h,
 // "Views"): "ste-def", "ste-def:<unit>", "ste-at:<unit>", "ste-doc:<name>",
@@ -401,7 +414,8 @@ struct View {
   ViewKind kind = ViewKind::kPth;
   // kDistsNamed: the name as given, normalized (NormalizeDistName);
   // kEntryPoints: the group; kDefinition: the definition's name, "" for
-  // the module-level code (then `dir` is the source file); "" otherwise.
+  // the module-level code (then `dir` is the source file); kEnv: the
+  // variable's name, unescaped; "" otherwise.
   std::string arg;
   DefinitionPart part = DefinitionPart::kModule;  // kDefinition only
 };
@@ -430,12 +444,13 @@ std::string DescribeView(const View& view);
 
 // The entries of `view_paths` (see ScanOptions::view_paths; `root` is the
 // absolute, normalized repo root the repo-relative ones are under), sorted
-// by path, duplicates collapsed. `fs` null = RealScanFileSystem(). Errors:
+// by path, duplicates collapsed. `fs` null = RealScanFileSystem();
+// `environment` null = this process's (the ste-env views). Errors:
 // InvalidArgument for a path that is not a known view, or see "Views"
 // above.
 absl::StatusOr<std::vector<InventoryEntry>> ComputeViews(
     const std::string& root, const std::vector<std::string>& view_paths,
-    const GlobSet& ignore, ScanFileSystem* fs);
+    const GlobSet& ignore, ScanFileSystem* fs, const Environment* environment = nullptr);
 
 class Inventory {
  public:

@@ -103,6 +103,9 @@ struct PathPolicy {
   std::string private_tmp;
   // True if `abs` exists now (after the test). Default: lstat.
   std::function<bool(const std::string& abs)> exists;
+  // Environment variables whose reads are no dependency
+  // (selection.env_ignore; environment.h), globs over names.
+  GlobSet env_ignore;
   // Definition granularity (definitions.h): resolves the tracker's records
   // into definition dependencies; null: they are dropped (file level).
   DefinitionCache* definitions = nullptr;

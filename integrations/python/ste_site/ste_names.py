@@ -55,6 +55,16 @@ PYTHONNOUSERSITE, a venv without system site packages, setuid), the .pth
 does not run and sitecustomize (ste_site/, first on PYTHONPATH) calls
 `late()`, which installs 1 and 3 after site.py has listed (coarser, honest).
 
+4. Environment variables: os.environ is a copy made at start-up, so the
+   interceptor's getenv hook never sees what Python code reads. Every read
+   through os.environ or os.environb (`[]`, get, os.getenv, `in`, pop,
+   setdefault, and so iterating items or values) is recorded as a stat of
+   "/\x01ste-env:<name>" ('%' written %25, '/' %2F), which ste turns into a
+   dependency on the variable's value (indexer's ste/environment.h). Not a
+   read: os.environ.copy() (how an environment is handed to a child, whose
+   own reads are recorded), a write, and STE_* (ste's own). Reads made
+   before this hook ran (site.py's) are not seen. Any CPython 3.
+
 Steps 1 and 3 are skipped (Python then lists, as without this hook) when the
 interpreter is not CPython 3.6-3.13 on Linux, or when sys.path_hooks holds
 no CPython FileFinder hook (something replaced it).
@@ -314,6 +324,57 @@ def _pth_scan_as_view(addsitedir):
     return addsitedir_by_pth
 
 
+_ENV_PREFIX = b"/\x01ste-env:"
+_env_seen = set()  # names recorded in the current scope (scope_changed empties it)
+
+
+def scope_changed():
+    """Called by ste_protocol.py on a scope push or pop: a variable read
+    again is recorded again, in the new scope."""
+    _env_seen.clear()
+
+
+def _note_env(key):
+    name = key if isinstance(key, bytes) else os.fsencode(key) if isinstance(key, str) else None
+    if not name or name in _env_seen or name.startswith(b"STE_") or b"=" in name:
+        return
+    _env_seen.add(name)
+    _stat_quietly(_ENV_PREFIX + name.replace(b"%", b"%25").replace(b"/", b"%2F"))
+
+
+def _install_env_reads():
+    """Step 4 (see the top): os._Environ's reads recorded, copy() not."""
+    environ_type = type(os.environ)
+    if getattr(environ_type, "_ste_env_reads", False):
+        return
+    import _thread
+
+    getitem, copy = environ_type.__getitem__, environ_type.copy
+    copying = set()  # threads inside copy()
+
+    def __getitem__(self, key):
+        if _thread.get_ident() not in copying:
+            try:
+                _note_env(key)
+            except Exception:
+                pass
+        return getitem(self, key)
+
+    def environ_copy(self):
+        ident = _thread.get_ident()
+        if ident in copying:
+            return copy(self)
+        copying.add(ident)
+        try:
+            return copy(self)
+        finally:
+            copying.discard(ident)
+
+    environ_type.__getitem__ = __getitem__
+    environ_type.copy = environ_copy
+    environ_type._ste_env_reads = True
+
+
 def _user_site(base):
     return os.path.join(base, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
 
@@ -323,6 +384,10 @@ def _install():
     if installed:
         return
     installed = True
+    try:
+        _install_env_reads()
+    except Exception:
+        pass  # Python's reads of the environment are not recorded
     if os.environ.get("STE_DEFINITIONS"):
         try:
             import ste_defs

@@ -121,7 +121,11 @@ enum SteRecordOp {
   STE_OP_REALPATH = 11,
   STE_OP_PATH_SEARCH = 12, /* execvp/posix_spawnp PATH lookup */
   STE_OP_SCOPE = 13,
-  STE_OP_MAX = 13
+  STE_OP_GETENV = 14,   /* getenv/secure_getenv, or a PATH search, read an
+                           environment variable: an `absent` record of
+                           "/\001ste-env:<name, '%' and '/' escaped>"
+                           (indexer's ste/environment.h) */
+  STE_OP_MAX = 14
 };
 
 /* The record check: FNV-1a over the fields, folded to 16 bits. Cheap; it

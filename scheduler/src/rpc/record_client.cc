@@ -13,6 +13,7 @@
 #include "proto_convert.h"
 #include "ste/baseline_loader.h"
 #include "ste/checkout.h"
+#include "ste/environment.h"
 #include "ste/scheduler_service.h"
 #include "ste/selection.h"
 #include "ste/test_output.h"
@@ -225,6 +226,11 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
   scan.root = config.root;
   scan.ignore = config.inventory_ignore;
   scan.threads = std::max(1, o.jobs > 0 ? o.jobs : config.jobs);
+  // The variables selection.env_run_all names, as this process has them
+  // (environment.h): a select compares them whether or not a test read one.
+  const Environment env = Environment::OfProcess();
+  scan.environment = &env;
+  scan.view_paths = EnvRunAllViews(config.selection.env_run_all, env);
   absl::StatusOr<Inventory> inventory = Inventory::Scan(scan, previous ? &previous->inventory : nullptr);
   if (!inventory.ok()) return WorkError(inventory.status());
   previous.reset();

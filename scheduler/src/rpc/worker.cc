@@ -188,7 +188,7 @@ bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* se
   std::vector<std::string> wanted, unhashed, views;
   for (const ScopeDependencies& s : record.deps.scopes) {
     for (const DepKey& k : s.deps) {
-      const bool outside = k.path[0] == '/';
+      const bool outside = k.path[0] == '/' && !IsEnvViewPath(k.path);
       if (outside ? !o_.config.inventory_external : !IsViewPath(k.path)) continue;
       if (!sent->count(k.path)) wanted.push_back(k.path);
     }
