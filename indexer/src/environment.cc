@@ -96,7 +96,7 @@ std::optional<std::string> UnescapeEnvName(std::string_view escaped) {
     const char c = static_cast<char>(hi * 16 + lo);
     // Only the two escapes EnvViewName makes: one spelling per name.
     if (c != '%' && c != '/') return std::nullopt;
-    if (escaped[i + 1] == 'f') return std::nullopt;  // "%2F", not "%2f"
+    if (escaped[i + 2] == 'f') return std::nullopt;  // "%2F", not "%2f"
     out.push_back(c);
     i += 2;
   }

@@ -594,9 +594,12 @@ TEST_P(PythonSuite, SelectFormatRunnerIsWhatTheRunnerTakesBack) {
   // (No bytecode: what one run would write would change the next selection.)
   Spawned plain = Run(Plain(selected), {"PYTHONDONTWRITEBYTECODE=1"});
   auto through_select = [&](const std::vector<std::string>& command) {
+    // ste select in the environment the baseline was recorded in (Ste()'s:
+    // the runner's PYTHONPATH and PYTHONDONTWRITEBYTECODE=1 are variables
+    // the tests' Python read, and would select them).
     std::string script =
-        "set -e; tests=$(\"$0\" select --format runner 2>/dev/null); eval "
-        "\"set -- $tests\"; exec";
+        "set -e; tests=$(env -u PYTHONPATH PYTHONDONTWRITEBYTECODE= \"$0\" select --format runner "
+        "2>/dev/null); eval \"set -- $tests\"; exec";
     for (const std::string& word : command) script += " '" + word + "'";
     script += " \"$@\"";
     return Run({"sh", "-c", script, kSte},

@@ -275,6 +275,37 @@ TEST_F(Workspace, ExecThroughSyscallIsFollowedInTheScopeOfTheCall) {
 
 // ---- io_uring ---------------------------------------------------------------------
 
+// ---- environment variables ----------------------------------------------
+
+TEST_F(Workspace, AVariableReadIsRecordedByNameWithLibcsAnswer) {
+  Traced t = RunTraced({Case("getenv_case"), "APP_MODE", "NOT_SET_HERE", "a/b%c", "STE_SCOPE", "A=B"}, "//r/t",
+                       {"APP_MODE=fast", "a/b%c=odd"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_NE(t.run.out.find("APP_MODE=fast\nNOT_SET_HERE unset\na/b%c=odd\nSTE_SCOPE=//r/t\n"), std::string::npos)
+      << t.run.out;
+  EXPECT_TRUE(t.Has("//r/t", RecordKind::kAbsent, "/\x01ste-env:APP_MODE")) << t.Describe();
+  EXPECT_TRUE(t.Has("//r/t", RecordKind::kAbsent, "/\x01ste-env:NOT_SET_HERE")) << "unset is a dependency too";
+  EXPECT_TRUE(t.Has("//r/t", RecordKind::kAbsent, "/\x01ste-env:a%2Fb%25c")) << t.Describe();
+  int env_records = 0;
+  for (const ProcessLog& log : t.logs) {
+    for (const LogRecord& r : log.records) {
+      if (r.path.rfind("/\x01ste-env:", 0) != 0) continue;
+      env_records++;
+      EXPECT_EQ(r.op, STE_OP_GETENV);
+      EXPECT_EQ(r.path.find("STE_"), std::string::npos) << "ste's own variables are never recorded";
+      EXPECT_EQ(r.path.find('='), std::string::npos) << "no variable's name holds '='";
+    }
+  }
+  EXPECT_EQ(env_records, 3) << "once each, whether read by getenv or secure_getenv; " << t.Describe();
+}
+
+TEST_F(Workspace, APathSearchDependsOnPath) {
+  // execvp's search of PATH: another PATH may find another program.
+  Traced t = RunTraced({"/bin/sh", "-c", "exec env true"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.Describe();
+  EXPECT_TRUE(t.HasAnyScope(RecordKind::kAbsent, "/\x01ste-env:PATH")) << t.Describe();
+}
+
 const char kIoUring[] = "<io_uring>";
 
 TEST_F(Workspace, IoUringSetupIsRefusedWithEnosysUnderSte) {
@@ -650,7 +681,8 @@ TEST_F(Workspace, ListingsPausedThroughControlPaths) {
   // The control paths, known or not, are never recorded.
   for (const ProcessLog& log : t.logs) {
     for (const LogRecord& r : log.records) {
-      EXPECT_NE(r.path.compare(0, 2, "/\x01"), 0) << RecordKindName(r.kind) << " " << r.path;
+      // No control path (Python's own getenv reads are "/\x01ste-env:" records).
+      EXPECT_NE(r.path.compare(0, 6, "/\x01ste/"), 0) << RecordKindName(r.kind) << " " << r.path;
     }
   }
 }
@@ -689,7 +721,8 @@ os.listdir(w)
   EXPECT_TRUE(t.Has("//r/t", kL, P("W"))) << t.Describe();
   for (const ProcessLog& log : t.logs) {
     for (const LogRecord& r : log.records) {
-      EXPECT_NE(r.path.compare(0, 2, "/\x01"), 0) << RecordKindName(r.kind) << " " << r.path;
+      // No control path (Python's own getenv reads are "/\x01ste-env:" records).
+      EXPECT_NE(r.path.compare(0, 6, "/\x01ste/"), 0) << RecordKindName(r.kind) << " " << r.path;
     }
   }
 }
@@ -740,7 +773,7 @@ TEST(Packaging, PreloadNeedsOnlyLibcAndExportsOnlyHooksAndApi) {
       "posix_spawnp", "system", "popen", "mkstemp", "mkstemp64", "mkostemp", "mkostemp64",
       "mkstemps", "mkstemps64", "mkostemps", "mkostemps64", "mkdtemp", "syscall",
       "io_uring_setup", "io_uring_queue_init", "io_uring_queue_init_params",
-      "io_uring_queue_init_mem"};
+      "io_uring_queue_init_mem", "getenv", "secure_getenv"};
   std::istringstream syms(symbols.out);
   std::set<std::string> exported;
   while (std::getline(syms, line)) {
