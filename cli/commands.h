@@ -14,6 +14,7 @@ int RunCommand(const std::vector<std::string>& args);
 int LogCommand(const std::vector<std::string>& args);
 int RecordCommand(const std::vector<std::string>& args);
 int SelectCommand(const std::vector<std::string>& args);
+int AuditCommand(const std::vector<std::string>& args);
 int WhyCommand(const std::vector<std::string>& args);
 int DepsCommand(const std::vector<std::string>& args);
 int IndexCommand(const std::vector<std::string>& args);

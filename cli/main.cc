@@ -25,6 +25,8 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {"record", "", "record a baseline: run every test under the interceptor", ste::cli::RecordInRpcModule},
     {"select", "", "print the tests the current changes can affect, and why", ste::cli::SelectCommand},
+    {"audit", "", "run the tests the selection leaves out: would it miss a failing one?",
+     ste::cli::AuditCommand},
     {"why", "PATH", "the tests that depend on a file", ste::cli::WhyCommand},
     {"deps", "TEST", "what a test depends on", ste::cli::DepsCommand},
     {"inventory", "", "hash the tree; compare two inventories", ste::cli::InventoryCommand},

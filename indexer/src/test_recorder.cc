@@ -158,6 +158,11 @@ TracedRecording RecordTraced(const Config& config, const RunOneTestOptions& opti
 
 }  // namespace
 
+TestOutcome OutcomeOf(const TestRecord& r) {
+  if (!r.started) return TestOutcome::kError;
+  return r.exit_code == 0 ? TestOutcome::kPassed : TestOutcome::kFailed;
+}
+
 TestRecord RunOneTest(const Config& config, const std::string& test,
                       const RunOneTestOptions& options) {
   TestRecord record;

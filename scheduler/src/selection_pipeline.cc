@@ -27,7 +27,10 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
     base = source.Load(lookup);
   }
   const LoadedBaseline* b = base.ok() ? base->get() : nullptr;
-  if (b) out.baseline = b->info;
+  if (b) {
+    out.baseline = b->info;
+    out.loaded = *base;
+  }
 
   // 2. The tree now, hashed with the baseline's inventory as the stat
   // cache and with the external files and the views its tests read.
@@ -62,6 +65,7 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
     tree->tests.erase(std::unique(tree->tests.begin(), tree->tests.end()), tree->tests.end());
   }
 
+  out.head_tests = tree->tests;
   // 3. Guardrail 1.
   if (!b) {
     out.selection = SelectWithoutBaseline(std::string(base.status().message()), tree->tests);

@@ -183,6 +183,29 @@ TEST_F(EnvRepo, AnEnvFileStandsForTheEnvironmentAndABadOneIsAUsageError) {
       << s.run.err;
 }
 
+TEST_F(EnvRepo, APythonBatchRunnerRecordsAVariableInEveryTestThatReadsIt) {
+  // unittest's runner runs the files in one process, a scope each: a
+  // variable the first file read is read again, and recorded again, in
+  // the second's scope (the startup hook forgets what it recorded at
+  // every scope change).
+  W("ste.toml", "[tests]\ninclude = [\"tests/test_*.py\"]\n[runner]\nkind = \"unittest\"\n");
+  const char* reader =
+      "import os\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
+      "    def test_flag(self):\n        os.environ.get(\"SHARED_FLAG\")\n";
+  W("tests/__init__.py", "");
+  W("tests/test_one.py", reader);
+  W("tests/test_two.py", reader);
+  W("tests/test_other.py", "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+                          "        pass\n");
+  ASSERT_EQ(::ste::testing::Git(root_, {"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(::ste::testing::Git(root_, {"commit", "-qm", "python"}).exit_code, 0);
+  Record();
+  Selected s = Select(Env({"SHARED_FLAG=1"}));
+  EXPECT_EQ(s.tests, (Tests{"tests/test_one.py", "tests/test_two.py"})) << s.run.err << s.run.out;
+  s = Select(Env({"OTHER_FLAG=1"}));
+  EXPECT_EQ(s.mode, "none") << s.run.err << s.run.out;
+}
+
 TEST_F(EnvRepo, TheBaselineHoldsAHashOfTheValueNeverTheValue) {
   Record();
   // The store and its blobs (the tests' own output, which printed it, is

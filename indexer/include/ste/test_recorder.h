@@ -46,6 +46,7 @@
 #include "ste/config.h"
 #include "ste/definitions.h"
 #include "ste/log_reduction.h"
+#include "ste/test_outcome.h"
 #include "ste/test_run_env.h"
 
 namespace ste {
@@ -67,6 +68,10 @@ struct TestRecord {
   std::string output_tail;
   uint64_t output_bytes = 0;  // the log's whole size
 };
+
+// The outcome a test's record stands for: error when it could not be
+// started, else passed or failed by its exit code.
+TestOutcome OutcomeOf(const TestRecord& record);
 
 struct RunOneTestOptions {
   std::string preload_library;  // absolute path of libste_preload.so

@@ -36,9 +36,6 @@ class ReportEncoder {
   absl::flat_hash_map<std::string, uint32_t> ids_;
 };
 
-// The outcome a test's record stands for.
-TestOutcome OutcomeOf(const TestRecord& record);
-
 }  // namespace ste
 
 #endif  // STE_REPORT_ENCODER_H_

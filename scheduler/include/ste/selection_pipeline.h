@@ -23,6 +23,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "ste/baseline_loader.h"
@@ -35,6 +37,10 @@ namespace ste {
 struct SelectionOutcome {
   Selection selection;
   std::optional<BaselineInfo> baseline;  // the baseline compared with
+  // That baseline as loaded (null without one), and the tests the tree has
+  // now (the list the selection chose from; `ste audit` runs the rest).
+  std::shared_ptr<const LoadedBaseline> loaded;
+  std::vector<std::string> head_tests;
   // Not OK: the tree could not be read (step 2); selection is mode all
   // with no tests, its reason saying why.
   absl::Status tree = absl::OkStatus();

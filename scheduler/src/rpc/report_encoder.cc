@@ -12,11 +12,6 @@ constexpr size_t kPathTableBytes = 4 << 20;  // per PathTable message
 
 }  // namespace
 
-TestOutcome OutcomeOf(const TestRecord& r) {
-  if (!r.started) return TestOutcome::kError;
-  return r.exit_code == 0 ? TestOutcome::kPassed : TestOutcome::kFailed;
-}
-
 ReportEncoder::ReportEncoder(size_t max_ids_per_message)
     : max_ids_(std::max<size_t>(max_ids_per_message, 1)) {}
 

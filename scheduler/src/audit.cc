@@ -1,0 +1,117 @@
+// Copyright: the ste authors. `ste audit` (audit.h): the tests a selection
+// left out, run, and their outcomes compared with the baseline's.
+#include "ste/audit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ste/test_output.h"
+#include "ste/test_scope.h"
+
+namespace ste {
+namespace {
+
+// SplitMix64: a fixed sequence for a seed, the same on every machine.
+uint64_t NextRandom(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// A file name for a test's output: its path with '/' as '_', numbered.
+std::string OutputName(size_t index, const std::string& test) {
+  std::string name = absl::StrCat(index + 1, "-");
+  for (char c : test) name.push_back(c == '/' ? '_' : c);
+  return name + ".log";
+}
+
+}  // namespace
+
+std::vector<std::string> AuditSample(const std::vector<std::string>& left_out,
+                                     const AuditOptions& options) {
+  std::vector<std::string> order = left_out;
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  size_t count = order.size();
+  if (options.sample > 0) {
+    count = std::min(count, options.sample);
+  } else if (options.fraction > 0 && options.fraction <= 1) {
+    count = std::min(count, static_cast<size_t>(std::ceil(options.fraction * static_cast<double>(order.size()))));
+  }
+  // The first `count` places of a seeded Fisher-Yates shuffle.
+  uint64_t state = options.seed;
+  for (size_t i = 0; i < count; i++) {
+    const size_t j = i + static_cast<size_t>(NextRandom(&state) % (order.size() - i));
+    std::swap(order[i], order[j]);
+  }
+  order.resize(count);
+  return order;
+}
+
+AuditResult RunAudit(Checkout& checkout, BaselineSource& source, const BaselineQuery& query,
+                     const Config& config, const AuditOptions& options) {
+  AuditResult out;
+  out.selection = SelectForCheckout(checkout, source, query);
+  const SelectionOutcome& s = out.selection;
+  if (!s.tree.ok() || s.selection.mode == SelectionMode::kAll) return out;
+  std::set<std::string> selected;
+  for (const SelectedTest& t : s.selection.tests) selected.insert(t.test);
+  for (const std::string& t : s.head_tests) {
+    if (!selected.count(t)) out.left_out.push_back(t);
+  }
+  std::sort(out.left_out.begin(), out.left_out.end());
+  out.left_out.erase(std::unique(out.left_out.begin(), out.left_out.end()), out.left_out.end());
+  const std::vector<std::string> sample = AuditSample(out.left_out, options);
+
+  std::vector<TestRecord> records;
+  RunOneTestOptions run = options.run;
+  if (config.batch_runner() && !sample.empty()) {
+    // One batch, as a record worker runs a lease of several tests.
+    if (options.on_start) options.on_start(0, sample.size(), absl::StrCat(sample.size(), " tests, one batch"));
+    if (!options.output_dir.empty()) run.output_file = options.output_dir + "/batch.log";
+    records = RunBatch(config, sample, run);
+  } else {
+    for (size_t i = 0; i < sample.size(); i++) {
+      if (options.on_start) options.on_start(i, sample.size(), sample[i]);
+      if (!options.output_dir.empty()) run.output_file = options.output_dir + "/" + OutputName(i, sample[i]);
+      records.push_back(RunOneTest(config, sample[i], run));
+    }
+  }
+  for (TestRecord& r : records) {
+    AuditedTest a;
+    a.test = r.test;
+    a.outcome = OutcomeOf(r);
+    a.exit_code = r.exit_code;
+    a.seconds = r.seconds;
+    a.error = r.error;
+    a.output_log = r.output_log;
+    a.miss = a.outcome != TestOutcome::kPassed;
+    if (a.miss) {
+      out.misses++;
+      if (!a.output_log.empty()) {
+        absl::StatusOr<OutputTail> tail = ReadOutputTail(a.output_log);
+        if (tail.ok()) a.output_tail = tail->text;
+      }
+      const SelectionIndex& index = *s.loaded->index;
+      std::optional<uint32_t> id = index.FindTest(ScopeOfTest(a.test));
+      if (!id) {
+        a.dependencies_error = "the baseline's index does not hold it";
+      } else if (absl::StatusOr<std::vector<DepKey>> deps = index.DependenciesOf(*id); deps.ok()) {
+        // The repository's paths first: what a reader looks for.
+        a.dependencies = *std::move(deps);
+        std::stable_partition(a.dependencies.begin(), a.dependencies.end(),
+                              [](const DepKey& k) { return !k.path.empty() && k.path[0] != '/'; });
+      } else {
+        a.dependencies_error = std::string(deps.status().message());
+      }
+    }
+    out.ran.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace ste
