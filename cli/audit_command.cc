@@ -157,28 +157,7 @@ int AuditCommand(const std::vector<std::string>& args) {
     return in.Fail(absl::StrCat("no selection to audit: ", s.reason), Outcome::kNoResult);
   }
   const int64_t baseline = audit.selection.baseline ? audit.selection.baseline->id : 0;
-  if (in.json()) {
-    JsonWriter j;
-    j.BeginObject().Key("mode").String(SelectionModeName(s.mode)).Key("reason").String(s.reason);
-    j.Key("baseline").Int(baseline).Key("left_out").Int(static_cast<int64_t>(audit.left_out.size()));
-    j.Key("seed").String(std::to_string(options.seed)).Key("ran").Int(static_cast<int64_t>(audit.ran.size()));
-    j.Key("misses").Int(static_cast<int64_t>(audit.misses)).Key("tests").BeginArray();
-    for (const AuditedTest& t : audit.ran) {
-      j.BeginObject().PathMember("test", t.test).Key("outcome").String(TestOutcomeName(t.outcome));
-      j.Key("exit_code").Int(t.exit_code).Key("seconds").Seconds(t.seconds).Key("miss").Bool(t.miss);
-      j.PathMember("output", t.output_log);
-      if (t.miss) {
-        j.Key("dependencies").BeginArray();
-        for (const DepKey& k : t.dependencies) {
-          j.BeginObject().PathMember("path", k.path).Key("kind").String(DepKindName(k.kind)).EndObject();
-        }
-        j.EndArray();
-      }
-      j.EndObject();
-    }
-    j.EndArray().VersionMember().EndObject();
-    std::fputs((j.Take() + "\n").c_str(), stdout);
-  }
+  if (in.json()) std::fputs(AuditJson(audit, options.seed).c_str(), stdout);
   std::fprintf(stderr, "ste audit: the selection (mode %s: %s) left out %zu of %zu tests; ran %zu (seed %llu)\n",
                std::string(SelectionModeName(s.mode)).c_str(), s.reason.c_str(), audit.left_out.size(),
                audit.selection.head_tests.size(), audit.ran.size(),

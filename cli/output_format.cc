@@ -400,6 +400,31 @@ std::string BaselineListJson(const std::vector<BaselineSummary>& baselines, int6
   return j.Take() + "\n";
 }
 
+std::string AuditJson(const AuditResult& audit, uint64_t seed) {
+  const Selection& s = audit.selection.selection;
+  const int64_t baseline = audit.selection.baseline ? audit.selection.baseline->id : 0;
+  JsonWriter j;
+  j.BeginObject().Key("mode").String(SelectionModeName(s.mode)).Key("reason").String(s.reason);
+  j.Key("baseline").Int(baseline).Key("left_out").Int(static_cast<int64_t>(audit.left_out.size()));
+  j.Key("seed").String(std::to_string(seed)).Key("ran").Int(static_cast<int64_t>(audit.ran.size()));
+  j.Key("misses").Int(static_cast<int64_t>(audit.misses)).Key("tests").BeginArray();
+  for (const AuditedTest& t : audit.ran) {
+    j.BeginObject().PathMember("test", t.test).Key("outcome").String(TestOutcomeName(t.outcome));
+    j.Key("exit_code").Int(t.exit_code).Key("seconds").Seconds(t.seconds).Key("miss").Bool(t.miss);
+    j.PathMember("output", t.output_log);
+    if (t.miss) {
+      j.Key("dependencies").BeginArray();
+      for (const DepKey& k : t.dependencies) {
+        j.BeginObject().PathMember("path", k.path).Key("kind").String(DepKindName(k.kind)).EndObject();
+      }
+      j.EndArray();
+    }
+    j.EndObject();
+  }
+  j.EndArray().VersionMember().EndObject();
+  return j.Take() + "\n";
+}
+
 std::string LogRecordLine(const ProcessLog& log, const LogRecord& r, OutputFormat format) {
   if (format != OutputFormat::kJson) {
     return absl::StrCat(log.pid, "\t", log.ppid, "\t", EscapeForText(r.scope), "\t",

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ste/audit.h"
 #include "ste/baseline_store.h"
 #include "ste/build_session.h"
 #include "ste/dependency.h"
@@ -90,6 +91,12 @@ class JsonWriter {
 // DumpJson and ste/inventory.h ToJsonLines write them) with
 // ,"version":kJsonOutputVersion before its closing brace.
 std::string AddVersionToJsonLines(std::string_view lines);
+
+// ---- audit -------------------------------------------------------------
+
+// `ste audit --json` (docs/outputs.md): the selection audited, the tests
+// run and their outcomes, each miss's dependencies.
+std::string AuditJson(const AuditResult& audit, uint64_t seed);
 
 // ---- select -----------------------------------------------------------
 
