@@ -18,9 +18,12 @@
 #include "record_progress.h"
 #include "repo_context.h"
 #include "rpc_flags.h"
+#include "ste/audit.h"
+#include "ste/checkout.h"
 #include "ste/json.h"
 #include "ste/junit_report.h"
 #include "ste/record_client.h"
+#include "ste/selection_pipeline.h"
 
 namespace ste::cli {
 namespace {
@@ -44,6 +47,9 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
         {"allow-failures", 0, false, "",
          "exit 0 when tests failed (the baseline is stored either way)"},
         {"wait", 0, false, "", "with --scheduler: wait for the build, printing progress"},
+        {"observe", 0, false, "",
+         "observation mode: make the selection ste select would make before every test runs, then "
+         "name each test it would have left out that did not pass (a miss)"},
         {"config", 0, true, "FILE", "ste.toml to use (default: found from the current directory up)"},
     },
     "start the build on this scheduler (HOST:PORT or unix:PATH; ipv4:H:P,H:P for several on one store, first reachable first) for workers to run, "
@@ -51,7 +57,7 @@ const std::vector<FlagSpec> kRecordFlags = WithClientFlags(
 
 constexpr char kRecordHelp[] =
     "Usage: ste record [-j N] [--progress auto|plain|none] [--mri N | --base-commit SHA]\n"
-    "                  [--output-dir DIR] [--junit FILE] [--allow-failures]\n"
+    "                  [--output-dir DIR] [--junit FILE] [--allow-failures] [--observe]\n"
     "       ste record --scheduler ADDR [--wait] [--token-file F] [--mri N] [--junit FILE]\n"
     "\n"
     "Records a baseline of the repository holding ste.toml: hashes the tree\n"
@@ -86,6 +92,13 @@ constexpr char kRecordHelp[] =
     "and the log (a batch's log once). plain: a line per test, and a failing\n"
     "test's tail right after its line (for CI logs). none: nothing while it\n"
     "runs. The summary (stdout) names each failing test and its log.\n"
+    "\n"
+    "--observe: for a team adopting ste, a CI job that runs every test can\n"
+    "say what the selection would have done: before the tests run, the\n"
+    "selection `ste select` makes against the latest baseline of the local\n"
+    "store; after, 'ste record: observed: ...' lines on stdout: how many tests\n"
+    "it would have left out, and each of those that did not pass here (a MISS:\n"
+    "the selection would have skipped a failing test). Not with --scheduler.\n"
     "\n"
     "--junit FILE: JUnit XML of the run (a testcase per test, classname its\n"
     "directory, name its file; <failure> or <error> with the exit code;\n"
@@ -128,6 +141,29 @@ void PrintSummary(const RecordSummary& r, const std::string& scheduler) {
       std::printf("  failed %s (exit %d)%s\n", EscapeForText(t.test).c_str(), t.exit_code, log.c_str());
     }
     if (t.opaque) std::printf("  opaque %s: %s\n", EscapeForText(t.test).c_str(), t.detail.c_str());
+  }
+}
+
+// --observe's verdict: which tests the selection made before the record
+// would have left out, and which of those did not pass in it.
+void PrintObservation(const SelectionOutcome& observed, const std::vector<FinishedTest>& finished) {
+  const Selection& s = observed.selection;
+  const std::vector<std::string> left_out = LeftOut(observed);
+  const std::vector<FinishedTest> misses = ObservedMisses(left_out, finished);
+  const std::string against =
+      observed.baseline ? absl::StrCat("against baseline ", observed.baseline->id) : std::string("without a baseline");
+  std::printf("ste record: observed: the selection %s (mode %s: %s) would have left out %zu of %zu tests\n",
+              against.c_str(), std::string(SelectionModeName(s.mode)).c_str(), EscapeForText(s.reason).c_str(),
+              left_out.size(), finished.size());
+  for (const FinishedTest& t : misses) {
+    std::printf("ste record: observed: MISS: %s was left out by the selection and did not pass here (%s, exit %d)\n",
+                EscapeForText(t.test).c_str(), std::string(TestOutcomeName(t.outcome)).c_str(), t.exit_code);
+  }
+  if (misses.empty()) {
+    std::printf("ste record: observed: no miss: every test it would have left out passed\n");
+  } else {
+    std::printf("ste record: observed: %zu MISS%s: the selection would have skipped %s\n", misses.size(),
+                misses.size() == 1 ? "" : "ES", misses.size() == 1 ? "a failing test" : "failing tests");
   }
 }
 
@@ -199,6 +235,16 @@ int RecordCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "ste record: warning: %s\n", warning.c_str());
   };
 
+  // --observe: the selection ste select would make now, before every test
+  // runs (scheduler's ste/audit.h, "Observation mode").
+  std::optional<SelectionOutcome> observed;
+  if (flags->Has("observe")) {
+    if (remote) return in.UsageError("--observe selects with the local store: not with --scheduler");
+    LocalCheckout checkout(*config, false);
+    StoreBaselineSource source(in.TakeStore(StoreAccess::kRead));
+    observed = SelectForCheckout(checkout, source, BaselineQuery{});
+  }
+
   absl::StatusOr<RecordSummary> recorded = RecordBaseline(o);
   printer.Finish();
   if (!recorded.ok()) {
@@ -217,6 +263,7 @@ int RecordCommand(const std::vector<std::string>& args) {
     return ExitCode(Outcome::kSuccess);
   }
   PrintSummary(*recorded, o.scheduler);
+  if (observed) PrintObservation(*observed, recorded->finished);
   if (flags->Has("junit")) {
     JUnitOptions jo;
     jo.seconds = recorded->tests_seconds;

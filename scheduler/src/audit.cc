@@ -31,6 +31,30 @@ std::string OutputName(size_t index, const std::string& test) {
 
 }  // namespace
 
+std::vector<std::string> LeftOut(const SelectionOutcome& s) {
+  std::vector<std::string> out;
+  if (!s.tree.ok() || s.selection.mode == SelectionMode::kAll) return out;
+  std::set<std::string> selected;
+  for (const SelectedTest& t : s.selection.tests) selected.insert(t.test);
+  for (const std::string& t : s.head_tests) {
+    if (!selected.count(t)) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<FinishedTest> ObservedMisses(const std::vector<std::string>& left_out,
+                                         const std::vector<FinishedTest>& finished) {
+  std::set<std::string> left(left_out.begin(), left_out.end());
+  std::vector<FinishedTest> out;
+  for (const FinishedTest& t : finished) {
+    if (left.count(t.test) && t.outcome != TestOutcome::kPassed) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(), [](const FinishedTest& a, const FinishedTest& b) { return a.test < b.test; });
+  return out;
+}
+
 std::vector<std::string> AuditSample(const std::vector<std::string>& left_out,
                                      const AuditOptions& options) {
   std::vector<std::string> order = left_out;
@@ -57,14 +81,8 @@ AuditResult RunAudit(Checkout& checkout, BaselineSource& source, const BaselineQ
   AuditResult out;
   out.selection = SelectForCheckout(checkout, source, query);
   const SelectionOutcome& s = out.selection;
-  if (!s.tree.ok() || s.selection.mode == SelectionMode::kAll) return out;
-  std::set<std::string> selected;
-  for (const SelectedTest& t : s.selection.tests) selected.insert(t.test);
-  for (const std::string& t : s.head_tests) {
-    if (!selected.count(t)) out.left_out.push_back(t);
-  }
-  std::sort(out.left_out.begin(), out.left_out.end());
-  out.left_out.erase(std::unique(out.left_out.begin(), out.left_out.end()), out.left_out.end());
+  out.left_out = LeftOut(s);
+  if (out.left_out.empty()) return out;
   const std::vector<std::string> sample = AuditSample(out.left_out, options);
 
   std::vector<TestRecord> records;

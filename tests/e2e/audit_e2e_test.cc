@@ -2,7 +2,8 @@
 // whose ste.toml hides from the inventory a file a test reads (a
 // misconfigured inventory.ignore). A change there selects nothing; the
 // audit runs what the selection left out, and names the test that now
-// fails, with its dependencies, and --fail-on-miss fails.
+// fails, with its dependencies, and --fail-on-miss fails; `ste record
+// --observe` names the same miss in a full run.
 #include <set>
 #include <string>
 #include <vector>
@@ -100,6 +101,28 @@ TEST_F(Audit, ASampleIsSeededAndNoMissPasses) {
   EXPECT_EQ(Ste({"audit", "--sample", "0"}).exit_code, 2);
   EXPECT_EQ(Ste({"audit", "--fraction", "1.5"}).exit_code, 2);
   EXPECT_EQ(Ste({"audit", "--sample", "2", "--fraction", "0.5"}).exit_code, 2);
+}
+
+TEST_F(Audit, ObservationModeNamesWhatTheSelectionWouldHaveMissedInAFullRun) {
+  W("settings/mode.conf", "slow\n");
+  W("lib/a.sh", "a() { echo A; }  # touched\n");  // the selection takes test_a
+  Spawned r = Ste({"record", "--observe", "--progress", "none", "--allow-failures"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ste record: observed: the selection against baseline 1 (mode subset: 1 of 8 tests are "
+                       "affected) would have left out 7 of 8 tests"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ste record: observed: MISS: tests/test_settings.sh was left out by the selection and did "
+                       "not pass here (failed, exit 1)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ste record: observed: 1 MISS"), std::string::npos) << r.out;
+  // Put right, and observed again against the new baseline: no miss.
+  W("settings/mode.conf", "fast\n");
+  r = Ste({"record", "--observe", "--progress", "none"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ste record: observed: no miss"), std::string::npos) << r.out;
+  EXPECT_EQ(Ste({"record", "--observe", "--scheduler", "127.0.0.1:1"}).exit_code, 2);
 }
 
 TEST_F(Audit, ModeAllLeavesNothingToAudit) {

@@ -19,6 +19,10 @@
 //      dependencies of it and the changes since the baseline, and its
 //      output's end.
 //
+// Observation mode is the same question asked of a full run: `ste record
+// --observe` makes the selection before it runs every test, and a test the
+// selection left out that does not pass in the record is a miss.
+//
 // An audit decides nothing: whatever it finds, the selection it audited is
 // unchanged. A miss means a dependency ste did not see (a misconfigured
 // inventory.ignore, a variable a shell read, a network service) or a flaky
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "ste/baseline_loader.h"
+#include "ste/build_session.h"
 #include "ste/checkout.h"
 #include "ste/config.h"
 #include "ste/dependency.h"
@@ -79,6 +84,16 @@ struct AuditResult {
   std::vector<AuditedTest> ran;        // the sample, in the order run
   size_t misses = 0;
 };
+
+// The tests `selection` left out (step 2), sorted: none for mode all or
+// an unreadable tree.
+std::vector<std::string> LeftOut(const SelectionOutcome& selection);
+
+// Observation mode (`ste record --observe`): the selection is made before
+// the record runs every test; afterwards the tests it left out that did not
+// pass in the record (`finished`) are its misses, in test order.
+std::vector<FinishedTest> ObservedMisses(const std::vector<std::string>& left_out,
+                                         const std::vector<FinishedTest>& finished);
 
 // The sample of step 3: the tests of `left_out` (sorted, unique) to run,
 // in the order to run them.
