@@ -35,7 +35,10 @@ const std::vector<FlagSpec> kAuditFlags = {
     {"sample", 0, true, "N", "run N of the left-out tests, chosen by --seed (default: all of them)"},
     {"fraction", 0, true, "F", "run this fraction (0 < F <= 1, rounded up) of the left-out tests"},
     {"seed", 0, true, "S", "the seed that chooses the sample (default 1): the same seed, the same tests"},
-    {"fail-on-miss", 0, false, "", "exit 1 when a left-out test does not pass"},
+    {"fail-on-miss", 0, false, "", "exit 1 when a left-out test does not pass (a flaky one is no miss)"},
+    {"reruns", 0, true, "N",
+     "run a test that did not pass again, alone, up to N times (default 1; 0: never): one that then "
+     "passes is flaky, not a miss"},
     {"env-file", 0, true, "FILE", "the environment to select with (as ste select)"},
     {"output-dir", 0, true, "DIR",
      "where each test's output goes (default .ste/audit/<time>-<pid>, kept)"},
@@ -44,7 +47,7 @@ const std::vector<FlagSpec> kAuditFlags = {
 };
 
 constexpr char kAuditHelp[] =
-    "Usage: ste audit [--sample N | --fraction F] [--seed S] [--fail-on-miss]\n"
+    "Usage: ste audit [--sample N | --fraction F] [--seed S] [--reruns N] [--fail-on-miss]\n"
     "                 [--base auto|ID | --base-commit SHA | --mri N] [--env-file FILE]\n"
     "                 [--output-dir DIR] [--format text|json | --json]\n"
     "\n"
@@ -54,7 +57,10 @@ constexpr char kAuditHelp[] =
     "tests), each as `ste record` runs it, under the interceptor, in its\n"
     "scope. Every test left out passed in the baseline (the selection takes\n"
     "every test that did not, and every new one), so one that does not pass\n"
-    "now is a MISS: the selection would have skipped a failing test. Each miss\n"
+    "now, nor when run again (--reruns, default once), is a MISS: the selection\n"
+    "would have skipped a failing test; one that passes when run again is\n"
+    "FLAKY (its outcome changed while none of its dependencies did), named,\n"
+    "and no miss. Each miss\n"
     "is printed with its exit status, the end of its output, the changes since\n"
     "the baseline and what the baseline recorded it depends on: a dependency\n"
     "ste did not see (a path inventory.ignore hides, a variable a shell read, a\n"
@@ -62,8 +68,8 @@ constexpr char kAuditHelp[] =
     "and writes nothing to the store.\n"
     "\n"
     "text: a line per test run, then each miss, then the count, on stderr.\n"
-    "json: {\"mode\",\"reason\",\"baseline\",\"left_out\",\"seed\",\"ran\",\"misses\",\n"
-    "\"tests\":[{\"test\",\"outcome\",\"exit_code\",\"seconds\",\"miss\",\"output\",\n"
+    "json: {\"mode\",\"reason\",\"baseline\",\"left_out\",\"seed\",\"ran\",\"misses\",\"flaky\",\n"
+    "\"tests\":[{\"test\",\"outcome\",\"exit_code\",\"seconds\",\"miss\",\"flaky\",\"reruns\",\"output\",\n"
     "\"dependencies\":[{\"path\",\"kind\"}]}],\"version\":1} on stdout\n"
     "(dependencies for a miss only).\n"
     "\n"
@@ -100,6 +106,13 @@ int AuditCommand(const std::vector<std::string>& args) {
       return in.UsageError("--fraction takes a number above 0 and at most 1 (e.g. 0.1)");
     }
     options.fraction = f;
+  }
+  if (flags->Has("reruns")) {
+    uint64_t n = 0;
+    if (!absl::SimpleAtoi(flags->Get("reruns"), &n) || n > 100) {
+      return in.UsageError("--reruns takes a number from 0 to 100");
+    }
+    options.reruns = static_cast<size_t>(n);
   }
   if (flags->Has("seed") && !absl::SimpleAtoi(flags->Get("seed"), &options.seed)) {
     return in.UsageError("--seed takes a whole number from 0 to 2^64-1");
@@ -166,8 +179,8 @@ int AuditCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "ste audit: nothing to audit: the selection runs every test\n");
   }
   for (const AuditedTest& t : audit.ran) {
-    std::fprintf(stderr, "ste audit: %-5s %s (%.1fs)\n", t.miss ? "MISS" : "ok", EscapeForText(t.test).c_str(),
-                 t.seconds);
+    std::fprintf(stderr, "ste audit: %-5s %s (%.1fs)\n", t.miss ? "MISS" : t.flaky ? "FLAKY" : "ok",
+                 EscapeForText(t.test).c_str(), t.seconds);
   }
   for (const AuditedTest& t : audit.ran) {
     if (!t.miss) continue;
@@ -208,6 +221,14 @@ int AuditCommand(const std::vector<std::string>& args) {
       std::fprintf(stderr, "    %s %s\n", std::string(ChangeKindName(s.changed[i].change)).c_str(),
                    EscapeForText(s.changed[i].path).c_str());
     }
+  }
+  for (const AuditedTest& t : audit.ran) {
+    if (!t.flaky) continue;
+    std::fprintf(stderr,
+                 "ste audit: FLAKY: %s did not pass (exit %d), then passed when run again (run %zu of %zu): "
+                 "its outcome changed while none of its dependencies did; no miss\n",
+                 EscapeForText(t.test).c_str(), t.exit_code, t.reruns, options.reruns);
+    if (!t.output_log.empty()) std::fprintf(stderr, "  output of the failing run: %s\n", t.output_log.c_str());
   }
   if (audit.misses > 0) {
     std::fprintf(stderr,

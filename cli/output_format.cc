@@ -407,10 +407,12 @@ std::string AuditJson(const AuditResult& audit, uint64_t seed) {
   j.BeginObject().Key("mode").String(SelectionModeName(s.mode)).Key("reason").String(s.reason);
   j.Key("baseline").Int(baseline).Key("left_out").Int(static_cast<int64_t>(audit.left_out.size()));
   j.Key("seed").String(std::to_string(seed)).Key("ran").Int(static_cast<int64_t>(audit.ran.size()));
-  j.Key("misses").Int(static_cast<int64_t>(audit.misses)).Key("tests").BeginArray();
+  j.Key("misses").Int(static_cast<int64_t>(audit.misses)).Key("flaky").Int(static_cast<int64_t>(audit.flaky));
+  j.Key("tests").BeginArray();
   for (const AuditedTest& t : audit.ran) {
     j.BeginObject().PathMember("test", t.test).Key("outcome").String(TestOutcomeName(t.outcome));
     j.Key("exit_code").Int(t.exit_code).Key("seconds").Seconds(t.seconds).Key("miss").Bool(t.miss);
+    j.Key("flaky").Bool(t.flaky).Key("reruns").Int(static_cast<int64_t>(t.reruns));
     j.PathMember("output", t.output_log);
     if (t.miss) {
       j.Key("dependencies").BeginArray();

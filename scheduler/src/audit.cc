@@ -107,7 +107,20 @@ AuditResult RunAudit(Checkout& checkout, BaselineSource& source, const BaselineQ
     a.seconds = r.seconds;
     a.error = r.error;
     a.output_log = r.output_log;
-    a.miss = a.outcome != TestOutcome::kPassed;
+    // Step 5: run again, alone, what did not pass.
+    for (size_t k = 0; a.outcome != TestOutcome::kPassed && k < options.reruns; k++) {
+      RunOneTestOptions again = options.run;
+      if (!options.output_dir.empty()) {
+        again.output_file = absl::StrCat(options.output_dir, "/rerun-", k + 1, "-", OutputName(out.ran.size(), a.test));
+      }
+      std::vector<TestRecord> rerun = config.batch_runner() ? RunBatch(config, {a.test}, again)
+                                                            : std::vector<TestRecord>{RunOneTest(config, a.test, again)};
+      a.reruns++;
+      if (!rerun.empty() && OutcomeOf(rerun[0]) == TestOutcome::kPassed) a.flaky = true;
+      if (a.flaky) break;
+    }
+    if (a.flaky) out.flaky++;
+    a.miss = a.outcome != TestOutcome::kPassed && !a.flaky;
     if (a.miss) {
       out.misses++;
       if (!a.output_log.empty()) {

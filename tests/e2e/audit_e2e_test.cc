@@ -4,6 +4,7 @@
 // audit runs what the selection left out, and names the test that now
 // fails, with its dependencies, and --fail-on-miss fails; `ste record
 // --observe` names the same miss in a full run.
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -123,6 +124,33 @@ TEST_F(Audit, ObservationModeNamesWhatTheSelectionWouldHaveMissedInAFullRun) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("ste record: observed: no miss"), std::string::npos) << r.out;
   EXPECT_EQ(Ste({"record", "--observe", "--scheduler", "127.0.0.1:1"}).exit_code, 2);
+}
+
+TEST_F(Audit, ATestThatPassesWhenRunAgainIsFlakyNotAMiss) {
+  // Passes when a marker is there, and leaves one when it fails: so it
+  // fails once after the marker goes, then passes. The marker is in the
+  // ignored settings/, so nothing records it: the test's outcome changes
+  // while its dependencies do not.
+  const std::string marker = root_ + "/settings/ran-once";
+  W("tests/test_plain0.sh", "[ -e settings/ran-once ] && exit 0\n: > settings/ran-once\nexit 1\n");
+  ASSERT_EQ(::ste::testing::Git(root_, {"commit", "-qam", "flaky"}).exit_code, 0);
+  W("settings/ran-once", "");
+  Spawned r = Ste({"record", "--progress", "none"});  // passes: the marker is there
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(std::remove(marker.c_str()), 0);
+  Spawned a = Ste({"audit", "--fail-on-miss", "--json"});
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.err.find("ste audit: FLAKY tests/test_plain0.sh"), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find("ste audit: FLAKY: tests/test_plain0.sh did not pass (exit 1), then passed when run again "
+                       "(run 1 of 1)"),
+            std::string::npos)
+      << a.err;
+  EXPECT_NE(a.out.find("\"misses\":0,\"flaky\":1"), std::string::npos) << a.out;
+  // --reruns 0: never run again, so a miss.
+  ASSERT_EQ(std::remove(marker.c_str()), 0);
+  a = Ste({"audit", "--fail-on-miss", "--reruns", "0"});
+  EXPECT_EQ(a.exit_code, 1) << a.err;
+  EXPECT_NE(a.err.find("MISS: tests/test_plain0.sh"), std::string::npos) << a.err;
 }
 
 TEST_F(Audit, ModeAllLeavesNothingToAudit) {

@@ -14,7 +14,10 @@
 //   4. Each sampled test runs as `ste record` runs it: under the
 //      interceptor, in its scope, with the runner of ste.toml (a batch
 //      runner takes the sample as one batch), its output in a file.
-//   5. A sampled test that does not pass now is a *miss*: the selection
+//   5. A sampled test that does not pass is run again, alone, up to
+//      `reruns` times: one that then passes is *flaky* (its outcome changed
+//      while none of its dependencies did), named, and no miss. One that
+//      never passes is a *miss*: the selection
 //      skipped a test that fails. It is reported with the baseline's
 //      dependencies of it and the changes since the baseline, and its
 //      output's end.
@@ -54,6 +57,8 @@ struct AuditOptions {
   size_t sample = 0;
   double fraction = 0;
   uint64_t seed = 1;
+  // How many times a test that did not pass runs again (step 5).
+  size_t reruns = 1;
   // How each test runs (preload library, scratch and integrations
   // folders); output_file is set per test, in `output_dir`.
   RunOneTestOptions run;
@@ -70,7 +75,9 @@ struct AuditedTest {
   std::string error;       // why it could not be run
   std::string output_log;  // its output ("" when not captured)
   std::string output_tail; // the end of it, for a miss
-  bool miss = false;       // did not pass now
+  bool miss = false;       // did not pass now, nor when run again
+  bool flaky = false;      // did not pass, then passed when run again
+  size_t reruns = 0;       // how many times it ran again
   // A miss's dependencies in the baseline (all of them: the repository's
   // in key order, then those outside it);
   // empty when the index could not say (dependencies_error then).
@@ -83,6 +90,7 @@ struct AuditResult {
   std::vector<std::string> left_out;   // every test the selection left out, sorted
   std::vector<AuditedTest> ran;        // the sample, in the order run
   size_t misses = 0;
+  size_t flaky = 0;
 };
 
 // The tests `selection` left out (step 2), sorted: none for mode all or
