@@ -187,6 +187,9 @@ std::string SelectionText(const Selection& s, bool explain, bool null) {
       absl::StrAppend(&out, "  <- ", SelectionReasonText(r), "\n");
     }
     if (t.more_reasons) absl::StrAppend(&out, "  <- and ", t.more_reasons, " more\n");
+    if (t.flaky) {
+      absl::StrAppend(&out, "  (flaky: in the baseline it did not pass, then passed when run again)\n");
+    }
   }
   return out;
 }
@@ -223,6 +226,7 @@ std::string SelectionJson(const Selection& s, const std::optional<BaselineInfo>&
     }
     j.EndArray().Key("more_reasons").Int(static_cast<int64_t>(t.more_reasons));
     if (t.seconds) j.Key("seconds").Seconds(*t.seconds);
+    if (t.flaky) j.Key("flaky").Bool(true);
     j.EndObject();
   }
   j.EndArray().Key("wide").BeginArray();

@@ -141,6 +141,10 @@ void PrintSummary(const RecordSummary& r, const std::string& scheduler) {
       std::printf("  failed %s (exit %d)%s\n", EscapeForText(t.test).c_str(), t.exit_code, log.c_str());
     }
     if (t.opaque) std::printf("  opaque %s: %s\n", EscapeForText(t.test).c_str(), t.detail.c_str());
+    if (t.flaky) {
+      std::printf("  flaky  %s: did not pass, then passed when run again (runner.retries)%s\n",
+                  EscapeForText(t.test).c_str(), log.empty() ? "" : absl::StrCat(log, " (the failing run)").c_str());
+    }
   }
 }
 

@@ -234,3 +234,28 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
 }
 
 }  // namespace ste
+
+namespace ste {
+
+void MergeDependencies(TestDependencies* into, const TestDependencies& from) {
+  std::map<std::string, std::set<DepKey>> scopes;
+  for (const TestDependencies* d : {static_cast<const TestDependencies*>(into), &from}) {
+    for (const ScopeDependencies& s : d->scopes) scopes[s.scope].insert(s.deps.begin(), s.deps.end());
+  }
+  into->scopes.clear();
+  for (auto& [scope, deps] : scopes) into->scopes.push_back(ScopeDependencies{scope, {deps.begin(), deps.end()}});
+  into->opaque = into->opaque || from.opaque;
+  into->opaque_reasons.insert(into->opaque_reasons.end(), from.opaque_reasons.begin(), from.opaque_reasons.end());
+  into->opaque_scopes.insert(into->opaque_scopes.end(), from.opaque_scopes.begin(), from.opaque_scopes.end());
+  for (const auto& [scope, files] : from.definition_files) {
+    std::vector<std::string>& mine = into->definition_files[scope];
+    std::set<std::string> all(mine.begin(), mine.end());
+    all.insert(files.begin(), files.end());
+    mine.assign(all.begin(), all.end());
+  }
+  into->untracked_scopes.insert(from.untracked_scopes.begin(), from.untracked_scopes.end());
+  into->unsplit_scopes.insert(from.unsplit_scopes.begin(), from.unsplit_scopes.end());
+  for (const auto& [why, n] : from.slow_trackers) into->slow_trackers[why] += n;
+}
+
+}  // namespace ste

@@ -348,3 +348,36 @@ TEST_F(ReduceLogsSymlinks,
 
 }  // namespace
 }  // namespace ste
+
+namespace ste {
+namespace {
+
+TEST(MergeDependencies, EveryRunsDependenciesOpacityAndDefinitionSets) {
+  TestDependencies a, b;
+  a.scopes = {{"//r/t.sh", {{"lib/a.sh", DepKind::kContent}, {"x", DepKind::kAbsent}}}};
+  a.definition_files["//r/t.sh"] = {"m.py"};
+  a.case_order = {"first"};
+  b.scopes = {{"//r", {{"/bin/sh", DepKind::kContent}}},
+              {"//r/t.sh", {{"lib/a.sh", DepKind::kContent}, {"lib/b.sh", DepKind::kContent}}}};
+  b.opaque = true;
+  b.opaque_reasons = {"unfollowed: /static"};
+  b.opaque_scopes = {"//r/t.sh"};
+  b.definition_files["//r/t.sh"] = {"n.py", "m.py"};
+  b.untracked_scopes = {"//r/t.sh"};
+  b.case_order = {"second"};
+  MergeDependencies(&a, b);
+  ASSERT_EQ(a.scopes.size(), 2u);
+  EXPECT_EQ(a.scopes[0].scope, "//r");
+  EXPECT_EQ(a.scopes[1].deps, (std::vector<DepKey>{{"lib/a.sh", DepKind::kContent},
+                                                   {"lib/b.sh", DepKind::kContent},
+                                                   {"x", DepKind::kAbsent}}));
+  EXPECT_TRUE(a.opaque);
+  EXPECT_EQ(a.opaque_reasons, std::vector<std::string>{"unfollowed: /static"});
+  EXPECT_EQ(a.opaque_scopes, std::vector<std::string>{"//r/t.sh"});
+  EXPECT_EQ(a.definition_files["//r/t.sh"], (std::vector<std::string>{"m.py", "n.py"}));
+  EXPECT_EQ(a.untracked_scopes.count("//r/t.sh"), 1u);
+  EXPECT_EQ(a.case_order, std::vector<std::string>{"first"}) << "the order stays the first run's";
+}
+
+}  // namespace
+}  // namespace ste

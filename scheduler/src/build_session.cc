@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "build_journal.h"
+#include "ste/baseline_loader.h"
 #include "ste/build_id.h"
 #include "ste/case_split.h"
 #include "ste/status_macros.h"
@@ -279,6 +280,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
                       ? r.output_tail
                       : r.output_tail.substr(r.output_tail.size() - kMaxOutputTailBytes);
   f.output_bytes = r.output_bytes;
+  f.flaky = r.flaky;
   f.worker_name = earlier ? "" : coordinator_->LeaseWorkerName(r.lease_id);
   std::string record;
   if (!options_.owner.empty()) {
@@ -483,6 +485,11 @@ void BuildSession::Finalize() {
             [](const TestResult& a, const TestResult& b) { return a.test < b.test; });
   if (status.ok()) status = store_->PutBlob(baseline_id_, "index", *index);
   if (status.ok()) status = store_->PutBlob(baseline_id_, "inventory", inventory);
+  std::vector<std::string> flaky;
+  for (const FinishedTest& f : finished_) {
+    if (f.flaky) flaky.push_back(f.test);
+  }
+  if (status.ok() && !flaky.empty()) status = store_->PutBlob(baseline_id_, kFlakyBlob, EncodeTestNames(flaky));
   if (status.ok()) status = store_->PutResults(baseline_id_, results_);
   if (status.ok()) status = store_->Complete(baseline_id_);
   if (!status.ok() && !options_.owner.empty() && absl::IsFailedPrecondition(status)) {

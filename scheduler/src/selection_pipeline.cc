@@ -100,6 +100,7 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
   for (SelectedTest& t : out.selection.tests) {
     auto it = b->seconds.find(t.test);
     if (it != b->seconds.end()) t.seconds = it->second;
+    t.flaky = std::binary_search(b->flaky_tests.begin(), b->flaky_tests.end(), t.test);
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <fstream>
+#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -96,6 +98,27 @@ std::string BaselineFallbackNote(const BaselineLookup& which, const BaselineInfo
   return note;
 }
 
+std::string EncodeTestNames(std::vector<std::string> tests) {
+  std::sort(tests.begin(), tests.end());
+  tests.erase(std::unique(tests.begin(), tests.end()), tests.end());
+  std::string out;
+  for (const std::string& t : tests) out.append(t).push_back('\0');
+  return out;
+}
+
+std::vector<std::string> DecodeTestNames(std::string_view bytes) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    const size_t nul = bytes.find('\0', at);
+    if (nul == std::string_view::npos) break;  // an unended last name: not taken
+    if (nul > at) out.emplace_back(bytes.substr(at, nul - at));
+    at = nul + 1;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64_t mri,
                                                      int64_t id) {
   BaselineLookup which;
@@ -134,6 +157,13 @@ absl::StatusOr<LoadedBaseline> LoadFound(BaselineStore& store, const BaselineInf
   for (const TestResult& r : *results) {
     if (r.outcome != TestOutcome::kPassed) loaded.failed_tests.push_back(r.test);
     loaded.seconds[r.test] = r.seconds;
+  }
+  // What it says is a note for a reader, never a reason to select less: a
+  // blob that is absent or unreadable names no test.
+  if (absl::StatusOr<std::string> flaky = store.BlobPath(loaded.info.id, kFlakyBlob); flaky.ok()) {
+    std::ifstream in(*flaky, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    loaded.flaky_tests = DecodeTestNames(bytes);
   }
   return loaded;
 }

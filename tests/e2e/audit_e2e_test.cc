@@ -153,6 +153,36 @@ TEST_F(Audit, ATestThatPassesWhenRunAgainIsFlakyNotAMiss) {
   EXPECT_NE(a.err.find("MISS: tests/test_plain0.sh"), std::string::npos) << a.err;
 }
 
+TEST_F(Audit, RecordRetriesAndNamesAFlakyTestThatSelectExplains) {
+  // As in the audit's flaky test: fails once when its marker is gone.
+  W("tests/test_plain0.sh", "[ -e settings/ran-once ] && exit 0\n: > settings/ran-once\nexit 1\n");
+  W("ste.toml",
+    "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\nretries = 2\n"
+    "[inventory]\nignore = [\"settings/**\"]\n");
+  ASSERT_EQ(::ste::testing::Git(root_, {"commit", "-qam", "retries"}).exit_code, 0);
+  Spawned r = Ste({"record", "--progress", "none"});
+  EXPECT_EQ(r.exit_code, 0) << "a flaky test passed: " << r.out << r.err;
+  EXPECT_NE(r.out.find("8 passed, 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  flaky  tests/test_plain0.sh: did not pass, then passed when run again (runner.retries)"),
+            std::string::npos)
+      << r.out;
+  W("tests/test_plain0.sh", ReadFile(root_ + "/tests/test_plain0.sh") + "# touched\n");
+  Spawned s = Ste({"select", "--explain"});
+  EXPECT_NE(s.out.find("tests/test_plain0.sh\n  <- tests/test_plain0.sh (content modified)\n"
+                       "  (flaky: in the baseline it did not pass, then passed when run again)\n"),
+            std::string::npos)
+      << s.out;
+  Spawned json = Ste({"select", "--json"});
+  EXPECT_NE(json.out.find("\"flaky\":true"), std::string::npos) << json.out;
+  // Without retries it fails the record.
+  W("ste.toml",
+    "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n"
+    "[inventory]\nignore = [\"settings/**\"]\n");
+  ASSERT_EQ(std::remove((root_ + "/settings/ran-once").c_str()), 0);
+  r = Ste({"record", "--progress", "none"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+}
+
 TEST_F(Audit, ModeAllLeavesNothingToAudit) {
   W("ste.toml", ReadFile(root_ + "/ste.toml") + "# changed\n");
   Spawned a = Ste({"audit", "--fail-on-miss"});

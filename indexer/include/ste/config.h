@@ -26,6 +26,11 @@
 //                                    after it; what it does there is its
 //                                    own output, not a dependency (false:
 //                                    the inherited one, recorded as any)
+//                retries = 0         a test that does not pass in a record
+//                                    runs again, up to this many times (0 to
+//                                    10): one that then passes is recorded
+//                                    as passed and flaky, with the
+//                                    dependencies of every run
 //                build_dir = "build" ctest: the build tree (relative to the
 //                                    root); tests.include filters test names
 //                                    there (default: every test)
@@ -182,6 +187,9 @@ struct Config {
   bool runner_case_scopes = false;
   std::string runner_build_dir = "build";  // ctest: the CMake build tree
   bool runner_private_tmp = true;  // each test's own empty $TMPDIR
+  // runner.retries: a test that does not pass in a record runs again up to
+  // this many times; one that then passes is flaky (TestRecord::flaky).
+  int runner_retries = 0;
   PythonImports runner_python_imports = PythonImports::kNames;
   GlobSet inventory_ignore;  // incl. .git/**, .ste/** and the tool caches
   // The kToolCaches names in effect, in kToolCaches order.

@@ -92,6 +92,13 @@ struct TestDependencies {
   std::map<std::string, size_t> slow_trackers;
 };
 
+// Adds what `from` holds to *into: each scope's dependencies (a union),
+// opacity and its reasons, and the definition-level sets (a union; maps:
+// each key's values joined). A test run several times (runner.retries)
+// depends on what any of its runs read. case_order and scope_entries stay
+// *into's.
+void MergeDependencies(TestDependencies* into, const TestDependencies& from);
+
 struct PathPolicy {
   std::string root;     // absolute, normalised repo root
   GlobSet ignore;       // repo-relative paths to drop

@@ -110,6 +110,10 @@ struct SelectedTest {
   // own part of the first of them, or of a later one (case_split.h; the
   // later ones see the state it leaves); empty: the whole file.
   std::vector<std::string> cases;
+  // runner.retries: in the baseline it did not pass, then passed when run
+  // again (set by the selection pipeline, not by Select). A note for its
+  // reader: never a reason to select it, nor to leave it out.
+  bool flaky = false;
 };
 
 // A dependency (or a rule) that pulled many tests into a selection.

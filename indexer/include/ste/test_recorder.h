@@ -67,6 +67,10 @@ struct TestRecord {
   // by the caller (the worker, for a test that did not pass), not here.
   std::string output_tail;
   uint64_t output_bytes = 0;  // the log's whole size
+  // runner.retries: it did not pass, then passed when run again (its
+  // dependencies are those of every run, MergeDependencies; its output
+  // the failing run's).
+  bool flaky = false;
 };
 
 // The outcome a test's record stands for: error when it could not be

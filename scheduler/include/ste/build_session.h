@@ -98,6 +98,7 @@ struct LeaseResult {
   bool output_shared = false;
   std::string output_tail;
   uint64_t output_bytes = 0;
+  bool flaky = false;  // TestRecord::flaky
 };
 
 // The most of a result's output tail a build keeps (the last bytes of a
@@ -120,6 +121,10 @@ struct FinishedTest {
   std::string output_tail;
   uint64_t output_bytes = 0;
   std::string worker_name;
+  // runner.retries: it did not pass, then passed when run again. Not in the
+  // build's journal: a build resumed by another scheduler forgets it for
+  // the tests accepted before (their outcome and dependencies stay).
+  bool flaky = false;
 };
 
 struct BuildSnapshot {

@@ -67,6 +67,7 @@ void ToProto(const FinishedTest& f, v1::FinishedTest* t) {
   t->set_output_tail(f.output_tail);
   t->set_output_bytes(f.output_bytes);
   t->set_worker_name(f.worker_name);
+  t->set_flaky(f.flaky);
 }
 
 absl::StatusOr<FinishedTest> FromProto(const v1::FinishedTest& t) {
@@ -84,6 +85,7 @@ absl::StatusOr<FinishedTest> FromProto(const v1::FinishedTest& t) {
   f.output_tail = t.output_tail();
   f.output_bytes = t.output_bytes();
   f.worker_name = t.worker_name();
+  f.flaky = t.flaky();
   return f;
 }
 

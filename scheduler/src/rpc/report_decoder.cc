@@ -47,6 +47,7 @@ absl::Status MergeResultPart(const v1::TestResult& m,
   r->output_shared = r->output_shared || m.output_shared();
   if (!m.output_tail().empty()) r->output_tail = m.output_tail();
   if (m.output_bytes() != 0) r->output_bytes = m.output_bytes();
+  r->flaky = r->flaky || m.flaky();
   r->seconds = m.seconds();
   r->opaque = r->opaque || m.opaque();
   for (const std::string& why : m.opaque_reasons())

@@ -53,6 +53,7 @@ void ReportEncoder::Encode(uint64_t lease_id, const TestRecord& record,
   r->set_output_shared(record.output_shared);
   r->set_output_tail(record.output_tail);
   r->set_output_bytes(record.output_bytes);
+  r->set_flaky(record.flaky);
   r->set_opaque(record.deps.opaque);
   for (const std::string& why : record.deps.opaque_reasons) r->add_opaque_reasons(why);
   r->set_error(record.error);

@@ -302,6 +302,34 @@ std::vector<TestRecord> Worker::RunLeased(const v1::LeaseResponse& resp, RunOneT
       records.push_back(RunOneTest(o_.config, l.test(), run));
     }
   }
+  // runner.retries: a test that ran and did not pass runs again, alone,
+  // its output beside its log ("<log>%retry-<k>.log": no test's log can
+  // have that name, test_output.h). One that then passes is flaky: passed,
+  // with the dependencies of every run and the failing run's output.
+  for (TestRecord& r : records) {
+    for (int k = 1; k <= o_.config.runner_retries && r.started && OutcomeOf(r) != TestOutcome::kPassed; k++) {
+      std::string name = OutputLogName(r.test);
+      name = absl::StrCat(name.substr(0, name.size() - 4), "%retry-", k, ".log");
+      absl::StatusOr<std::string> file = OutputFile(name);
+      if (!file.ok()) break;
+      RunOneTestOptions again = run;
+      again.output_file = *file;
+      std::vector<TestRecord> rerun = o_.config.batch_runner()
+                                          ? RunBatch(o_.config, {r.test}, again)
+                                          : std::vector<TestRecord>{RunOneTest(o_.config, r.test, again)};
+      if (rerun.empty()) break;
+      TestRecord& next = rerun[0];
+      if (OutcomeOf(next) == TestOutcome::kPassed) {
+        MergeDependencies(&next.deps, r.deps);
+        next.flaky = true;
+        next.output_log = r.output_log;
+        next.output_shared = r.output_shared;
+        r = std::move(next);
+      } else {
+        MergeDependencies(&r.deps, next.deps);
+      }
+    }
+  }
   // The tail of what did not pass goes with its result (a batch's log is
   // read once).
   std::string read_log;

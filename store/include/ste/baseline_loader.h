@@ -28,7 +28,17 @@ struct LoadedBaseline {
   Inventory inventory;
   std::vector<std::string> failed_tests;  // not passed in it (failed, error)
   absl::flat_hash_map<std::string, double> seconds;  // each test's wall time
+  // runner.retries: the tests that did not pass, then passed when run again
+  // (the blob kFlakyBlob; none when the baseline has no such blob).
+  std::vector<std::string> flaky_tests;  // sorted
 };
+
+// A baseline's optional blob of its flaky tests: each test's name followed
+// by a NUL byte, sorted. Written by the build (build_session.cc) when a
+// test was flaky; read by LoadCompletedBaseline.
+inline constexpr char kFlakyBlob[] = "flaky";
+std::string EncodeTestNames(std::vector<std::string> tests);
+std::vector<std::string> DecodeTestNames(std::string_view bytes);
 
 // How many times a load looks for its baseline again when the one it found
 // was removed (`ste baseline gc`) before its blobs could be read.
