@@ -17,6 +17,7 @@ int SelectCommand(const std::vector<std::string>& args);
 int AuditCommand(const std::vector<std::string>& args);
 int WhyCommand(const std::vector<std::string>& args);
 int DepsCommand(const std::vector<std::string>& args);
+int HazardsCommand(const std::vector<std::string>& args);
 int IndexCommand(const std::vector<std::string>& args);
 int InventoryCommand(const std::vector<std::string>& args);
 int SchedulerCommand(const std::vector<std::string>& args);

@@ -1,16 +1,20 @@
-// Questions to a baseline: `ste why PATH`, `ste deps TEST`,
+// Questions to a baseline: `ste why PATH`, `ste deps TEST`, `ste hazards`,
 // `ste index dump`, and `ste inventory [--diff OTHER]`; each prints text or
 // JSON (output_format.h).
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "commands.h"
 #include "invocation.h"
 #include "output_format.h"
 #include "repo_context.h"
+#include "ste/hazards.h"
 #include "ste/json.h"
 #include "ste/repo_path.h"
 #include "ste/test_recorder.h"
@@ -67,6 +71,21 @@ const CommandSpec kInventorySpec = {
      kConfigFlag},
     kTextOrJson};
 
+const CommandSpec kHazardsSpec = {
+    "hazards",
+    "Usage: ste hazards [--format text|json] [--base auto|ID]\n\n"
+    "Order dependences between the tests of the baseline: a test that wrote a\n"
+    "file and left it behind (outside its own temporary directory and\n"
+    "inventory.ignore), and each other test that read it (content), looked for\n"
+    "it (absent) or listed its directory (listing). Such a reader may pass or\n"
+    "fail by whether the writer ran first: run them in one order, or have the\n"
+    "writer clean up. One 'WRITER writes PATH, which READER <kind>' per line.\n"
+    "A baseline recorded before ste kept writes has none to show.\n"
+    "json: {\"baseline\",\"hazards\":[{\"writer\",\"path\",\"reader\",\"kind\"}],\"version\":1}.\n"
+    "Exit status: 0 (hazards or not), 1 no baseline or an unreadable one, 2 bad usage.\n\n",
+    {kBaseFlag, kConfigFlag},
+    kTextOrJson};
+
 // A path as the index names it: repo-relative inside the repo (given
 // relative to the current directory or absolute), absolute outside.
 }  // namespace
@@ -103,6 +122,54 @@ int WhyCommand(const std::vector<std::string>& args) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fprintf(stderr, "ste why: %zu test dependencies on %s\n", dependents.size(),
                EscapeForText(path).c_str());
+  return ExitCode(Outcome::kSuccess);
+}
+
+int HazardsCommand(const std::vector<std::string>& args) {
+  Invocation in(kHazardsSpec);
+  if (std::optional<int> done = in.Parse(args)) return *done;
+  if (!in.flags().positional.empty()) return in.UsageError("takes no arguments");
+  LoadedBaseline* base = in.Baseline();
+  if (base == nullptr) return in.exit_code();
+  absl::StatusOr<Store*> store = in.store(StoreAccess::kReadWrite);
+  if (!store.ok()) return in.Fail(store.status());
+  std::map<std::string, std::vector<std::string>> writes;
+  absl::StatusOr<std::string> blob = (*store)->BlobPath(base->info.id, kWritesBlob);
+  if (blob.ok()) {
+    std::ifstream file(*blob, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    absl::StatusOr<std::map<std::string, std::vector<std::string>>> decoded = DecodeWrites(bytes);
+    if (!decoded.ok()) return in.Fail(decoded.status());
+    writes = *std::move(decoded);
+  } else if (!absl::IsNotFound(blob.status())) {
+    return in.Fail(blob.status());
+  }
+  absl::StatusOr<std::vector<Hazard>> hazards = FindHazards(*base->index, writes);
+  if (!hazards.ok()) return in.Fail(hazards.status());
+  std::string out;
+  if (in.json()) {
+    JsonWriter j;
+    j.BeginObject().Key("baseline").Int(base->info.id).Key("hazards").BeginArray();
+    for (const Hazard& h : *hazards) {
+      j.BeginObject().PathMember("writer", h.writer).PathMember("path", h.path).PathMember("reader", h.reader);
+      j.Key("kind").String(DepKindName(h.kind)).EndObject();
+    }
+    j.EndArray().VersionMember().EndObject();
+    out = j.Take() + "\n";
+  } else {
+    for (const Hazard& h : *hazards) {
+      const char* how = h.kind == DepKind::kContent  ? "reads"
+                        : h.kind == DepKind::kAbsent ? "looks for"
+                                                     : "lists the directory of";
+      absl::StrAppend(&out, EscapeForText(h.writer), " writes ", EscapeForText(h.path), ", which ",
+                      EscapeForText(h.reader), " ", how, "\n");
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  size_t writers = 0;
+  for (const auto& [test, paths] : writes) writers += paths.empty() ? 0 : 1;
+  std::fprintf(stderr, "ste hazards: %zu in baseline %lld (%zu tests left files behind)\n", hazards->size(),
+               static_cast<long long>(base->info.id), writers);
   return ExitCode(Outcome::kSuccess);
 }
 

@@ -136,6 +136,11 @@ std::vector<TestDependencies> SplitBatchDependencies(const TestDependencies& who
         d.opaque_scopes.push_back(scope);
       }
     }
+    // What a test's scope (or one beneath it) wrote is the test's; the
+    // runner's own scopes above it write for every test: no one's.
+    for (const auto& [scope, paths] : all.writes) {
+      if (ScopeContains(own, scope)) d.writes[scope] = paths;
+    }
     ApplyDefinitionFallback(all, tests[i], &d);
   }
   return out;

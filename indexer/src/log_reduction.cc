@@ -148,6 +148,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   }
   std::map<std::string, std::set<DepKey>> by_scope;
   absl::flat_hash_set<std::string> written;
+  std::map<std::string, std::string> written_by;  // path -> scope
   DirectoryResolver resolver;
   // Definition granularity: what each process's tracker said, and which
   // processes recorded each repo file's content in each scope.
@@ -178,6 +179,7 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
       }
       if (r.kind == RecordKind::kWrite) {
         written.insert(r.path);
+        written_by.emplace(r.path, r.scope);  // the first scope that wrote it
         continue;
       }
       DepKind kind = r.kind == RecordKind::kContent  ? DepKind::kContent
@@ -213,8 +215,19 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
       }
     }
   }
-  // Temporary files the test created and removed are not dependencies.
+  // Temporary files the test created and removed are not dependencies;
+  // what it left behind is a write (TestDependencies::writes).
   auto exists = policy.exists ? policy.exists : LstatExists;
+  for (const auto& [abs, scope] : written_by) {
+    if (!exists(abs)) continue;
+    std::string path = RepoRelative(policy.root, abs);
+    if (path[0] != '/' && path != "." && policy.ignore.Matches(path)) continue;
+    out.writes[scope].push_back(std::move(path));
+  }
+  for (auto& [scope, paths] : out.writes) {
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  }
   for (const std::string& abs : written) {
     if (exists(abs)) continue;
     for (const std::string& path : {abs, resolver.Canonical(abs)}) {
@@ -256,6 +269,12 @@ void MergeDependencies(TestDependencies* into, const TestDependencies& from) {
   into->untracked_scopes.insert(from.untracked_scopes.begin(), from.untracked_scopes.end());
   into->unsplit_scopes.insert(from.unsplit_scopes.begin(), from.unsplit_scopes.end());
   for (const auto& [why, n] : from.slow_trackers) into->slow_trackers[why] += n;
+  for (const auto& [scope, paths] : from.writes) {
+    std::vector<std::string>& mine = into->writes[scope];
+    std::set<std::string> all(mine.begin(), mine.end());
+    all.insert(paths.begin(), paths.end());
+    mine.assign(all.begin(), all.end());
+  }
 }
 
 }  // namespace ste

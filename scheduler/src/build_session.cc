@@ -281,6 +281,10 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
                       : r.output_tail.substr(r.output_tail.size() - kMaxOutputTailBytes);
   f.output_bytes = r.output_bytes;
   f.flaky = r.flaky;
+  std::vector<std::string> writes;
+  for (const std::string& w : r.writes) {
+    if (!w.empty() && w.find('\0') == std::string::npos) writes.push_back(w);
+  }
   f.worker_name = earlier ? "" : coordinator_->LeaseWorkerName(r.lease_id);
   std::string record;
   if (!options_.owner.empty()) {
@@ -306,6 +310,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
     record = EncodeAcceptedRecord(journaled);
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (!writes.empty()) writes_[f.test] = std::move(writes);
   CountLocked(std::move(f), fed, options_.owner.empty() ? nullptr : &record);
   return acceptance;
 }
@@ -490,6 +495,7 @@ void BuildSession::Finalize() {
     if (f.flaky) flaky.push_back(f.test);
   }
   if (status.ok() && !flaky.empty()) status = store_->PutBlob(baseline_id_, kFlakyBlob, EncodeTestNames(flaky));
+  if (status.ok() && !writes_.empty()) status = store_->PutBlob(baseline_id_, kWritesBlob, EncodeWrites(writes_));
   if (status.ok()) status = store_->PutResults(baseline_id_, results_);
   if (status.ok()) status = store_->Complete(baseline_id_);
   if (!status.ok() && !options_.owner.empty() && absl::IsFailedPrecondition(status)) {

@@ -119,6 +119,40 @@ std::vector<std::string> DecodeTestNames(std::string_view bytes) {
   return out;
 }
 
+std::string EncodeWrites(const std::map<std::string, std::vector<std::string>>& writes) {
+  std::string out;
+  for (const auto& [test, paths] : writes) {
+    if (paths.empty()) continue;
+    out.append(test).push_back('\0');
+    for (const std::string& p : paths) out.append(p).push_back('\0');
+    out.push_back('\0');
+  }
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> DecodeWrites(std::string_view bytes) {
+  std::map<std::string, std::vector<std::string>> out;
+  size_t at = 0;
+  auto next = [&](std::string_view* field) {
+    const size_t nul = bytes.find('\0', at);
+    if (nul == std::string_view::npos) return false;
+    *field = bytes.substr(at, nul - at);
+    at = nul + 1;
+    return true;
+  };
+  while (at < bytes.size()) {
+    std::string_view test, path;
+    if (!next(&test) || test.empty()) return absl::DataLossError("the writes blob: a test without a name");
+    std::vector<std::string>& paths = out[std::string(test)];
+    for (;;) {
+      if (!next(&path)) return absl::DataLossError(absl::StrCat("the writes blob ends inside ", std::string(test), "'s list"));
+      if (path.empty()) break;
+      paths.emplace_back(path);
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<LoadedBaseline> LoadCompletedBaseline(BaselineStore& store, int64_t mri,
                                                      int64_t id) {
   BaselineLookup which;

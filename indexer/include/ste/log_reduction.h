@@ -90,6 +90,12 @@ struct TestDependencies {
   // by why (definitions.h); a batch's on each of its tests (RunBatch).
   // Shown once in `ste record`'s summary, nowhere else.
   std::map<std::string, size_t> slow_trackers;
+  // What the run wrote and left behind (a `write` record of a path that
+  // exists after it), outside its private temporary directory, its log
+  // directory and inventory.ignore, by the scope that wrote it: repo paths
+  // relative, others absolute, sorted. Not a dependency: `ste hazards`
+  // pairs each with the tests that read it (an order dependence).
+  std::map<std::string, std::vector<std::string>> writes;
 };
 
 // Adds what `from` holds to *into: each scope's dependencies (a union),

@@ -99,6 +99,7 @@ struct LeaseResult {
   std::string output_tail;
   uint64_t output_bytes = 0;
   bool flaky = false;  // TestRecord::flaky
+  std::vector<std::string> writes;  // TestDependencies::writes, every scope's
 };
 
 // The most of a result's output tail a build keeps (the last bytes of a
@@ -283,6 +284,10 @@ class BuildSession {
   std::string failure_;
   std::map<std::string, InventoryEntry> external_;
   std::vector<TestResult> results_;
+  // Each test's writes (LeaseResult::writes), stored as the baseline's blob
+  // kWritesBlob; not journaled: a resumed build forgets those of the tests
+  // it accepted before.
+  std::map<std::string, std::vector<std::string>> writes_;
   std::vector<FinishedTest> finished_;
   size_t fed_ = 0;
   uint64_t index_bytes_ = 0;

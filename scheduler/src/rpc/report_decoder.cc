@@ -48,6 +48,7 @@ absl::Status MergeResultPart(const v1::TestResult& m,
   if (!m.output_tail().empty()) r->output_tail = m.output_tail();
   if (m.output_bytes() != 0) r->output_bytes = m.output_bytes();
   r->flaky = r->flaky || m.flaky();
+  for (const std::string& w : m.writes()) r->writes.push_back(w);
   r->seconds = m.seconds();
   r->opaque = r->opaque || m.opaque();
   for (const std::string& why : m.opaque_reasons())

@@ -2,6 +2,7 @@
 #include "ste/report_encoder.h"
 
 #include <algorithm>
+#include <set>
 
 #include "proto_convert.h"
 
@@ -54,6 +55,9 @@ void ReportEncoder::Encode(uint64_t lease_id, const TestRecord& record,
   r->set_output_tail(record.output_tail);
   r->set_output_bytes(record.output_bytes);
   r->set_flaky(record.flaky);
+  std::set<std::string> writes;
+  for (const auto& [scope, paths] : record.deps.writes) writes.insert(paths.begin(), paths.end());
+  for (const std::string& w : writes) r->add_writes(w);
   r->set_opaque(record.deps.opaque);
   for (const std::string& why : record.deps.opaque_reasons) r->add_opaque_reasons(why);
   r->set_error(record.error);

@@ -40,6 +40,15 @@ inline constexpr char kFlakyBlob[] = "flaky";
 std::string EncodeTestNames(std::vector<std::string> tests);
 std::vector<std::string> DecodeTestNames(std::string_view bytes);
 
+// A baseline's optional blob of what its tests wrote and left behind
+// (TestDependencies::writes; `ste hazards`): per test, in test order, its
+// name, a NUL, each path followed by a NUL, then one more NUL. Names and
+// paths are never empty. Decode: an error for bytes that end inside a
+// test's list.
+inline constexpr char kWritesBlob[] = "writes";
+std::string EncodeWrites(const std::map<std::string, std::vector<std::string>>& writes);
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> DecodeWrites(std::string_view bytes);
+
 // How many times a load looks for its baseline again when the one it found
 // was removed (`ste baseline gc`) before its blobs could be read.
 inline constexpr int kLoadAttempts = 3;
