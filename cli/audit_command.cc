@@ -239,6 +239,13 @@ int AuditCommand(const std::vector<std::string>& args) {
   } else {
     std::fprintf(stderr, "ste audit: no miss: every left-out test run passed\n");
   }
+  if (!audit.ran.empty()) {
+    std::fprintf(stderr,
+                 "ste audit: measured: %zu miss%s in %zu left-out tests run: the miss rate among the tests "
+                 "this selection left out is at most %.2f%% (95%% confidence)\n",
+                 audit.misses, audit.misses == 1 ? "" : "es", audit.ran.size(),
+                 100 * MissRateUpperBound(audit.misses, audit.ran.size(), 0.95));
+  }
   if (audit.misses > 0 && flags->Has("fail-on-miss")) return ExitCode(Outcome::kFailure);
   return ExitCode(Outcome::kSuccess);
 }

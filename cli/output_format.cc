@@ -86,6 +86,12 @@ JsonWriter& JsonWriter::Seconds(double value) {
   return *this;
 }
 
+JsonWriter& JsonWriter::Fraction(double value) {
+  Separate();
+  absl::StrAppendFormat(&out_, "%.6f", value);
+  return *this;
+}
+
 JsonWriter& JsonWriter::Bool(bool value) {
   Separate();
   out_ += value ? "true" : "false";
@@ -412,6 +418,7 @@ std::string AuditJson(const AuditResult& audit, uint64_t seed) {
   j.Key("baseline").Int(baseline).Key("left_out").Int(static_cast<int64_t>(audit.left_out.size()));
   j.Key("seed").String(std::to_string(seed)).Key("ran").Int(static_cast<int64_t>(audit.ran.size()));
   j.Key("misses").Int(static_cast<int64_t>(audit.misses)).Key("flaky").Int(static_cast<int64_t>(audit.flaky));
+  j.Key("miss_rate_upper_95").Fraction(MissRateUpperBound(audit.misses, audit.ran.size(), 0.95));
   j.Key("tests").BeginArray();
   for (const AuditedTest& t : audit.ran) {
     j.BeginObject().PathMember("test", t.test).Key("outcome").String(TestOutcomeName(t.outcome));

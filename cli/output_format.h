@@ -67,6 +67,7 @@ class JsonWriter {
   JsonWriter& String(std::string_view bytes);  // ste/json.h AppendJsonString
   JsonWriter& Int(int64_t value);
   JsonWriter& Seconds(double value);  // "%.3f"
+  JsonWriter& Fraction(double value);  // "%.6f"
   JsonWriter& Bool(bool value);
   JsonWriter& Null();
   // A whole member: "name":"<value>" and, when value is not UTF-8,

@@ -55,6 +55,35 @@ std::vector<FinishedTest> ObservedMisses(const std::vector<std::string>& left_ou
   return out;
 }
 
+namespace {
+
+// P(X <= k) for X ~ Binomial(n, p), 0 < p < 1, summed in log space.
+double BinomialCdf(size_t k, size_t n, double p) {
+  const double lp = std::log(p), lq = std::log1p(-p);
+  double sum = 0;
+  for (size_t i = 0; i <= k && i <= n; i++) {
+    const double log_term = std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(i) + 1) -
+                            std::lgamma(static_cast<double>(n - i) + 1) + static_cast<double>(i) * lp +
+                            static_cast<double>(n - i) * lq;
+    sum += std::exp(log_term);
+  }
+  return std::min(sum, 1.0);
+}
+
+}  // namespace
+
+double MissRateUpperBound(size_t misses, size_t ran, double confidence) {
+  if (ran == 0 || misses >= ran) return 1;
+  const double alpha = 1 - confidence;
+  // The CDF falls as p grows: bisect for CDF(p) = alpha.
+  double lo = static_cast<double>(misses) / static_cast<double>(ran), hi = 1;
+  for (int i = 0; i < 100; i++) {
+    const double mid = (lo + hi) / 2;
+    (BinomialCdf(misses, ran, mid) > alpha ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 std::vector<std::string> AuditSample(const std::vector<std::string>& left_out,
                                      const AuditOptions& options) {
   std::vector<std::string> order = left_out;

@@ -3,6 +3,7 @@
 #include "ste/audit.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -56,6 +57,23 @@ TEST(AuditSample, TheSameSeedTheSameTestsWhateverTheOrderGiven) {
   o.seed = 43;
   EXPECT_NE(a, AuditSample(left, o));
   for (const std::string& t : a) EXPECT_NE(std::find(left.begin(), left.end(), t), left.end());
+}
+
+}  // namespace
+}  // namespace ste
+
+namespace ste {
+namespace {
+
+TEST(MissRateUpperBound, TheExactBinomialBound) {
+  // No miss: 1 - alpha^(1/n) exactly (the "rule of three" is its approximation).
+  EXPECT_NEAR(MissRateUpperBound(0, 60, 0.95), 1 - std::pow(0.05, 1.0 / 60), 1e-9);
+  EXPECT_NEAR(MissRateUpperBound(0, 60, 0.95), 0.0487, 1e-4);
+  // One miss in 20: the Clopper-Pearson one-sided 95% bound, 0.2161.
+  EXPECT_NEAR(MissRateUpperBound(1, 20, 0.95), 0.2161, 1e-4);
+  EXPECT_EQ(MissRateUpperBound(0, 0, 0.95), 1.0);
+  EXPECT_EQ(MissRateUpperBound(5, 5, 0.95), 1.0);
+  EXPECT_LT(MissRateUpperBound(0, 100000, 0.95), 0.0001);
 }
 
 }  // namespace
