@@ -8,7 +8,8 @@
 --
 --   psql -v ON_ERROR_STOP=1 --single-transaction -f schema.sql 'postgresql://...'
 --
--- and then each migration, in order (migrate-2.sql: resumable builds).
+-- and then each migration, in order (migrate-2.sql: resumable builds;
+-- migrate-3.sql: the history of selections and audits).
 --
 -- Everything lives in the PostgreSQL schema "ste", so the store can share a
 -- database with other applications. A new version adds a migration in

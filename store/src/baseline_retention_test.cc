@@ -307,6 +307,14 @@ class RemovedWhileResolving final : public Store {
   }
   absl::StatusOr<std::vector<std::string>> Journal(int64_t b) override { return real_->Journal(b); }
   absl::StatusOr<std::vector<BuildOwnership>> ListBuilds() override { return real_->ListBuilds(); }
+  absl::StatusOr<int64_t> AppendSelection(const SelectionEntry& e) override {
+    return real_->AppendSelection(e);
+  }
+  absl::StatusOr<int64_t> AppendAudit(const AuditEntry& e) override { return real_->AppendAudit(e); }
+  absl::StatusOr<std::vector<SelectionEntry>> Selections(int64_t l) override {
+    return real_->Selections(l);
+  }
+  absl::StatusOr<std::vector<AuditEntry>> Audits(int64_t l) override { return real_->Audits(l); }
 
  private:
   std::unique_ptr<Store> real_;

@@ -39,6 +39,10 @@ constexpr char kSchemaV1[] =
 constexpr char kMigrationV2[] =
 #include "postgres_migrate_2.inc"
     ;
+// deploy/postgres/migrate-3.sql: version 2 -> 3 (the history).
+constexpr char kMigrationV3[] =
+#include "postgres_migrate_3.inc"
+    ;
 
 // --- Opening: the schema. ---
 
@@ -129,15 +133,24 @@ absl::Status Migrate(PgConn& conn) {
                                 PgParams().Int(kPostgresStoreLockKey))
                           .status());
   STE_ASSIGN_OR_RETURN(int version, CheckSchema(conn));
-  if (version >= 2) return absl::OkStatus();  // lost the race
-  absl::Status migrated = conn.ExecScript(kMigrationV2, "migrate the ste schema to version 2");
-  if (absl::IsPermissionDenied(migrated)) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        migrated.message(),
-        " (a role that may not create tables needs the migration applied once by one that "
-        "may: psql --single-transaction -f deploy/postgres/migrate-2.sql)"));
+  if (version >= kPostgresStoreSchemaVersion) return absl::OkStatus();  // lost the race
+  const struct {
+    int version;
+    const char* script;
+  } kMigrations[] = {{2, kMigrationV2}, {3, kMigrationV3}};
+  for (const auto& m : kMigrations) {
+    if (version >= m.version) continue;
+    absl::Status migrated =
+        conn.ExecScript(m.script, absl::StrCat("migrate the ste schema to version ", m.version));
+    if (absl::IsPermissionDenied(migrated)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          migrated.message(),
+          " (a role that may not create tables needs the migration applied once by one that "
+          "may: psql --single-transaction -f deploy/postgres/migrate-",
+          m.version, ".sql)"));
+    }
+    STE_RETURN_IF_ERROR(migrated);
   }
-  STE_RETURN_IF_ERROR(migrated);
   return txn.Commit();
 }
 

@@ -20,10 +20,11 @@
 //
 // Schema: deploy/postgres/schema.sql (version 1) and
 // deploy/postgres/migrate-2.sql (version 2: ste.builds and ste.accepted,
-// the resumable builds of baseline_store.h), compiled in; everything in
+// the resumable builds of baseline_store.h) and migrate-3.sql (version 3:
+// ste.selections and ste.audits, the history), compiled in; everything in
 // the PostgreSQL schema "ste"; meta holds "magic" and "schema_version".
 // Open applies schema.sql to a database that has no "ste" schema yet, and
-// the migration to a version-1 store, each in one transaction under an
+// the migrations to an older store, each in one transaction under an
 // advisory lock (two processes opening a fresh database at once: one
 // creates, the other waits and finds it); it refuses a "ste" schema that is not a store (another
 // application's: FailedPrecondition), a damaged meta table (DataLoss) and
@@ -115,8 +116,9 @@
 
 namespace ste {
 
-inline constexpr int kPostgresStoreSchemaVersion = 2;
-// Version 1 (schema.sql alone) is migrated to 2 (migrate-2.sql) on open.
+inline constexpr int kPostgresStoreSchemaVersion = 3;
+// Version 1 (schema.sql alone) is migrated to 2 (migrate-2.sql) and 3
+// (migrate-3.sql: the history) on open.
 inline constexpr int kPostgresStoreOldestSchemaVersion = 1;
 inline constexpr char kPostgresStoreMagic[] = "ste baseline store";
 // The advisory lock key Open() takes to create the schema ('STEB').

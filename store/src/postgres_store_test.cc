@@ -189,7 +189,8 @@ TEST_F(PostgresStoreTest, TheSchemaIsDeployPostgresSchemaSqlAndItsMigration) {
   EXPECT_THAT(
       raw.Column("SELECT tablename FROM pg_tables WHERE schemaname = "
                  "'ste' ORDER BY 1"),
-      ElementsAre("accepted", "baselines", "blob_contents", "blobs", "builds", "meta", "results"));
+      ElementsAre("accepted", "audits", "baselines", "blob_contents", "blobs", "builds", "meta",
+                  "results", "selections"));
   // migrate-2.sql: the spec out of line, journal records in order.
   EXPECT_THAT(raw.Column("SELECT attstorage FROM pg_attribute WHERE attrelid "
                          "= 'ste.builds'::regclass AND attname = 'spec'"),
@@ -503,10 +504,10 @@ TEST_F(PostgresStoreOpenTest, SharesADatabaseWithOtherApplications) {
 
 TEST_F(PostgresStoreOpenTest, RejectsANewerSchemaVersion) {
   RawPg raw(url_);
-  raw.Exec("UPDATE ste.meta SET value = '3' WHERE key = 'schema_version'");
+  raw.Exec("UPDATE ste.meta SET value = '4' WHERE key = 'schema_version'");
   absl::Status status = OpenPostgresStore(url_, cache_dir_).status();
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("schema version 3"));
+  EXPECT_THAT(status.message(), HasSubstr("schema version 4"));
   EXPECT_THAT(status.message(), HasSubstr("newer"));
 }
 

@@ -24,9 +24,10 @@
 //  * Every call starts with Ready(): a dropped connection is re-established
 //    and the writer locks it held are taken again.
 //
-// Split in three files as the interfaces are: relational_store.cc (the
+// Split in four files as the interfaces are: relational_store.cc (the
 // life cycle and reads: BaselineStore), relational_builds.cc
-// (BuildLeaseStore), relational_retention.cc (RetentionStore).
+// (BuildLeaseStore), relational_retention.cc (RetentionStore),
+// relational_history.cc (HistoryStore).
 #ifndef STE_STORE_RELATIONAL_STORE_H_
 #define STE_STORE_RELATIONAL_STORE_H_
 
@@ -85,6 +86,12 @@ class RelationalStore final : public Store {
                                            int64_t completed_unix) override;
   absl::StatusOr<bool> Remove(int64_t baseline, BaselineState expected) override;
   absl::StatusOr<std::vector<std::string>> RemoveStaleFiles() override;
+
+  // HistoryStore (relational_history.cc).
+  absl::StatusOr<int64_t> AppendSelection(const SelectionEntry& entry) override;
+  absl::StatusOr<int64_t> AppendAudit(const AuditEntry& entry) override;
+  absl::StatusOr<std::vector<SelectionEntry>> Selections(int64_t limit) override;
+  absl::StatusOr<std::vector<AuditEntry>> Audits(int64_t limit) override;
 
  private:
   enum class Lock { kNone, kShare, kUpdate };

@@ -95,6 +95,39 @@ CREATE INDEX accepted_in_order ON accepted(baseline, seq);
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql";
 
+// Version 3: the history of selections and audits (baseline_store.h, "The
+// history"). Applied after version 2, the same way.
+constexpr char kMigrationV3[] = R"sql(
+CREATE TABLE selections(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_unix INTEGER NOT NULL,
+  baseline INTEGER NOT NULL,
+  commit_id TEXT NOT NULL,
+  mode TEXT NOT NULL CHECK (mode IN ('all', 'subset', 'none')),
+  reason TEXT NOT NULL,
+  tests INTEGER NOT NULL CHECK (tests >= 0),
+  selected INTEGER NOT NULL CHECK (selected >= 0),
+  changed INTEGER NOT NULL CHECK (changed >= 0),
+  skipped_seconds REAL NOT NULL,
+  seconds REAL NOT NULL,
+  origin TEXT NOT NULL
+);
+CREATE TABLE audits(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_unix INTEGER NOT NULL,
+  baseline INTEGER NOT NULL,
+  commit_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('audit', 'observe')),
+  left_out INTEGER NOT NULL CHECK (left_out >= 0),
+  ran INTEGER NOT NULL CHECK (ran >= 0),
+  misses INTEGER NOT NULL CHECK (misses >= 0),
+  flakes INTEGER NOT NULL CHECK (flakes >= 0),
+  missed BLOB NOT NULL,
+  flaky BLOB NOT NULL
+);
+UPDATE meta SET value = '3' WHERE key = 'schema_version';
+)sql";
+
 
 absl::StatusOr<int64_t> QueryInt(SqliteDb& db, const char* sql) {
   STE_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
@@ -187,8 +220,9 @@ absl::StatusOr<int> CheckSchema(SqliteDb& db) {
 absl::Status Migrate(SqliteDb& db) {
   STE_ASSIGN_OR_RETURN(Transaction txn, Transaction::BeginImmediate(db));
   STE_ASSIGN_OR_RETURN(int version, CheckSchema(db));
-  if (version >= 2) return absl::OkStatus();  // lost the race
-  STE_RETURN_IF_ERROR(db.Exec(kMigrationV2));
+  if (version >= kSqliteStoreSchemaVersion) return absl::OkStatus();  // lost the race
+  if (version < 2) STE_RETURN_IF_ERROR(db.Exec(kMigrationV2));
+  if (version < 3) STE_RETURN_IF_ERROR(db.Exec(kMigrationV3));
   return txn.Commit();
 }
 

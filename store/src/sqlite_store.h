@@ -112,9 +112,10 @@ namespace ste {
 
 // 'S' 'T' 'E' 'B': PRAGMA application_id of every ste store.
 inline constexpr int32_t kSqliteStoreApplicationId = 0x53544542;
-inline constexpr int kSqliteStoreSchemaVersion = 2;
-// Version 1 (no resumable builds) is migrated to 2 on a read-write open
-// and read as it is by a read-only one.
+inline constexpr int kSqliteStoreSchemaVersion = 3;
+// Version 1 (no resumable builds) and 2 (no history) are migrated to 3 on
+// a read-write open and read as they are by a read-only one (whose
+// history is then an error to read, and to append to).
 inline constexpr int kSqliteStoreOldestSchemaVersion = 1;
 inline constexpr char kSqliteStoreMagic[] = "ste baseline store";
 

@@ -302,11 +302,11 @@ TEST_F(SqliteStoreOpenTest, RejectsANewerSchemaVersion) {
   ASSERT_TRUE(OpenStatus().ok());
   {
     RawDb raw(path_);
-    raw.Exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    raw.Exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
   }
   absl::Status status = OpenStatus();
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("schema version 3"));
+  EXPECT_THAT(status.message(), HasSubstr("schema version 4"));
   EXPECT_THAT(status.message(), HasSubstr("newer"));
 }
 

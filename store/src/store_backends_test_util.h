@@ -245,6 +245,7 @@ class SqliteBackend final : public StoreBackend {
   void Downgrade() override {
     RawDb raw(db_path_);
     raw.Exec("DROP INDEX accepted_in_order; DROP TABLE accepted; DROP TABLE builds;"
+             "DROP TABLE selections; DROP TABLE audits;"
              "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   }
   std::vector<std::string> Rows() override {
@@ -338,6 +339,8 @@ class PostgresBackend final : public StoreBackend {
     RawPg raw(url_);
     raw.Exec("DROP TABLE ste.accepted");
     raw.Exec("DROP TABLE ste.builds");
+    raw.Exec("DROP TABLE ste.selections");
+    raw.Exec("DROP TABLE ste.audits");
     raw.Exec("UPDATE ste.meta SET value = '1' WHERE key = 'schema_version'");
   }
   std::vector<std::string> Rows() override {

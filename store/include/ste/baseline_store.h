@@ -15,7 +15,7 @@
 // never serves a half-written one. Blobs are written durably (fsync) before
 // Complete() can succeed.
 //
-// Interfaces. The store is one object with three faces, so that a caller
+// Interfaces. The store is one object with four faces, so that a caller
 // names the part it needs:
 //   BaselineStore    the life cycle above and the reads (`ste record`,
 //                    `ste select`, the loader)
@@ -23,7 +23,9 @@
 //                    (the scheduler's build sessions)
 //   RetentionStore   copies and retention: blob lists, summaries, imports,
 //                    removal, the sweep (`ste baseline import|list|gc`)
-// Store is all three; Store::Open and Store::OpenForReading return one.
+//   HistoryStore     what selections and audits found (`ste select` and
+//                    `ste audit` append, `ste report` reads)
+// Store is all four; Store::Open and Store::OpenForReading return one.
 //
 // Implementations: SQLite ("sqlite:PATH", the embedded default; blobs are
 // files beside the database, so a select can mmap the index) and
@@ -75,6 +77,26 @@
 // finished build needs neither); Remove deletes them with the rest.
 // A baseline without a build row (Begin: `ste record` embedded, imports)
 // is written as before, by whoever began it.
+//
+// The history (schema version 3). Two tables that only grow, one row per
+// event, written by one INSERT each and never changed:
+//   selections  one `ste select` (local, or a scheduler's Select): when
+//               (the store's clock), the baseline compared with (0: none),
+//               the commit selected at, the mode and its reason, how many
+//               tests there were and how many were selected, how many
+//               paths changed, the recorded seconds of the tests left out
+//               (the time saved), how long the select took, and its origin
+//               ("select", "select 2/4" for one shard of four,
+//               "scheduler")
+//   audits      one `ste audit` or `ste record --observe`: when, the
+//               baseline, the commit, how many tests the selection left
+//               out, how many of those ran, the misses and the flaky ones
+//               (counts, and the names: each followed by a NUL byte)
+// Rows name a baseline by id without a reference: `ste baseline gc` may
+// remove it and the history stays. Nothing removes history rows (a row is
+// ~100 bytes: a million selects are ~100 MB). Appending is a caller's
+// best effort: `ste select` ignores a failure (a read-only store, an
+// older schema it could not migrate) and its selection is the same.
 //
 // Thread-safety: one Store object per thread; several processes may
 // open the same store (writers of one baseline are serialised; a busy
@@ -314,9 +336,58 @@ class RetentionStore {
   virtual absl::StatusOr<std::vector<std::string>> RemoveStaleFiles() = 0;
 };
 
-// A store: all three. What Open returns; a caller that needs one part
+// One selection, as the history keeps it ("The history" above).
+struct SelectionEntry {
+  int64_t id = 0;             // given by the store
+  int64_t at_unix = 0;        // given by the store: its clock at the append
+  int64_t baseline = 0;       // 0: no baseline
+  std::string commit;         // HEAD of the checkout ("" outside git)
+  std::string mode;           // "all", "subset" or "none"
+  std::string reason;         // at most kMaxHistoryReasonBytes (cut)
+  int64_t tests = 0;          // the tests the tree has
+  int64_t selected = 0;       // of them selected (mode all: every one)
+  int64_t changed = 0;        // changed paths
+  double skipped_seconds = 0; // the baseline's seconds of the tests left out
+  double seconds = 0;         // how long the select took
+  std::string origin;         // "select", "select K/N", "scheduler"
+};
+
+// One audit or observation.
+struct AuditEntry {
+  int64_t id = 0;        // given by the store
+  int64_t at_unix = 0;   // given by the store
+  int64_t baseline = 0;  // 0: none
+  std::string commit;
+  std::string kind;      // "audit" (`ste audit`) or "observe" (`ste record --observe`)
+  int64_t left_out = 0;  // tests the selection left out
+  int64_t ran = 0;       // of them run (an observation: every one)
+  std::vector<std::string> missed;  // did not pass (not flaky); sorted
+  std::vector<std::string> flaky;   // did not pass, then did; sorted
+};
+
+inline constexpr size_t kMaxHistoryReasonBytes = 1000;
+
+// The history ("The history" above).
+class HistoryStore {
+ public:
+  virtual ~HistoryStore() = default;
+
+  // Appends one row; returns its id. InvalidArgument for a mode or kind
+  // not listed above, a negative count, or a name holding a NUL byte.
+  virtual absl::StatusOr<int64_t> AppendSelection(const SelectionEntry& entry) = 0;
+  virtual absl::StatusOr<int64_t> AppendAudit(const AuditEntry& entry) = 0;
+
+  // The newest `limit` rows (limit <= 0: every row), oldest first.
+  virtual absl::StatusOr<std::vector<SelectionEntry>> Selections(int64_t limit) = 0;
+  virtual absl::StatusOr<std::vector<AuditEntry>> Audits(int64_t limit) = 0;
+};
+
+// A store: all four. What Open returns; a caller that needs one part
 // may take that interface (a Store& converts to each).
-class Store : public BaselineStore, public BuildLeaseStore, public RetentionStore {
+class Store : public BaselineStore,
+              public BuildLeaseStore,
+              public RetentionStore,
+              public HistoryStore {
  public:
   ~Store() override = default;
 
