@@ -65,7 +65,8 @@ constexpr char kAuditHelp[] =
     "the baseline and what the baseline recorded it depends on: a dependency\n"
     "ste did not see (a path inventory.ignore hides, a variable a shell read, a\n"
     "service on the network), or a flaky test. An audit changes no selection\n"
-    "and writes nothing to the store.\n"
+    "and writes no baseline; it appends its counts and the missed and flaky\n"
+    "tests to the store's history, which `ste report` reads.\n"
     "\n"
     "text: a line per test run, then each miss, then the count, on stderr.\n"
     "json: {\"mode\",\"reason\",\"baseline\",\"left_out\",\"seed\",\"ran\",\"misses\",\"flaky\",\n"
@@ -162,12 +163,22 @@ int AuditCommand(const std::vector<std::string>& args) {
 
   // An unusable store makes the selection all, with the reason: nothing
   // is left out, nothing to audit (said below).
-  StoreBaselineSource source(in.TakeStore(StoreAccess::kRead));
+  absl::StatusOr<std::unique_ptr<Store>> opened = in.TakeStore(StoreAccess::kRead);
+  HistoryStore* history = opened.ok() ? opened->get() : nullptr;
+  StoreBaselineSource source(std::move(opened));
   AuditResult audit = RunAudit(checkout, source, *query, *config, options);
   rmdir(scratch.c_str());
   const Selection& s = audit.selection.selection;
   if (!audit.selection.tree.ok()) {
     return in.Fail(absl::StrCat("no selection to audit: ", s.reason), Outcome::kNoResult);
+  }
+  // Stored with the selections (`ste report`: the misses across audits).
+  if (history != nullptr) {
+    absl::Status stored = history->AppendAudit(AuditHistoryEntry(audit, checkout.facts().head)).status();
+    if (!stored.ok()) {
+      std::fprintf(stderr, "ste audit: warning: not stored in the history: %s\n",
+                   std::string(stored.message()).c_str());
+    }
   }
   const int64_t baseline = audit.selection.baseline ? audit.selection.baseline->id : 0;
   if (in.json()) std::fputs(AuditJson(audit, options.seed).c_str(), stdout);

@@ -18,6 +18,7 @@ int AuditCommand(const std::vector<std::string>& args);
 int WhyCommand(const std::vector<std::string>& args);
 int DepsCommand(const std::vector<std::string>& args);
 int HazardsCommand(const std::vector<std::string>& args);
+int ReportCommand(const std::vector<std::string>& args);
 int IndexCommand(const std::vector<std::string>& args);
 int InventoryCommand(const std::vector<std::string>& args);
 int SchedulerCommand(const std::vector<std::string>& args);

@@ -30,6 +30,7 @@ constexpr CommandEntry kCommands[] = {
     {"why", "PATH", "the tests that depend on a file", ste::cli::WhyCommand},
     {"deps", "TEST", "what a test depends on", ste::cli::DepsCommand},
     {"hazards", "", "order dependences: a test that writes what another reads", ste::cli::HazardsCommand},
+    {"report", "", "one HTML page: selections over time, time saved, audits, flaky tests", ste::cli::ReportCommand},
     {"inventory", "", "hash the tree; compare two inventories", ste::cli::InventoryCommand},
     {"index", "dump", "every test of the baseline's index with its dependencies", ste::cli::IndexCommand},
     {"baseline", "", "export/import baselines as files; list them; gc old ones", ste::cli::BaselineCommand},

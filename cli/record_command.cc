@@ -98,7 +98,8 @@ constexpr char kRecordHelp[] =
     "selection `ste select` makes against the latest baseline of the local\n"
     "store; after, 'ste record: observed: ...' lines on stdout: how many tests\n"
     "it would have left out, and each of those that did not pass here (a MISS:\n"
-    "the selection would have skipped a failing test). Not with --scheduler.\n"
+    "the selection would have skipped a failing test), also appended to the\n"
+    "store's history for `ste report`. Not with --scheduler.\n"
     "\n"
     "--junit FILE: JUnit XML of the run (a testcase per test, classname its\n"
     "directory, name its file; <failure> or <error> with the exit code;\n"
@@ -242,11 +243,13 @@ int RecordCommand(const std::vector<std::string>& args) {
   // --observe: the selection ste select would make now, before every test
   // runs (scheduler's ste/audit.h, "Observation mode").
   std::optional<SelectionOutcome> observed;
+  std::string observed_commit;
   if (flags->Has("observe")) {
     if (remote) return in.UsageError("--observe selects with the local store: not with --scheduler");
     LocalCheckout checkout(*config, false);
     StoreBaselineSource source(in.TakeStore(StoreAccess::kRead));
     observed = SelectForCheckout(checkout, source, BaselineQuery{});
+    observed_commit = checkout.facts().head;
   }
 
   absl::StatusOr<RecordSummary> recorded = RecordBaseline(o);
@@ -267,7 +270,19 @@ int RecordCommand(const std::vector<std::string>& args) {
     return ExitCode(Outcome::kSuccess);
   }
   PrintSummary(*recorded, o.scheduler);
-  if (observed) PrintObservation(*observed, recorded->finished);
+  if (observed) {
+    PrintObservation(*observed, recorded->finished);
+    // Stored with the selections and audits (`ste report`).
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(config->store_url, config->root);
+    absl::Status stored =
+        store.ok() ? (*store)->AppendAudit(ObservationHistoryEntry(*observed, recorded->finished, observed_commit))
+                         .status()
+                   : store.status();
+    if (!stored.ok()) {
+      std::fprintf(stderr, "ste record: warning: the observation is not stored in the history: %s\n",
+                   std::string(stored.message()).c_str());
+    }
+  }
   if (flags->Has("junit")) {
     JUnitOptions jo;
     jo.seconds = recorded->tests_seconds;

@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -314,19 +315,40 @@ int SelectCommand(const std::vector<std::string>& args) {
     checkout.AssumeChanged(std::move(paths));
   }
   SelectionOutcome outcome;
+  // The store's history (`ste report`): this select is appended to it once
+  // its output is written, best effort (a store that cannot take it
+  // changes nothing). A scheduler appends the selections it makes itself;
+  // a what-if and --changed-files are no selection for a build.
+  std::optional<StoreBaselineSource> store;
+  struct HistoryAtExit {
+    HistoryStore* history = nullptr;
+    std::optional<SelectionEntry> entry;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~HistoryAtExit() {
+      if (history == nullptr || !entry) return;
+      entry->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ScopedPhase phase("history appended");
+      (void)AppendToHistory(history, *entry);
+    }
+  } history_at_exit;
 #ifdef STE_WITH_RPC
   if (auth) {
     outcome = SelectThroughScheduler(MakeChannel(flags->Get("scheduler"), *auth), *auth, checkout, *query);
   } else
 #endif
   {
-    // Read only: a selection never creates nor migrates a store.
-    std::optional<StoreBaselineSource> store;
     {
       ScopedPhase phase("store opened");
-      store.emplace(in.TakeStore(StoreAccess::kRead));
+      absl::StatusOr<std::unique_ptr<Store>> opened = in.TakeStore(StoreAccess::kRead);
+      if (opened.ok() && !assume && !flags->Has("changed-files")) history_at_exit.history = opened->get();
+      store.emplace(std::move(opened));
     }
     outcome = SelectForCheckout(checkout, *store, *query);
+    if (history_at_exit.history != nullptr) {
+      history_at_exit.entry = HistoryEntryOf(
+          outcome, 0, checkout.facts().head,
+          shard_n ? absl::StrCat("select ", shard_k, "/", shard_n) : std::string("select"));
+    }
   }
   ScopedPhase output_phase("output");
   Selection& s = outcome.selection;

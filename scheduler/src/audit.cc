@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ste/test_output.h"
 #include "ste/test_scope.h"
@@ -172,6 +173,43 @@ AuditResult RunAudit(Checkout& checkout, BaselineSource& source, const BaselineQ
     out.ran.push_back(std::move(a));
   }
   return out;
+}
+
+AuditEntry AuditHistoryEntry(const AuditResult& audit, std::string commit) {
+  AuditEntry e;
+  e.baseline = audit.selection.baseline ? audit.selection.baseline->id : 0;
+  e.commit = std::move(commit);
+  e.kind = "audit";
+  e.left_out = static_cast<int64_t>(audit.left_out.size());
+  e.ran = static_cast<int64_t>(audit.ran.size());
+  for (const AuditedTest& t : audit.ran) {
+    if (t.miss) e.missed.push_back(t.test);
+    if (t.flaky) e.flaky.push_back(t.test);
+  }
+  std::sort(e.missed.begin(), e.missed.end());
+  std::sort(e.flaky.begin(), e.flaky.end());
+  return e;
+}
+
+AuditEntry ObservationHistoryEntry(const SelectionOutcome& observed,
+                                   const std::vector<FinishedTest>& finished, std::string commit) {
+  AuditEntry e;
+  e.baseline = observed.baseline ? observed.baseline->id : 0;
+  e.commit = std::move(commit);
+  e.kind = "observe";
+  const std::vector<std::string> left_out = LeftOut(observed);
+  e.left_out = static_cast<int64_t>(left_out.size());
+  // Every left-out test the record ran.
+  absl::flat_hash_set<std::string_view> out(left_out.begin(), left_out.end());
+  for (const FinishedTest& f : finished) {
+    if (!out.contains(f.test)) continue;
+    e.ran++;
+    if (f.flaky) e.flaky.push_back(f.test);
+  }
+  for (const FinishedTest& f : ObservedMisses(left_out, finished)) e.missed.push_back(f.test);
+  std::sort(e.missed.begin(), e.missed.end());
+  std::sort(e.flaky.begin(), e.flaky.end());
+  return e;
 }
 
 }  // namespace ste

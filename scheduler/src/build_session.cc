@@ -496,6 +496,14 @@ void BuildSession::Finalize() {
   }
   if (status.ok() && !flaky.empty()) status = store_->PutBlob(baseline_id_, kFlakyBlob, EncodeTestNames(flaky));
   if (status.ok() && !writes_.empty()) status = store_->PutBlob(baseline_id_, kWritesBlob, EncodeWrites(writes_));
+  std::map<std::string, std::vector<std::string>> opaque;
+  for (const FinishedTest& f : finished_) {
+    if (!f.opaque) continue;
+    std::string why = f.detail;
+    why.erase(std::remove(why.begin(), why.end(), '\0'), why.end());
+    opaque[f.test] = {why.empty() ? std::string("(no reason kept)") : why};
+  }
+  if (status.ok() && !opaque.empty()) status = store_->PutBlob(baseline_id_, kOpaqueBlob, EncodeWrites(opaque));
   if (status.ok()) status = store_->PutResults(baseline_id_, results_);
   if (status.ok()) status = store_->Complete(baseline_id_);
   if (!status.ok() && !options_.owner.empty() && absl::IsFailedPrecondition(status)) {

@@ -4,6 +4,7 @@
 #include <climits>
 #include <future>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -103,6 +104,40 @@ SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
     t.flaky = std::binary_search(b->flaky_tests.begin(), b->flaky_tests.end(), t.test);
   }
   return out;
+}
+
+SelectionEntry HistoryEntryOf(const SelectionOutcome& outcome, double seconds,
+                              std::string commit, std::string origin) {
+  const Selection& s = outcome.selection;
+  SelectionEntry e;
+  e.baseline = outcome.baseline ? outcome.baseline->id : 0;
+  e.commit = std::move(commit);
+  e.mode = std::string(SelectionModeName(s.mode));
+  e.reason = s.reason;
+  e.tests = static_cast<int64_t>(outcome.head_tests.size());
+  e.changed = static_cast<int64_t>(s.changed.size());
+  e.seconds = seconds;
+  e.origin = std::move(origin);
+  if (s.mode == SelectionMode::kAll) {
+    e.selected = e.tests;
+    return e;
+  }
+  absl::flat_hash_set<std::string_view> chosen;
+  for (const SelectedTest& t : s.tests) chosen.insert(t.test);
+  e.selected = static_cast<int64_t>(std::min(chosen.size(), outcome.head_tests.size()));
+  if (outcome.loaded != nullptr) {
+    for (const std::string& t : outcome.head_tests) {
+      if (chosen.contains(t)) continue;
+      auto it = outcome.loaded->seconds.find(t);
+      if (it != outcome.loaded->seconds.end()) e.skipped_seconds += it->second;
+    }
+  }
+  return e;
+}
+
+absl::Status AppendToHistory(HistoryStore* history, const SelectionEntry& entry) {
+  if (history == nullptr) return absl::FailedPreconditionError("no store to append to");
+  return history->AppendSelection(entry).status();
 }
 
 }  // namespace ste

@@ -103,6 +103,13 @@ std::vector<std::string> LeftOut(const SelectionOutcome& selection);
 std::vector<FinishedTest> ObservedMisses(const std::vector<std::string>& left_out,
                                          const std::vector<FinishedTest>& finished);
 
+// The history's rows (baseline_store.h, "The history"): an audit's
+// counts and names (kind "audit"), and an observation's (kind "observe":
+// every left-out test ran, in the record). `commit` is the checkout's HEAD.
+AuditEntry AuditHistoryEntry(const AuditResult& audit, std::string commit);
+AuditEntry ObservationHistoryEntry(const SelectionOutcome& observed,
+                                   const std::vector<FinishedTest>& finished, std::string commit);
+
 // The miss rate an audit measured, bounded: the largest rate p of misses
 // among the tests a selection leaves out for which seeing `misses` or
 // fewer in `ran` sampled tests still has probability 1 - confidence (the

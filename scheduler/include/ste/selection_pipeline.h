@@ -49,6 +49,18 @@ struct SelectionOutcome {
 SelectionOutcome SelectForCheckout(Checkout& checkout, BaselineSource& source,
                                    const BaselineQuery& query);
 
+// The history's row of a selection (baseline_store.h, "The history"): its
+// mode and reason, the tests the tree has and how many were selected
+// (mode all: every one), the changed paths, and the seconds the baseline
+// recorded for the tests left out; `seconds` (how long it took),
+// `commit` and `origin` as given. The store fills in the id and time.
+SelectionEntry HistoryEntryOf(const SelectionOutcome& outcome, double seconds,
+                              std::string commit, std::string origin);
+
+// Appends it to `history`, best effort: a store that cannot take it (read
+// only, an older schema, busy) changes nothing; the status says why.
+absl::Status AppendToHistory(HistoryStore* history, const SelectionEntry& entry);
+
 }  // namespace ste
 
 #endif  // STE_SELECTION_PIPELINE_H_

@@ -13,6 +13,8 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "report_decoder.h"
 #include "ste/baseline_loader.h"
 #include "ste/config.h"
@@ -441,8 +443,15 @@ Status SchedulerService::Select(grpc::ServerContext* ctx, const v1::SelectReques
   if (Status a = Authorize(ctx, "Select"); !a.ok()) return a;
   absl::StatusOr<std::unique_ptr<SubmittedCheckout>> checkout = SubmittedCheckout::FromRequest(*req);
   if (!checkout.ok()) return Invalid(std::string(checkout.status().message()));
+  const absl::Time start = absl::Now();
   SelectionOutcome out = SelectForCheckout(**checkout, baselines_, BaselineQuery{});
   ToProto(out.selection, out.baseline, resp);
+  // The store's history (`ste report`), best effort: a store that cannot
+  // take the row changes nothing of the answer.
+  if (absl::StatusOr<std::unique_ptr<Store>> store = OpenStore(); store.ok()) {
+    (void)AppendToHistory(store->get(),
+                          HistoryEntryOf(out, absl::ToDoubleSeconds(absl::Now() - start), "", "scheduler"));
+  }
   return Status::OK;
 }
 

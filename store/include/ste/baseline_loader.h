@@ -49,6 +49,12 @@ inline constexpr char kWritesBlob[] = "writes";
 std::string EncodeWrites(const std::map<std::string, std::vector<std::string>>& writes);
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> DecodeWrites(std::string_view bytes);
 
+// A baseline's optional blob of why its opaque tests are opaque: per
+// opaque test, what it ran that could not be followed (the first reason
+// the build kept), in kWritesBlob's layout (EncodeWrites/DecodeWrites, a
+// list of one). Read by `ste report`.
+inline constexpr char kOpaqueBlob[] = "opaque";
+
 // How many times a load looks for its baseline again when the one it found
 // was removed (`ste baseline gc`) before its blobs could be read.
 inline constexpr int kLoadAttempts = 3;
