@@ -1,6 +1,7 @@
 // FindHazards (hazards.h) on an index built in memory.
 #include "ste/hazards.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,31 @@ TEST(FindHazards, ReadersLookersAndListersOfAWriteButNeverTheWriterItself) {
   for (const Hazard& x : *h) got.push_back(x.writer + " " + x.path + " " + x.reader + " " + std::string(DepKindName(x.kind)));
   EXPECT_EQ(got, (std::vector<std::string>{"t_r.sh top t_x.sh content", "t_w.sh out/state t_a.sh absent",
                                            "t_w.sh out/state t_l.sh listing", "t_w.sh out/state t_r.sh content"}));
+}
+
+TEST(FindHazards, ALimitKeepsTheFirstFoundAndCountsThemAll) {
+  SelectionIndexBuilder b;
+  std::vector<std::string> scopes;
+  for (int i = 0; i < 50; i++) scopes.push_back("//r/t" + std::to_string(100 + i) + ".sh");
+  ASSERT_TRUE(b.AddTests(scopes).ok());
+  // Every test reads the shared file, the writer (t100) too.
+  ASSERT_TRUE(b.AddScopeDependency("//r", "shared.cfg", DepKind::kContent).ok());
+  absl::StatusOr<std::string> image = b.Finish();
+  ASSERT_TRUE(image.ok());
+  absl::StatusOr<std::unique_ptr<SelectionIndex>> index = SelectionIndex::FromBytes(*image);
+  ASSERT_TRUE(index.ok());
+  const std::map<std::string, std::vector<std::string>> writes = {{"t100.sh", {"shared.cfg"}}};
+  size_t total = 0;
+  absl::StatusOr<std::vector<Hazard>> few = FindHazards(**index, writes, 3, &total);
+  ASSERT_TRUE(few.ok()) << few.status();
+  EXPECT_EQ(total, 49u);  // every reader but the writer
+  ASSERT_EQ(few->size(), 3u);
+  EXPECT_EQ((*few)[0].reader, "t101.sh");
+  EXPECT_EQ((*few)[2].reader, "t103.sh");
+  absl::StatusOr<std::vector<Hazard>> all = FindHazards(**index, writes, SIZE_MAX, &total);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 49u);
+  EXPECT_EQ(total, 49u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <roaring/containers/array.h>
 #include <roaring/containers/bitset.h>
 #include <roaring/containers/containers.h>
+#include <roaring/containers/convert.h>
 #include <roaring/containers/run.h>
 #include <roaring/roaring_array.h>
 
@@ -69,6 +70,22 @@ std::string RoaringDefect(const roaring_bitmap_t& r) {
     if (!defect.empty()) return absl::StrCat("container ", i, ": ", defect);
   }
   return "";
+}
+
+int NormalizeForPortable(roaring_bitmap_t* r) {
+  roaring_array_t& ra = r->high_low_container;
+  int changed = 0;
+  for (int32_t i = 0; i < ra.size; ++i) {
+    if (ra.typecodes[i] != BITSET_CONTAINER_TYPE_CODE) continue;
+    bitset_container_t* bits = static_cast<bitset_container_t*>(ra.containers[i]);
+    if (bits->cardinality > DEFAULT_MAX_SIZE) continue;
+    array_container_t* array = array_container_from_bitset(bits);
+    bitset_container_free(bits);
+    ra.containers[i] = array;
+    ra.typecodes[i] = ARRAY_CONTAINER_TYPE_CODE;
+    ++changed;
+  }
+  return changed;
 }
 
 }  // namespace ste

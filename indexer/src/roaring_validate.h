@@ -26,6 +26,17 @@ namespace ste {
 // what is wrong, for a message.
 std::string RoaringDefect(const roaring_bitmap_t& r);
 
+// Makes `r` one that the portable format can carry: every bitset container
+// of at most 4096 values becomes an array container. The format has no
+// type per container but "run or not" (a container of up to 4096 values
+// that is not a run is read as an array), so such a bitset is written as
+// 8 KiB that every reader takes for an array: a bitmap its own size check
+// refuses. CRoaring 0.2.66 makes them: a range added to a run container
+// of more than 2048 runs (add_many's lone values on a run a range began)
+// turns it into a bitset whatever its cardinality, and run_optimize keeps
+// a bitset a bitset. Returns how many containers it changed.
+int NormalizeForPortable(roaring_bitmap_t* r);
+
 }  // namespace ste
 
 #endif  // STE_INDEXER_ROARING_VALIDATE_H_

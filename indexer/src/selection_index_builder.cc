@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "ste/atomic_file.h"
 #include "selection_index_format.h"
+#include "roaring_validate.h"
 #include "selection_index_transpose.h"
 #include "ste/selection_index.h"
 #include "ste/status_macros.h"
@@ -283,6 +284,9 @@ absl::Status SelectionIndexBuilder::Impl::Emit(ImageSink* sink) {
   parallel_for(keys.size(), [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       keys[i].column->runOptimize();
+      // Written in the portable format: no bitset of 4096 values or fewer
+      // (roaring_validate.h), then runs where they are smaller.
+      if (NormalizeForPortable(&keys[i].column->roaring) > 0) keys[i].column->runOptimize();
       keys[i].column->shrinkToFit();
       keys[i].bitmap_size = keys[i].column->getSizeInBytes(/*portable=*/true);
     }

@@ -173,10 +173,8 @@ void Baseline(Store& store, const ReportOptions& options, ReportData* d) {
   } else if (writes_blob->has_value()) {
     absl::StatusOr<std::map<std::string, std::vector<std::string>>> writes = DecodeWrites(**writes_blob);
     absl::StatusOr<std::vector<Hazard>> hazards =
-        writes.ok() ? FindHazards(*loaded->index, *writes) : writes.status();
+        writes.ok() ? FindHazards(*loaded->index, *writes, options.top, &d->hazards_count) : writes.status();
     if (hazards.ok()) {
-      d->hazards_count = hazards->size();
-      if (hazards->size() > options.top) hazards->resize(options.top);
       d->hazards = *std::move(hazards);
     } else {
       NoteError(&d->details_error, hazards.status());

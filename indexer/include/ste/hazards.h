@@ -11,6 +11,7 @@
 #ifndef STE_HAZARDS_H_
 #define STE_HAZARDS_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,10 +29,14 @@ struct Hazard {
   DepKind kind = DepKind::kContent;  // how: content, absent, listing (of path's directory)
 };
 
-// Every hazard, sorted by writer, path, reader, kind. An unreadable bitmap
-// of the index is the error.
+// Every hazard, sorted by writer, path, reader, kind; with a `limit`, the
+// first `limit` found (writers in order, then their paths, then readers by
+// id), sorted, and in *total how many there are in all, counted without
+// making them (a file most tests read, written by a test, is as many
+// hazards as readers). An unreadable bitmap of the index is the error.
 absl::StatusOr<std::vector<Hazard>> FindHazards(const SelectionIndex& index,
-                                                const std::map<std::string, std::vector<std::string>>& writes);
+                                                const std::map<std::string, std::vector<std::string>>& writes,
+                                                size_t limit = SIZE_MAX, size_t* total = nullptr);
 
 }  // namespace ste
 
