@@ -7,7 +7,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (liburing2 only for the interceptor test that liburing is refused io_uring;
 # that part skips without it; systemd for systemd-analyze and python3-yaml
 # for the deploy/ checks, ctest DeployManifests; clang-14 and its runtimes
-# for the sanitizer tree: libFuzzer, ASan, UBSan).
+# for the sanitizer tree: libFuzzer, ASan, UBSan; chromium for ctest
+# Report.*, which loads `ste report`'s page headless).
 # BUILD_DEBS alone build ste, the preload library and the Debian package
 # (`make package`, -DSTE_BUILD_TESTS=OFF; python3-dev for the definition
 # tracker's compiled backend, skipped without it); the rest are for the tests.
@@ -19,7 +20,7 @@ DEBS := $(BUILD_DEBS) libgtest-dev libgmock-dev libbenchmark-dev \
   postgresql hashdeep hyperfine strace python3 python3-pytest xxhash \
   ruby ruby-minitest ruby-rspec binutils openssl \
   liburing2 systemd python3-yaml \
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev chromium
 
 # npm tooling, pinned: the GitHub action and workflows are validated with
 # it in `make test` (ctest GithubActionsValid).

@@ -31,12 +31,17 @@ std::string H(std::string_view bytes) {
   return out;
 }
 
-std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", 100 * fraction); }
+std::string Percent(double fraction) {
+  // A bound of 0.00006% is not 0.0%.
+  if (fraction > 0 && fraction < 0.001) return absl::StrFormat("%.2g%%", 100 * fraction);
+  return absl::StrFormat("%.1f%%", 100 * fraction);
+}
 
 std::string Duration(double seconds) {
   if (seconds < 120) return absl::StrFormat("%.1f s", seconds);
   if (seconds < 7200) return absl::StrFormat("%.1f min", seconds / 60);
-  return absl::StrFormat("%.1f h", seconds / 3600);
+  if (seconds < 3600 * 1000) return absl::StrFormat("%.1f h", seconds / 3600);
+  return absl::StrFormat("%.0f h", seconds / 3600);
 }
 
 std::string Time(int64_t unix) {
@@ -91,7 +96,7 @@ class Page {
 // marks points to draw red), axes with `label`s.
 void Plot(Page& p, const std::vector<double>& ys, const std::vector<bool>& red, double top,
           const std::string& top_label, const std::string& x_label) {
-  constexpr int kW = 960, kH = 220, kL = 54, kR = 10, kT = 10, kB = 30;
+  constexpr int kW = 960, kH = 220, kL = 72, kR = 10, kT = 10, kB = 30;
   const double w = kW - kL - kR, h = kH - kT - kB;
   p.Add("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100%\" viewBox=\"0 0 ", kW, " ", kH,
         "\" role=\"img\" data-points=\"", ys.size(), "\">");
@@ -142,7 +147,7 @@ void Fractions(Page& p, const ReportData& d) {
   }
   p.Section("selected-fraction", "Selected fraction over builds",
             "Each point is one select (a matrix of shards counts once): the share of the tests it selected. "
-            "Red: mode all.");
+            "Red: mode all (where a point averages several builds: most of them).");
   if (builds.empty()) {
     p.Empty(d.selections_error.empty() ? "No selection is recorded yet: every ste select appends one."
                                        : "No history: " + d.selections_error);
@@ -153,14 +158,18 @@ void Fractions(Page& p, const ReportData& d) {
   const size_t buckets = std::min(builds.size(), kMaxPlotPoints);
   std::vector<double> ys(buckets, 0);
   std::vector<bool> red(buckets, false);
-  std::vector<size_t> counts(buckets, 0);
+  std::vector<size_t> counts(buckets, 0), alls(buckets, 0);
   for (size_t i = 0; i < builds.size(); i++) {
     const size_t b = i * buckets / builds.size();
     ys[b] += 100.0 * static_cast<double>(builds[i]->selected) / static_cast<double>(builds[i]->tests);
     counts[b]++;
-    if (builds[i]->mode == "all") red[b] = true;
+    if (builds[i]->mode == "all") alls[b]++;
   }
-  for (size_t b = 0; b < buckets; b++) ys[b] /= static_cast<double>(std::max<size_t>(counts[b], 1));
+  // A point of several builds is red when most of them ran all.
+  for (size_t b = 0; b < buckets; b++) {
+    ys[b] /= static_cast<double>(std::max<size_t>(counts[b], 1));
+    red[b] = 2 * alls[b] > counts[b];
+  }
   Plot(p, ys, red, 100, "100%",
        buckets < builds.size()
            ? absl::StrCat(builds.size(), " builds, ", Time(builds.front()->at_unix), " to ", Time(builds.back()->at_unix),

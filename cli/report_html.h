@@ -11,7 +11,8 @@
 //                    data-audit-ran, data-audit-misses, data-miss-rate-upper
 //   selected-fraction  an <svg> plot of each build's selected fraction
 //                    (at most kMaxPlotPoints points: more builds are
-//                    averaged in as many buckets), mode all in red
+//                    averaged in as many buckets), mode all in red (a
+//                    bucket: most of its builds)
 //   time-saved       an <svg> plot of the seconds saved, summed over builds
 //   widest           a table: the keys that pull in the most tests
 //   everyone         a table: what every test depends on
