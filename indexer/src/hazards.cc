@@ -2,8 +2,12 @@
 #include "ste/hazards.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
 #include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "ste/status_macros.h"
 #include "ste/test_scope.h"
 
@@ -47,6 +51,76 @@ absl::StatusOr<std::vector<Hazard>> FindHazards(const SelectionIndex& index,
   });
   if (total != nullptr) *total = count;
   return out;
+}
+
+std::vector<std::vector<std::string>> HazardGroups(const std::vector<Hazard>& hazards,
+                                                    const std::vector<std::string>& tests,
+                                                    size_t max_readers, size_t max_group) {
+  absl::flat_hash_map<std::string_view, size_t> index;
+  for (size_t i = 0; i < tests.size(); i++) index.emplace(tests[i], i);
+  // Distinct readers per writer.
+  std::map<std::string_view, std::set<std::string_view>> readers;
+  for (const Hazard& h : hazards) readers[h.writer].insert(h.reader);
+  // The pairs kept, as edges first -> then (test indexes).
+  std::vector<std::pair<size_t, size_t>> edges;
+  std::vector<size_t> parent(tests.size());
+  for (size_t i = 0; i < parent.size(); i++) parent[i] = i;
+  auto find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const Hazard& h : hazards) {
+    if (readers[h.writer].size() > max_readers) continue;
+    auto w = index.find(h.writer), r = index.find(h.reader);
+    if (w == index.end() || r == index.end() || w->second == r->second) continue;
+    if (h.kind == DepKind::kAbsent) {
+      edges.emplace_back(r->second, w->second);
+    } else {
+      edges.emplace_back(w->second, r->second);
+    }
+    parent[find(w->second)] = find(r->second);
+  }
+  std::map<size_t, std::vector<size_t>> members;  // by root; members in test order
+  for (const auto& [a, b] : edges) {
+    members[find(a)];
+    (void)b;
+  }
+  for (size_t i = 0; i < tests.size(); i++) {
+    auto it = members.find(find(i));
+    if (it != members.end()) it->second.push_back(i);
+  }
+  std::vector<std::vector<std::string>> groups;
+  for (auto& [root, group] : members) {
+    if (group.size() < 2 || group.size() > max_group) continue;
+    // Kahn's order over the group's edges, the earliest test first; what a
+    // cycle leaves, in test order.
+    std::map<size_t, std::vector<size_t>> after;
+    std::map<size_t, size_t> before;
+    for (const auto& [a, b] : edges) {
+      if (find(a) != root) continue;
+      after[a].push_back(b);
+      before[b]++;
+    }
+    std::set<size_t> ready, placed;
+    for (size_t t : group) {
+      if (before[t] == 0) ready.insert(t);
+    }
+    std::vector<std::string> order;
+    while (!ready.empty()) {
+      const size_t t = *ready.begin();
+      ready.erase(ready.begin());
+      placed.insert(t);
+      order.push_back(tests[t]);
+      for (size_t next : after[t]) {
+        if (--before[next] == 0 && !placed.count(next)) ready.insert(next);
+      }
+    }
+    for (size_t t : group) {
+      if (!placed.count(t)) order.push_back(tests[t]);
+    }
+    groups.push_back(std::move(order));
+  }
+  return groups;
 }
 
 }  // namespace ste

@@ -59,5 +59,30 @@ TEST(FindHazards, ALimitKeepsTheFirstFoundAndCountsThemAll) {
   EXPECT_EQ(total, 49u);
 }
 
+TEST(HazardGroups, EachPairRunsAsRecordedOnOneWorkerAndAFileEveryoneReadsIsLeftOut) {
+  const std::vector<std::string> tests = {"t_a", "t_b", "t_c", "t_d", "t_e", "t_f", "t_g", "t_h", "t_i"};
+  std::vector<Hazard> hazards = {
+      // t_c wrote what t_a read (so t_a ran after it), and what t_b looked
+      // for and did not find (so t_b ran before it).
+      {"t_c", "out/x", "t_a", DepKind::kContent},
+      {"t_c", "out/x", "t_b", DepKind::kAbsent},
+      // A pair of its own.
+      {"t_e", "out/y", "t_d", DepKind::kListing},
+      // A reader outside the build, and a writer reading its own file.
+      {"t_f", "out/z", "t_gone", DepKind::kContent},
+      {"t_f", "out/z", "t_f", DepKind::kContent},
+  };
+  // t_g wrote what three others read: more than max_readers 2.
+  for (const char* r : {"t_h", "t_i", "t_a"}) hazards.push_back({"t_g", "shared", r, DepKind::kContent});
+  std::vector<std::vector<std::string>> groups = HazardGroups(hazards, tests, 2, 32);
+  EXPECT_EQ(groups, (std::vector<std::vector<std::string>>{{"t_b", "t_c", "t_a"}, {"t_e", "t_d"}}));
+  // A group past max_group is not made.
+  groups = HazardGroups(hazards, tests, 2, 2);
+  EXPECT_EQ(groups, (std::vector<std::vector<std::string>>{{"t_e", "t_d"}}));
+  // A cycle keeps its tests together, in the build's order.
+  groups = HazardGroups({{"t_a", "p", "t_b", DepKind::kContent}, {"t_b", "q", "t_a", DepKind::kContent}}, tests);
+  EXPECT_EQ(groups, (std::vector<std::vector<std::string>>{{"t_a", "t_b"}}));
+}
+
 }  // namespace
 }  // namespace ste

@@ -25,6 +25,20 @@ BuildCoordinator::BuildCoordinator(std::vector<BuildTest> tests, Options options
   }
   tests_ = std::move(unique);
   for (size_t i = 0; i < tests_.size(); i++) index_[tests_[i].test] = i;
+  for (const std::vector<std::string>& names : options_.groups) {
+    std::vector<size_t> group;
+    for (const std::string& name : names) {
+      auto it = index_.find(name);
+      if (it == index_.end() || group_of_.contains(it->second)) continue;
+      group_of_[it->second] = groups_.size();
+      group.push_back(it->second);
+    }
+    if (group.size() < 2) {
+      for (size_t t : group) group_of_.erase(t);
+      continue;
+    }
+    groups_.push_back(std::move(group));
+  }
   next_lease_ = (uint64_t{options_.generation > 0 ? options_.generation - 1 : 0} << 40) + 1;
   std::lock_guard<std::mutex> lock(mu_);
   state_.assign(tests_.size(), State::kQueued);
@@ -100,13 +114,22 @@ absl::StatusOr<std::vector<TestLease>> BuildCoordinator::Lease(const std::string
   std::vector<TestLease> out;
   Worker& worker = workers_[worker_id];
   while (out.size() < max_tests && !queue_.empty()) {
-    size_t test = *queue_.begin();
-    queue_.erase(queue_.begin());
-    state_[test] = State::kLeased;
-    uint64_t id = next_lease_++;
-    leases_[id] = LeaseInfo{test, worker_id};
-    worker.outstanding.insert(id);
-    out.push_back(TestLease{id, tests_[test].test});
+    const size_t first = *queue_.begin();
+    std::vector<size_t> take = {first};
+    if (auto g = group_of_.find(first); g != group_of_.end()) {
+      take.clear();  // the group's queued tests, in its order
+      for (size_t member : groups_[g->second]) {
+        if (state_[member] == State::kQueued) take.push_back(member);
+      }
+    }
+    for (size_t test : take) {
+      queue_.erase(test);
+      state_[test] = State::kLeased;
+      uint64_t id = next_lease_++;
+      leases_[id] = LeaseInfo{test, worker_id};
+      worker.outstanding.insert(id);
+      out.push_back(TestLease{id, tests_[test].test});
+    }
   }
   *done = done_ == tests_.size();
   return out;

@@ -48,6 +48,33 @@ TEST(BuildCoordinator, UnknownDurationsFirstThenLongestFirst) {
   EXPECT_EQ(c.progress().queued, 3u);
 }
 
+TEST(BuildCoordinator, AGroupIsLeasedTogetherInItsOrderAndAgainAfterItsWorkerExpires) {
+  FakeClock clock;
+  BuildCoordinator::Options o = clock.Options(absl::Seconds(30));
+  // t/reader ran after t/writer when recorded; t/looker before it.
+  o.groups = {{"t/looker", "t/writer", "t/reader"}, {"t/missing", "t/alone"}};
+  BuildCoordinator c({{"t/reader", 50}, {"t/other", 40}, {"t/writer", 1}, {"t/looker", 2}, {"t/alone", 30}},
+                     o);
+  std::string w1 = c.RegisterWorker("w1");
+  std::string w2 = c.RegisterWorker("w2");
+  bool done = false;
+  // The longest, t/reader, comes first, and its group with it, in order.
+  auto first = c.Lease(w1, 1, &done);
+  ASSERT_TRUE(first.ok());
+  EXPECT_THAT(Names(*first), ElementsAre("t/looker", "t/writer", "t/reader"));
+  // A group of one test is none: t/alone goes alone.
+  auto second = c.Lease(w2, 2, &done);
+  ASSERT_TRUE(second.ok());
+  EXPECT_THAT(Names(*second), ElementsAre("t/other", "t/alone"));
+  ASSERT_EQ(*c.Accept((*first)[0].lease_id), BuildCoordinator::Acceptance::kAccepted);
+  // w1 goes silent: what it had not finished comes back as one group.
+  clock.t += absl::Seconds(31);
+  std::string w3 = c.RegisterWorker("w3");
+  auto again = c.Lease(w3, 1, &done);
+  ASSERT_TRUE(again.ok());
+  EXPECT_THAT(Names(*again), ElementsAre("t/writer", "t/reader"));
+}
+
 TEST(BuildCoordinator, EveryTestAcceptedOnceThenDone) {
   FakeClock clock;
   BuildCoordinator c({{"a", 1}, {"b", 2}}, clock.Options());

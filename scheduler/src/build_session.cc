@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
@@ -12,6 +14,7 @@
 #include "ste/baseline_loader.h"
 #include "ste/build_id.h"
 #include "ste/case_split.h"
+#include "ste/hazards.h"
 #include "ste/status_macros.h"
 #include "ste/test_recorder.h"
 
@@ -20,6 +23,31 @@ namespace {
 
 std::string Quoted(std::string_view path) {
   return absl::StrCat("'", absl::CHexEscape(std::string(path.substr(0, 200))), path.size() > 200 ? "...'" : "'");
+}
+
+// The order dependences the latest complete baseline with mri <= `mri`
+// saw (hazards.h), as groups of the build's tests to keep on one worker.
+// None when it has no writes blob, or anything cannot be read: a
+// preference of the scheduling, never a reason to fail a build.
+std::vector<std::vector<std::string>> HazardGroupsOf(Store& store, int64_t mri,
+                                                     const std::vector<BuildTest>& tests) {
+  absl::StatusOr<std::optional<BaselineInfo>> previous = store.LatestCompleted(mri);
+  if (!previous.ok() || !previous->has_value()) return {};
+  const int64_t id = (*previous)->id;
+  absl::StatusOr<std::string> writes_path = store.BlobPath(id, kWritesBlob);
+  if (!writes_path.ok()) return {};
+  std::ifstream file(*writes_path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::map<std::string, std::vector<std::string>>> writes = DecodeWrites(bytes);
+  absl::StatusOr<std::string> index_path = store.BlobPath(id, "index");
+  if (!writes.ok() || writes->empty() || !index_path.ok()) return {};
+  absl::StatusOr<std::unique_ptr<SelectionIndex>> index = SelectionIndex::Open(*index_path);
+  if (!index.ok()) return {};
+  absl::StatusOr<std::vector<Hazard>> hazards = FindHazards(**index, *writes, 100000);
+  if (!hazards.ok()) return {};
+  std::vector<std::string> names;
+  for (const BuildTest& t : tests) names.push_back(t.test);
+  return HazardGroups(*hazards, names);
 }
 
 }  // namespace
@@ -79,6 +107,9 @@ absl::Status BuildSession::Start(int64_t baseline) {
     return added;
   }
   BuildCoordinator::Options co = options_.coordinator;
+  if (co.groups.empty()) co.groups = HazardGroupsOf(*store_, spec_.mri, spec_.tests);
+  size_t grouped = 0;
+  for (const std::vector<std::string>& g : co.groups) grouped += g.size();
   if (!co.on_expired) {
     co.on_expired = [this](const std::string& worker, const std::string& name, size_t requeued) {
       Log(absl::StrCat("build ", id_, ": worker ", worker, " (", name,
@@ -87,6 +118,11 @@ absl::Status BuildSession::Start(int64_t baseline) {
     };
   }
   coordinator_ = std::make_unique<BuildCoordinator>(spec_.tests, co);
+  if (grouped > 0) {
+    Log(absl::StrCat("build ", id_, ": ", grouped, " tests with an order dependence (ste hazards) kept on one "
+                     "worker each, in the order they were recorded, in ", co.groups.size(),
+                     co.groups.size() == 1 ? " group" : " groups"));
+  }
   return absl::OkStatus();
 }
 

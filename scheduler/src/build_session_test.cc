@@ -137,6 +137,44 @@ TEST_F(BuildSessionTest, TheLastResultStoresTheBaselineAndLateOnesAreDuplicates)
   EXPECT_GT(snap.index_bytes, 0u);
 }
 
+TEST_F(BuildSessionTest, TheNextBuildKeepsAWriteAndItsReaderOnOneWorkerInTheRecordedOrder) {
+  // Build 1: t0 writes out/state and leaves it; t2 reads it (so ran after
+  // t0), t1 looked for it (so ran before); t3 is unrelated.
+  {
+    auto b = Create(Spec(4));
+    std::string w = b->coordinator().RegisterWorker("w");
+    std::vector<TestLease> leases = LeaseAll(*b, w, 4);
+    ASSERT_EQ(leases.size(), 4u);
+    for (const TestLease& l : leases) {
+      LeaseResult r = Result(*b, l, {"src/a.py"});
+      if (l.test == "tests/t0.py") r.writes = {"out/state"};
+      if (l.test == "tests/t2.py") r.scopes[0].ids[1].push_back(*b->InternPath("out/state"));
+      if (l.test == "tests/t1.py") r.scopes[0].ids[2].push_back(*b->InternPath("out/state"));
+      ASSERT_TRUE(b->Submit(r).ok());
+    }
+    ASSERT_FALSE(b->running());
+  }
+  // Build 2: however it is leased, the three go to one worker, in order.
+  std::vector<std::string> logged;
+  BuildSession::Options o;
+  o.log = [&](const std::string& line) { logged.push_back(line); };
+  BuildSpec spec = Spec(4);
+  spec.tests[2].historical_seconds = 9;  // t2 first in priority
+  auto b = BuildSession::Create(spec, Store(), o);
+  ASSERT_TRUE(b.ok()) << b.status();
+  std::string w = (*b)->coordinator().RegisterWorker("w");
+  std::vector<TestLease> first = LeaseAll(**b, w, 1);
+  std::vector<std::string> names;
+  for (const TestLease& l : first) names.push_back(l.test);
+  EXPECT_EQ(names, (std::vector<std::string>{"tests/t1.py", "tests/t0.py", "tests/t2.py"}));
+  bool said = false;
+  for (const std::string& line : logged) {
+    said = said || line.find("3 tests with an order dependence (ste hazards) kept on one worker each, in the "
+                             "order they were recorded, in 1 group") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 TEST_F(BuildSessionTest, RefusedResultsLeaveNothingBehind) {
   auto b = Create(Spec(2));
   std::string w = b->coordinator().RegisterWorker("w");

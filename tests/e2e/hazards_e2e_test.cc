@@ -3,6 +3,7 @@
 // and a third lists the directory of; what a test writes in its own
 // temporary directory, or removes, or writes under inventory.ignore, is no
 // hazard.
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,40 @@ TEST(Hazards, AWriteAnotherTestReadsIsAnOrderDependence) {
             std::string::npos)
       << json.out;
   EXPECT_NE(json.out.find("\"version\":1}"), std::string::npos) << json.out;
+}
+
+// The next record keeps such a pair on one worker, in the order the
+// baseline saw it: with four jobs, whichever order the first record ran
+// the writer and the reader in, every later record runs them in it (the
+// reader reads what the writer left, or looks for it before it exists),
+// so the recorded dependency, and the hazard, stay the same.
+TEST(Hazards, TheNextRecordRunsAPairInTheOrderItWasRecorded) {
+  const std::string root = MakeTempDir();
+  auto w = [&](const std::string& rel, const std::string& content) { WriteFile(root + "/" + rel, content); };
+  w("data/seed.txt", "seed\n");
+  w("tests/test_writer.sh", "sleep 0.2\necho state > data/shared.txt\n");
+  w("tests/test_reader.sh", "[ -f data/shared.txt ] && cat data/shared.txt\nexit 0\n");
+  for (int i = 0; i < 6; i++) w("tests/test_f" + std::to_string(i) + ".sh", "sleep 0.1\n");
+  w("ste.toml", "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\njobs = 4\n");
+  ::ste::testing::InitGitRepo(root);
+  ASSERT_EQ(::ste::testing::Git(root, {"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(::ste::testing::Git(root, {"commit", "-qm", "init"}).exit_code, 0);
+  std::string first;
+  for (int run = 0; run < 4; run++) {
+    std::remove((root + "/data/shared.txt").c_str());
+    Spawned r = Spawn({kSte, "record", "--progress", "none"}, {}, root);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    Spawned h = Spawn({kSte, "hazards"}, {}, root);
+    ASSERT_EQ(h.exit_code, 0) << h.err;
+    ASSERT_NE(h.out.find("tests/test_writer.sh writes data/shared.txt, which tests/test_reader.sh "),
+              std::string::npos)
+        << h.out;
+    if (run == 0) {
+      first = h.out;
+    } else {
+      EXPECT_EQ(h.out, first) << "record " << run + 1;
+    }
+  }
 }
 
 }  // namespace

@@ -38,6 +38,19 @@ absl::StatusOr<std::vector<Hazard>> FindHazards(const SelectionIndex& index,
                                                 const std::map<std::string, std::vector<std::string>>& writes,
                                                 size_t limit = SIZE_MAX, size_t* total = nullptr);
 
+// The tests a record build keeps on one worker, each group in the order
+// its pairs ran when they were recorded: a reader of what the writer left
+// (content, listing) after the writer; one that looked for it and did not
+// find it (absent) before. Only tests in `tests` (the build's, in lease
+// priority order) are grouped; ties and cycles are broken by that order.
+// Left out, so that one file cannot put the build on one worker: a
+// writer with more than `max_readers` readers (a file most tests read),
+// and a group that would hold more than `max_group` tests. Every group has
+// at least two tests; no test is in two.
+std::vector<std::vector<std::string>> HazardGroups(const std::vector<Hazard>& hazards,
+                                                    const std::vector<std::string>& tests,
+                                                    size_t max_readers = 16, size_t max_group = 32);
+
 }  // namespace ste
 
 #endif  // STE_HAZARDS_H_

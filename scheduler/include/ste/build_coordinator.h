@@ -71,6 +71,13 @@ class BuildCoordinator {
         on_expired;
     // 1 for a new build; one more for each resumption (see "Generations").
     uint32_t generation = 1;
+    // Tests kept on one worker, each group in its order (HazardGroups,
+    // hazards.h: pairs with an order dependence): when Lease takes a test
+    // of a group, it takes every queued test of the group with it, in the
+    // group's order, even past max_tests; a worker runs the tests of one
+    // lease call one after the other, in order. A name not in the build
+    // is ignored; a test in two groups stays in the first.
+    std::vector<std::vector<std::string>> groups;
   };
 
   // The generation that gave out `lease_id` (see "Generations").
@@ -88,7 +95,8 @@ class BuildCoordinator {
   // expired (its leases were given back); it must register again.
   absl::Status Heartbeat(const std::string& worker_id);
 
-  // Up to `max_tests` tests for the worker, in priority order; empty when
+  // Up to `max_tests` tests for the worker, in priority order (and a
+  // group's queued tests with its first: Options::groups); empty when
   // none is queued right now (others are leased). *done is set when every
   // test has been accepted. Errors as Heartbeat.
   absl::StatusOr<std::vector<TestLease>> Lease(const std::string& worker_id,
@@ -154,6 +162,8 @@ class BuildCoordinator {
   const Options options_;
   std::vector<BuildTest> tests_;  // in priority order; never changes
   absl::flat_hash_map<std::string, size_t> index_;  // test -> index into tests_; never changes
+  std::vector<std::vector<size_t>> groups_;         // Options::groups as indexes; never changes
+  absl::flat_hash_map<size_t, size_t> group_of_;    // test index -> its group; never changes
   // Guards everything below. A std::mutex, not absl::Mutex: Debian's
   // abseil is not built for ThreadSanitizer, which then reports false races
   // inside absl::Mutex sections; std::mutex it understands.
