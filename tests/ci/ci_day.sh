@@ -31,6 +31,9 @@
 #          the summary's table rows are whole and it is under 1 MiB;
 #      e.  a damaged export: all; no export: all; a baseline file the
 #          change commits itself, with no export: all (not imported);
+#   the audit workflow (workflows/audit.yml): its job after checkout and
+#          setup, at depth 1 on main with push 2's export in the cache: a
+#          seeded sample audited, no miss; an empty cache: nothing to do;
 #   a pytest project (kind = "pytest"): recorded at depth 1, a pull
 #          request selects the one test file, its shard runs it as pr.yml
 #          does (NUL-separated through xargs -0 -r).
@@ -178,6 +181,46 @@ grep -q "(mri 2, commit ${c2:0:12})" "$work/push2.log" || { show push2; fail "pu
 keys=$(/usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import actions_runner as a; print(" ".join(a.CacheFolder(sys.argv[2]).keys()))' "$here" "$cache")
 [ "$keys" = "ste-baseline-main-$c1 ste-baseline-main-$c2" ] || fail "the cache holds: $keys"
 ok "push 2: recorded with mri 2; the cache holds ste-baseline-main-<sha> for both pushes"
+
+# The nightly audit workflow (deploy/github/workflows/audit.yml), its job
+# run as GitHub runs it: the steps after actions/checkout and the setup
+# action (which put ste on PATH: here a folder with $STE in it), as one
+# composite action through the stand-in runner, on a depth-1 checkout of
+# main, with the cache push 2 saved; then with an empty cache.
+/usr/bin/python3 - "$src/deploy/github/workflows/audit.yml" "$work/audit-action/action.yml" <<'PY'
+import os, sys, yaml
+job = yaml.safe_load(open(sys.argv[1]))["jobs"]["audit"]
+steps = []
+for step in job["steps"]:
+    uses = step.get("uses", "")
+    if uses.startswith(("actions/checkout@", "actions/upload-artifact@")) or "/deploy/github/setup@" in uses:
+        continue
+    if "apt-get" in step.get("run", ""):
+        continue  # the machine has the tools
+    if "run" in step:
+        step = dict(step, shell="bash")
+    steps.append(step)
+os.makedirs(os.path.dirname(sys.argv[2]), exist_ok=True)
+yaml.safe_dump({"name": "audit job", "description": "audit.yml's job", "runs": {"using": "composite", "steps": steps}},
+               open(sys.argv[2], "w"), sort_keys=False)
+PY
+mkdir -p "$work/ste-on-path"
+ln -sf "$STE" "$work/ste-on-path/ste"
+checkout "$work/audit/ws" "$c2" refs/remotes/origin/main main
+PATH="$work/ste-on-path:$PATH" CTX_EVENT=push CTX_SHA=$c2 CTX_REF=refs/heads/main CTX_RUN=7 \
+  run_action audit "$work/audit-action/action.yml" "$work/audit/ws" || { show audit; fail "the audit workflow failed"; }
+grep -q "Cache restored from key: ste-baseline-main-$c2" "$work/audit.log" || { show audit; fail "audit: no baseline restored"; }
+grep -q "ste audit: the selection (mode none: nothing changed since the baseline) left out 9 of 9 tests; ran 1 (seed 7)" \
+  "$work/audit.log" || { show audit; fail "audit: not the sample of 1 in 9 with seed 7"; }
+grep -q '"misses":0' "$work/audit.temp/ste-audit/audit.json" || { show audit; fail "audit: audit.json $(cat "$work/audit.temp/ste-audit/audit.json")"; }
+grep -q 'data-audit-ran="1"' "$work/audit.temp/ste-audit/report.html" || { show audit; fail "audit: no report of the audit"; }
+[ -z "$(git -C "$work/audit/ws" status --porcelain --ignored -- . ':!.ste')" ] \
+  || { git -C "$work/audit/ws" status --porcelain --ignored >&2; fail "audit: the checkout was written to"; }
+mkdir -p "$work/cache-none"
+PATH="$work/ste-on-path:$PATH" CTX_CACHE=$work/cache-none CTX_EVENT=push CTX_SHA=$c2 CTX_REF=refs/heads/main CTX_RUN=8 \
+  run_action audit0 "$work/audit-action/action.yml" "$work/audit/ws" || { show audit0; fail "audit without a baseline failed"; }
+grep -q "no baseline in the cache yet: nothing to audit" "$work/audit0.log" || { show audit0; fail "audit0: not said"; }
+ok "audit.yml: at depth 1, main's export restored and imported, a seeded sample audited (no miss), its report written; no export: nothing to audit"
 
 # No run number in a shallow clone: a clear error, nothing recorded.
 if push_record norun "$c2" main ""; then fail "a shallow record without a run number passed"; fi
