@@ -71,8 +71,10 @@ class Reader {
     rest_ = body.substr(sizeof kJournalMagic);
     const uint32_t version = U32(), got_kind = U32();
     if (!status_.ok()) return;
-    if (version != kJournalVersion) {
-      status_ = Fail(absl::StrCat("has format version ", version, ", this ste reads ", kJournalVersion));
+    version_ = version;
+    if (version < kJournalOldestVersion || version > kJournalVersion) {
+      status_ = Fail(absl::StrCat("has format version ", version, ", this ste reads ", kJournalOldestVersion,
+                                  " to ", kJournalVersion));
     } else if (got_kind != kind) {
       status_ = Fail(absl::StrCat("is of kind ", got_kind, ", not ", kind));
     }
@@ -124,6 +126,7 @@ class Reader {
     return status_;
   }
   const absl::Status& status() const { return status_; }
+  uint32_t version() const { return version_; }
   absl::Status Fail(const std::string& why) const {
     return absl::DataLossError(absl::StrCat("build journal: ", what_, " ", why));
   }
@@ -143,6 +146,7 @@ class Reader {
   const char* what_;
   absl::string_view rest_;
   absl::Status status_;
+  uint32_t version_ = 0;
 };
 
 }  // namespace
@@ -208,6 +212,9 @@ std::string EncodeAcceptedRecord(const AcceptedRecord& record) {
   // The entries come from a build's map (unique, valid paths); an error
   // here would be a bug, and an empty inventory keeps the record readable.
   w.Str(external.ok() ? external->Serialize() : Inventory().Serialize());
+  w.U8(f.flaky ? 1 : 0);
+  w.U32(static_cast<uint32_t>(record.writes.size()));
+  for (const std::string& p : record.writes) w.Str(p);
   return w.Finish();
 }
 
@@ -237,6 +244,11 @@ absl::StatusOr<AcceptedRecord> DecodeAcceptedRecord(absl::string_view bytes) {
     record.scopes.push_back(std::move(s));
   }
   const std::string external = r.Str();
+  if (r.version() >= 2) {
+    f.flaky = r.Flag();
+    const uint32_t writes = r.Count(4);
+    for (uint32_t i = 0; i < writes && r.status().ok(); i++) record.writes.push_back(r.Str());
+  }
   STE_RETURN_IF_ERROR(r.Done());
   bool known = false;
   for (TestOutcome o : kTestOutcomes) known = known || static_cast<uint8_t>(o) == outcome;

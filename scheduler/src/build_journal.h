@@ -23,10 +23,10 @@
 //                                      and the views it depends on, as the
 //                                      build held them when it was accepted
 //
-// Format (version 1; integers little-endian; str = u32 length + bytes):
+// Format (version 2; integers little-endian; str = u32 length + bytes):
 //
 //   offset 0   8 bytes  magic "STEJRNL\0"
-//              u32      format version (1)
+//              u32      format version (2; 1 is still read)
 //              u32      kind: 1 spec, 2 accepted result
 //              ...      the body of that kind
 //   end - 8    u64      XXH3-64 of every byte before it
@@ -41,6 +41,10 @@
 //                 u32 scopes; scopes x (str scope,
 //                   3 x (u32 n; n x str path))    -- content, absent, listing
 //                 str external (inventory.h format v1; may hold no entry)
+//                 -- version 2 on:
+//                 u8 flaky (runner.retries: did not pass, then did);
+//                 u32 n; n x str write   -- what it left behind (hazards.h)
+//   A version-1 record reads as not flaky, with no writes.
 //
 // A reader refuses (DataLoss, naming what) a record with another magic,
 // version or kind, a bad checksum, a length past the end, bytes left over,
@@ -61,7 +65,8 @@
 namespace ste {
 
 inline constexpr char kJournalMagic[8] = {'S', 'T', 'E', 'J', 'R', 'N', 'L', '\0'};
-inline constexpr uint32_t kJournalVersion = 1;
+inline constexpr uint32_t kJournalVersion = 2;
+inline constexpr uint32_t kJournalOldestVersion = 1;
 
 // What CreateBuild was given (BuildSpec without the derived fields).
 std::string EncodeBuildSpec(const BuildSpec& spec);
@@ -74,7 +79,8 @@ struct JournalScope {
 };
 
 struct AcceptedRecord {
-  FinishedTest finished;
+  FinishedTest finished;  // flaky included (version 2)
+  std::vector<std::string> writes;  // LeaseResult::writes (version 2)
   std::vector<JournalScope> scopes;
   std::vector<InventoryEntry> external;  // sorted by path, unique
 };

@@ -3,6 +3,7 @@
 #include "build_journal.h"
 
 #include "gmock/gmock.h"
+#include "xxhash.h"
 #include "gtest/gtest.h"
 
 namespace ste {
@@ -57,6 +58,8 @@ AcceptedRecord Record() {
   root.paths[0] = {"ste.toml"};
   r.scopes = {own, root};
   r.external = {Entry("/usr/lib/libc.so.6", 2000000)};
+  r.finished.flaky = true;
+  r.writes = {"out/state", "/tmp/shared dir/x"};
   return r;
 }
 
@@ -96,6 +99,37 @@ TEST(BuildJournalTest, AnAcceptedRecordRoundTrips) {
   }
   ASSERT_EQ(back->external.size(), 1u);
   EXPECT_EQ(back->external[0], r.external[0]);
+  EXPECT_TRUE(f.flaky);
+  EXPECT_EQ(back->writes, r.writes);
+}
+
+// A record a version-1 ste journaled (the same body without flaky and
+// writes, version 1): still read, not flaky, no writes.
+TEST(BuildJournalTest, AVersionOneRecordIsRead) {
+  AcceptedRecord r = Record();
+  r.finished.flaky = false;
+  r.writes.clear();
+  std::string bytes = EncodeAcceptedRecord(r);
+  // Drop the version-2 tail (u8 flaky, u32 0 writes) and the checksum;
+  // say version 1; sum again.
+  std::string body = bytes.substr(0, bytes.size() - 8 - 5);
+  body[8] = 1;
+  body[9] = body[10] = body[11] = 0;
+  const uint64_t sum = XXH3_64bits(body.data(), body.size());
+  for (int i = 0; i < 8; i++) body.push_back(static_cast<char>(sum >> (8 * i)));
+  absl::StatusOr<AcceptedRecord> back = DecodeAcceptedRecord(body);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->finished.test, r.finished.test);
+  EXPECT_FALSE(back->finished.flaky);
+  EXPECT_TRUE(back->writes.empty());
+  // A version this ste does not know is refused, saying so.
+  body.resize(body.size() - 8);
+  body[8] = 3;
+  const uint64_t sum3 = XXH3_64bits(body.data(), body.size());
+  for (int i = 0; i < 8; i++) body.push_back(static_cast<char>(sum3 >> (8 * i)));
+  absl::Status newer = DecodeAcceptedRecord(body).status();
+  EXPECT_TRUE(absl::IsDataLoss(newer)) << newer;
+  EXPECT_THAT(newer.message(), HasSubstr("format version 3"));
 }
 
 TEST(BuildJournalTest, EveryDamageIsRefused) {

@@ -191,6 +191,7 @@ absl::Status BuildSession::Restore(const std::string& bytes) {
   if (taken == BuildCoordinator::Acceptance::kDuplicate) return absl::OkStatus();
   absl::Status fed = FeedIndex(own, scopes, record.finished.opaque, {});  // (no case order journaled)
   std::lock_guard<std::mutex> lock(mu_);
+  if (!record.writes.empty()) writes_[test] = std::move(record.writes);
   CountLocked(std::move(record.finished), fed, nullptr);
   return absl::OkStatus();
 }
@@ -326,6 +327,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
   if (!options_.owner.empty()) {
     AcceptedRecord journaled;
     journaled.finished = f;
+    journaled.writes = writes;
     {
       std::lock_guard<std::mutex> lock(paths_mu_);
       for (const ResultScope& rs : r.scopes) {

@@ -446,6 +446,9 @@ class ResumeTest : public ::testing::Test {
     r.seconds = 0.5;
     r.outcome = test == "tests/t3.py" ? TestOutcome::kFailed : TestOutcome::kPassed;
     r.opaque = test == "tests/t4.py";
+    // Kept through the journal (version 2): t1 flaky, t0 left a file.
+    r.flaky = test == "tests/t1.py";
+    if (test == "tests/t0.py") r.writes = {"out/state"};
     ResultScope own;
     own.scope = "//r/" + test;
     own.ids[1] = {*b.InternPath("src/a.py"), *b.InternPath("/usr/share/ste-test/data"),
@@ -541,6 +544,11 @@ TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
   std::unique_ptr<ste::Store> a = Store("reference"), b = Store("faulty");
   EXPECT_EQ(Blob(*b, baseline, "index"), Blob(*a, 1, "index"));
   EXPECT_EQ(Blob(*b, baseline, "inventory"), Blob(*a, 1, "inventory"));
+  // t1 (flaky) and t0 (its write) were accepted before the kill.
+  EXPECT_EQ(Blob(*b, baseline, kFlakyBlob), Blob(*a, 1, kFlakyBlob));
+  EXPECT_EQ(Blob(*b, baseline, kFlakyBlob), std::string("tests/t1.py\0", 12));
+  EXPECT_EQ(Blob(*b, baseline, kWritesBlob), Blob(*a, 1, kWritesBlob));
+  EXPECT_EQ(Blob(*b, baseline, kOpaqueBlob), Blob(*a, 1, kOpaqueBlob));
   auto ra = a->Results(1), rb = b->Results(baseline);
   ASSERT_TRUE(ra.ok() && rb.ok());
   ASSERT_EQ(ra->size(), rb->size());

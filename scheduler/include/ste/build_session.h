@@ -122,9 +122,8 @@ struct FinishedTest {
   std::string output_tail;
   uint64_t output_bytes = 0;
   std::string worker_name;
-  // runner.retries: it did not pass, then passed when run again. Not in the
-  // build's journal: a build resumed by another scheduler forgets it for
-  // the tests accepted before (their outcome and dependencies stay).
+  // runner.retries: it did not pass, then passed when run again. In the
+  // build's journal (version 2): a resumed build keeps it.
   bool flaky = false;
 };
 
@@ -285,8 +284,7 @@ class BuildSession {
   std::map<std::string, InventoryEntry> external_;
   std::vector<TestResult> results_;
   // Each test's writes (LeaseResult::writes), stored as the baseline's blob
-  // kWritesBlob; not journaled: a resumed build forgets those of the tests
-  // it accepted before.
+  // kWritesBlob; journaled (version 2), so a resumed build keeps them.
   std::map<std::string, std::vector<std::string>> writes_;
   std::vector<FinishedTest> finished_;
   size_t fed_ = 0;
