@@ -1,7 +1,7 @@
 // `ste baseline export|import|list|gc`: baselines as files, and retention.
 //
 // Flags and printing only: the file format and import/export are in
-// scheduler/include/ste/baseline_archive.h, the retention rule in
+// store/include/ste/baseline_archive.h, the retention rule in
 // scheduler/include/ste/baseline_retention.h.
 #include <cstdio>
 #include <ctime>
@@ -46,8 +46,10 @@ constexpr char kExportHelp[] =
     "\n"
     "Writes one complete baseline (default latest: the highest mri, then the\n"
     "highest id) to FILE: its commit, mri and times, the selection index,\n"
-    "the inventory and every test's result and duration, in one versioned,\n"
-    "checksummed file (format: scheduler/include/ste/baseline_archive.h).\n"
+    "the inventory, every test's result and duration, and the flaky tests,\n"
+    "why each opaque test is and what tests left behind (format version 2;\n"
+    "version 1 files, without them, are still imported), in one versioned,\n"
+    "checksummed file (format: store/include/ste/baseline_archive.h).\n"
     "The blobs are checked against their recorded hashes, and index and\n"
     "inventory read with their own readers, before anything is written. FILE is\n"
     "written to a temp file beside it, fsynced and renamed into place: a\n"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "ste/little_endian.h"
 #include "blob_file.h"
 #include "ste/repo_path.h"
+#include "ste/baseline_loader.h"
 #include "ste/inventory.h"
 #include "ste/selection_index.h"
 #include "ste/status_macros.h"
@@ -28,14 +30,18 @@ namespace ste {
 namespace {
 
 constexpr size_t kHeaderSize = 64;
-constexpr size_t kSectionCount = 4;
+constexpr size_t kSectionCount = 5;  // version 2; version 1 has the first 4
+constexpr size_t kSectionCountV1 = 4;
 constexpr size_t kEntrySize = 32;
-constexpr size_t kTableEnd = kHeaderSize + kSectionCount * kEntrySize;
 constexpr size_t kTrailerSize = 16;
 constexpr size_t kResultFixed = 20;
+constexpr size_t kBlobFixed = 16;
 constexpr size_t kMaxCommit = 1024;
 constexpr size_t kMaxTestPath = 4096;
-constexpr const char* kSectionNames[kSectionCount] = {"meta", "index", "inventory", "results"};
+constexpr size_t kMaxBlobName = 64;
+constexpr const char* kSectionNames[kSectionCount] = {"meta", "index", "inventory", "results", "blobs"};
+
+size_t TableEnd(size_t sections) { return kHeaderSize + sections * kEntrySize; }
 
 size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
 
@@ -166,7 +172,45 @@ absl::Status VerifyContent(const BaselineArchive& a, absl::string_view what) {
     return Damaged(what, absl::StrCat("the index has ", (*index)->test_count(), " tests, the results ",
                                       a.results.size()));
   }
+  for (size_t i = 0; i < a.blobs.size(); ++i) {
+    const auto& [name, bytes] = a.blobs[i];
+    const bool known = name == kFlakyBlob || name == kOpaqueBlob || name == kWritesBlob;
+    if (!known) return Damaged(what, absl::StrCat("it holds a blob ste does not know: \"", absl::CEscape(name), "\""));
+    if (i > 0 && !(a.blobs[i - 1].first < name)) {
+      return Damaged(what, absl::StrCat("the blob ", name, " is out of order or a duplicate"));
+    }
+    if (name == kFlakyBlob) {
+      if (!bytes.empty() && bytes.back() != '\0') return Damaged(what, "the flaky blob's last name is not ended");
+    } else if (absl::Status decoded = DecodeWrites(bytes).status(); !decoded.ok()) {
+      return Damaged(what, absl::StrCat("the ", name, " blob: ", decoded.message()));
+    }
+  }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> DecodeBlobs(absl::string_view bytes,
+                                                                             absl::string_view what) {
+  auto bad = [&](absl::string_view why) {
+    return Damaged(what, absl::StrCat("the blobs section is malformed: ", why));
+  };
+  Fields f(bytes);
+  const uint64_t count = f.Take(8);
+  if (!f.ok()) return bad("no count");
+  if (count > bytes.size() / kBlobFixed) return bad(absl::StrCat("a count of ", count, " cannot fit"));
+  std::vector<std::pair<std::string, std::string>> blobs;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint32_t name_size = static_cast<uint32_t>(f.Take(4));
+    const uint32_t reserved = static_cast<uint32_t>(f.Take(4));
+    const uint64_t size = f.Take(8);
+    if (!f.ok() || name_size == 0 || name_size > kMaxBlobName || reserved != 0) {
+      return bad(absl::StrCat("entry ", i + 1, " is cut short or has a bad name size or reserved field"));
+    }
+    std::string name(f.TakeBytes(name_size));
+    if (!f.Has(size)) return bad(absl::StrCat("entry ", i + 1, " is cut short"));
+    blobs.emplace_back(std::move(name), std::string(f.TakeBytes(static_cast<size_t>(size))));
+  }
+  if (!f.done()) return bad(absl::StrCat(bytes.size() - f.at(), " bytes after the last entry"));
+  return blobs;
 }
 
 absl::StatusOr<std::vector<TestResult>> DecodeResults(absl::string_view bytes, absl::string_view what) {
@@ -234,10 +278,19 @@ absl::StatusOr<std::string> EncodeBaselineArchive(const BaselineArchive& a) {
     results.F64(r.seconds);
     results.Raw(r.test);
   }
+  Bytes blobs;
+  blobs.U64(a.blobs.size());
+  for (const auto& [name, bytes] : a.blobs) {
+    blobs.U32(static_cast<uint32_t>(name.size()));
+    blobs.U32(0);
+    blobs.U64(bytes.size());
+    blobs.Raw(name);
+    blobs.Raw(bytes);
+  }
   const absl::string_view sections[kSectionCount] = {meta.str(), a.index, a.inventory,
-                                                     results.str()};
+                                                     results.str(), blobs.str()};
   Bytes table;
-  size_t offset = kTableEnd;
+  size_t offset = TableEnd(kSectionCount);
   for (size_t i = 0; i < kSectionCount; ++i) {
     table.U32(static_cast<uint32_t>(i + 1));
     table.U32(0);
@@ -283,23 +336,26 @@ absl::StatusOr<BaselineArchive> DecodeBaselineArchive(absl::string_view bytes,
     return Damaged(what, absl::StrCat("truncated: ", bytes.size(), " bytes, cut inside the header"));
   }
   const uint32_t version = static_cast<uint32_t>(Le(bytes, 8, 4));
-  if (version != kBaselineArchiveVersion) {
+  if (version < kBaselineArchiveOldestVersion || version > kBaselineArchiveVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
-        what, " is an ste baseline file of format version ", version, "; this ste reads version ",
-        kBaselineArchiveVersion, " (export and import with the same ste version)"));
+        what, " is an ste baseline file of format version ", version, "; this ste reads versions ",
+        kBaselineArchiveOldestVersion, " to ", kBaselineArchiveVersion,
+        " (export with an ste no newer than the one that imports)"));
   }
-  if (bytes.size() < kTableEnd + kTrailerSize) {
+  const size_t sections = version == 1 ? kSectionCountV1 : kSectionCount;
+  const size_t table_end = TableEnd(sections);
+  if (bytes.size() < table_end + kTrailerSize) {
     return Damaged(what, absl::StrCat("truncated: ", bytes.size(),
                                       " bytes, shorter than its header and section table"));
   }
   {
     std::string checked(bytes.substr(0, 56));
-    checked.append(bytes.data() + kHeaderSize, kTableEnd - kHeaderSize);
+    checked.append(bytes.data() + kHeaderSize, table_end - kHeaderSize);
     if (XXH3_64bits(checked.data(), checked.size()) != Le(bytes, 56, 8)) {
       return Damaged(what, "the header or section table is damaged (checksum mismatch)");
     }
   }
-  if (Le(bytes, 12, 4) != kHeaderSize || Le(bytes, 16, 8) != 0 || Le(bytes, 24, 4) != kSectionCount ||
+  if (Le(bytes, 12, 4) != kHeaderSize || Le(bytes, 16, 8) != 0 || Le(bytes, 24, 4) != sections ||
       Le(bytes, 28, 4) != 0 || Le(bytes, 40, 8) != 0 || Le(bytes, 48, 8) != 0) {
     return Damaged(what, "the header is damaged (size, flags, section count or reserved fields)");
   }
@@ -313,8 +369,8 @@ absl::StatusOr<BaselineArchive> DecodeBaselineArchive(absl::string_view bytes,
                                       file_size, " bytes)"));
   }
   absl::string_view section[kSectionCount];
-  uint64_t expected_offset = kTableEnd;
-  for (size_t i = 0; i < kSectionCount; ++i) {
+  uint64_t expected_offset = table_end;
+  for (size_t i = 0; i < sections; ++i) {
     const size_t e = kHeaderSize + i * kEntrySize;
     const uint64_t offset = Le(bytes, e + 8, 8), size = Le(bytes, e + 16, 8);
     if (Le(bytes, e, 4) != i + 1 || Le(bytes, e + 4, 4) != 0 || offset != expected_offset ||
@@ -337,7 +393,7 @@ absl::StatusOr<BaselineArchive> DecodeBaselineArchive(absl::string_view bytes,
   if (expected_offset + kTrailerSize != file_size) {
     return Damaged(what, "the section table does not account for the whole file");
   }
-  for (size_t i = 0; i < kSectionCount; ++i) {
+  for (size_t i = 0; i < sections; ++i) {
     const size_t e = kHeaderSize + i * kEntrySize;
     if (XXH3_64bits(section[i].data(), section[i].size()) != Le(bytes, e + 24, 8)) {
       return Damaged(what, absl::StrCat("the ", kSectionNames[i],
@@ -367,6 +423,9 @@ absl::StatusOr<BaselineArchive> DecodeBaselineArchive(absl::string_view bytes,
   a.index = std::string(section[1]);
   a.inventory = std::string(section[2]);
   STE_ASSIGN_OR_RETURN(a.results, DecodeResults(section[3], what));
+  if (sections > kSectionCountV1) {
+    STE_ASSIGN_OR_RETURN(a.blobs, DecodeBlobs(section[4], what));
+  }
   STE_RETURN_IF_ERROR(VerifyContent(a, what));
   return a;
 }
@@ -416,6 +475,25 @@ absl::Status WriteBaselineArchiveFile(const BaselineArchive& archive, const std:
   return WriteFileDurably(dir, name, bytes);
 }
 
+namespace {
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", path));
+  std::string bytes;
+  char buffer[1 << 16];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) bytes.append(buffer, static_cast<size_t>(n));
+  }
+  int err = errno;
+  close(fd);
+  if (n < 0) return absl::ErrnoToStatus(err, absl::StrCat("cannot read ", path));
+  return bytes;
+}
+
+}  // namespace
+
 absl::StatusOr<BaselineArchive> ArchiveFromStore(Store& store, int64_t id) {
   BaselineInfo info;
   if (id > 0) {
@@ -442,18 +520,17 @@ absl::StatusOr<BaselineArchive> ArchiveFromStore(Store& store, int64_t id) {
                              std::pair<const char*, std::string*>{"inventory", &a.inventory}}) {
     // BlobPath checks the bytes against the recorded hash.
     STE_ASSIGN_OR_RETURN(std::string path, store.BlobPath(info.id, name));
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", path));
-    char buffer[1 << 16];
-    ssize_t n;
-    while ((n = read(fd, buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
-      if (n > 0) bytes->append(buffer, static_cast<size_t>(n));
-    }
-    int err = errno;
-    close(fd);
-    if (n < 0) return absl::ErrnoToStatus(err, absl::StrCat("cannot read ", path));
+    STE_ASSIGN_OR_RETURN(*bytes, ReadWholeFile(path));
   }
   STE_ASSIGN_OR_RETURN(a.results, store.Results(info.id));
+  // The optional blobs (flaky, opaque, writes), as the store has them.
+  STE_ASSIGN_OR_RETURN(std::vector<BlobInfo> listed, store.Blobs(info.id));
+  for (const BlobInfo& b : listed) {
+    if (b.name != kFlakyBlob && b.name != kOpaqueBlob && b.name != kWritesBlob) continue;
+    STE_ASSIGN_OR_RETURN(std::string path, store.BlobPath(info.id, b.name));
+    STE_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
+    a.blobs.emplace_back(b.name, std::move(bytes));
+  }
   return a;
 }
 
@@ -461,9 +538,13 @@ namespace {
 
 // A complete baseline of `store` holding exactly `a`, if any.
 absl::StatusOr<std::optional<int64_t>> FindCopy(Store& store, const BaselineArchive& a) {
-  const std::vector<BlobInfo> want = {
+  std::vector<BlobInfo> want = {
       {"index", static_cast<int64_t>(a.index.size()), Xxh3Hex(a.index)},
       {"inventory", static_cast<int64_t>(a.inventory.size()), Xxh3Hex(a.inventory)}};
+  for (const auto& [name, bytes] : a.blobs) {
+    want.push_back({name, static_cast<int64_t>(bytes.size()), Xxh3Hex(bytes)});
+  }
+  std::sort(want.begin(), want.end(), [](const BlobInfo& x, const BlobInfo& y) { return x.name < y.name; });
   STE_ASSIGN_OR_RETURN(std::vector<BaselineInfo> list, store.List());
   for (const BaselineInfo& b : list) {
     if (b.state != BaselineState::kComplete || b.commit != a.commit || b.mri != a.mri) continue;
@@ -492,6 +573,7 @@ absl::StatusOr<ImportOutcome> ImportBaseline(Store& store, const BaselineArchive
   absl::StatusOr<int64_t> completed = [&]() -> absl::StatusOr<int64_t> {
     STE_RETURN_IF_ERROR(store.PutBlob(id, "index", a.index));
     STE_RETURN_IF_ERROR(store.PutBlob(id, "inventory", a.inventory));
+    for (const auto& [name, bytes] : a.blobs) STE_RETURN_IF_ERROR(store.PutBlob(id, name, bytes));
     if (!a.results.empty()) STE_RETURN_IF_ERROR(store.PutResults(id, a.results));
     return store.CompleteImported(id, a.created_unix, a.completed_unix);
   }();

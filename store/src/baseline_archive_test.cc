@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -87,8 +88,20 @@ std::vector<RawResult> Raw(const std::vector<TestResult>& results) {
   return raw;
 }
 
-// A file of these four sections, every length and checksum as the format
-// says.
+std::string BlobsBytes(const std::vector<std::pair<std::string, std::string>>& blobs) {
+  std::string b;
+  Put(&b, blobs.size(), 8);
+  for (const auto& [name, bytes] : blobs) {
+    Put(&b, name.size(), 4);
+    Put(&b, 0, 4);
+    Put(&b, bytes.size(), 8);
+    b += name + bytes;
+  }
+  return b;
+}
+
+// A file of these sections (five: version 2; four: version 1), every
+// length and checksum as the format says.
 std::string Assemble(const std::vector<std::string>& sections) {
   std::string table;
   uint64_t offset = 64 + 32 * sections.size();
@@ -101,7 +114,7 @@ std::string Assemble(const std::vector<std::string>& sections) {
     offset = (offset + sections[i].size() + 7) / 8 * 8;
   }
   std::string head("STEBASE\0", 8);
-  Put(&head, 1, 4);
+  Put(&head, sections.size() == 5 ? 2 : 1, 4);
   Put(&head, 64, 4);
   Put(&head, 0, 8);
   Put(&head, sections.size(), 4);
@@ -122,7 +135,22 @@ std::string Assemble(const std::vector<std::string>& sections) {
 }
 
 std::string AssembleArchive(const BaselineArchive& a) {
+  return Assemble({MetaBytes(a), a.index, a.inventory, ResultsBytes(Raw(a.results)), BlobsBytes(a.blobs)});
+}
+
+// As an ste before the blobs section wrote it.
+std::string AssembleArchiveV1(const BaselineArchive& a) {
   return Assemble({MetaBytes(a), a.index, a.inventory, ResultsBytes(Raw(a.results))});
+}
+
+// SampleArchive with one of each optional blob.
+BaselineArchive SampleWithBlobs() {
+  BaselineArchive a = SampleArchive();
+  auto bytes = [](const auto& literal) { return std::string(literal, sizeof literal - 1); };
+  a.blobs = {{"flaky", bytes("tests/test_a.sh\0")},
+             {"opaque", bytes("tests/test_b.sh\0unfollowed: /bin/static\0\0")},
+             {"writes", bytes("tests/test_a.sh\0out/state\0\0")}};
+  return a;
 }
 
 void ExpectSame(const BaselineArchive& got, const BaselineArchive& want) {
@@ -142,16 +170,29 @@ void ExpectSame(const BaselineArchive& got, const BaselineArchive& want) {
     EXPECT_EQ(got.results[i].seconds, want.results[i].seconds);
     EXPECT_EQ(got.results[i].opaque, want.results[i].opaque);
   }
+  EXPECT_EQ(got.blobs, want.blobs);
 }
 
 TEST(BaselineArchive, TheEncoderWritesExactlyTheDocumentedFormat) {
-  const BaselineArchive a = SampleArchive();
+  const BaselineArchive a = SampleWithBlobs();
   absl::StatusOr<std::string> encoded = EncodeBaselineArchive(a);
   ASSERT_TRUE(encoded.ok()) << encoded.status();
   EXPECT_TRUE(*encoded == AssembleArchive(a));
   absl::StatusOr<BaselineArchive> decoded = DecodeBaselineArchive(*encoded, "f");
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   ExpectSame(*decoded, a);
+}
+
+TEST(BaselineArchive, AVersionOneFileIsReadWithoutBlobs) {
+  const BaselineArchive a = SampleArchive();
+  absl::StatusOr<BaselineArchive> decoded = DecodeBaselineArchive(AssembleArchiveV1(a), "f");
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ExpectSame(*decoded, a);
+  EXPECT_THAT(decoded->blobs, IsEmpty());
+  // Four sections in a version-2 header, or five in a version-1 one: damaged.
+  std::string v2_short = AssembleArchiveV1(a);
+  v2_short[8] = 2;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBaselineArchive(v2_short, "f").status()));
 }
 
 TEST(BaselineArchive, AnOutsideGitBaselineWithoutResultsRoundTrips) {
@@ -186,7 +227,7 @@ TEST(BaselineArchive, EveryTruncationIsRefused) {
 }
 
 TEST(BaselineArchive, EveryFlippedByteIsRefusedNamingWhereItIs) {
-  const BaselineArchive a = SampleArchive();
+  const BaselineArchive a = SampleWithBlobs();
   const std::string file = AssembleArchive(a);
   struct Region {
     size_t begin, end;
@@ -194,10 +235,10 @@ TEST(BaselineArchive, EveryFlippedByteIsRefusedNamingWhereItIs) {
   };
   std::vector<Region> regions = {{0, 8, "is not an ste baseline file"},
                                  {8, 12, "format version"},
-                                 {12, 192, "the header or section table is damaged"}};
-  const char* names[] = {"meta", "index", "inventory", "results"};
-  size_t end = 192;
-  for (int i = 0; i < 4; ++i) {
+                                 {12, 224, "the header or section table is damaged"}};
+  const char* names[] = {"meta", "index", "inventory", "results", "blobs"};
+  size_t end = 224;
+  for (int i = 0; i < 5; ++i) {
     const size_t offset = Get(file, 64 + 32 * i + 8, 8), size = Get(file, 64 + 32 * i + 16, 8);
     ASSERT_EQ(offset, end);
     regions.push_back({offset, offset + size, absl::StrCat("the ", names[i], " section is damaged")});
@@ -221,12 +262,15 @@ TEST(BaselineArchive, EveryFlippedByteIsRefusedNamingWhereItIs) {
 
 TEST(BaselineArchive, AnotherVersionIsRefusedAsSuch) {
   std::string file = AssembleArchive(SampleArchive());
-  file[8] = 2;
-  absl::Status status = DecodeBaselineArchive(file, "base.ste").status();
-  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_EQ(status.message(),
-            "base.ste is an ste baseline file of format version 2; this ste reads version 1 "
-            "(export and import with the same ste version)");
+  for (int version : {0, 3}) {
+    file[8] = static_cast<char>(version);
+    absl::Status status = DecodeBaselineArchive(file, "base.ste").status();
+    EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
+    EXPECT_EQ(status.message(),
+              absl::StrCat("base.ste is an ste baseline file of format version ", version,
+                           "; this ste reads versions 1 to 2 (export with an ste no newer than the one "
+                           "that imports)"));
+  }
 }
 
 TEST(BaselineArchive, ForeignBytesAndTrailingBytesAreRefused) {
@@ -285,6 +329,20 @@ TEST(BaselineArchive, ContentTheReadersRefuseIsRefused) {
               HasSubstr("is not a test of the index"));
   EXPECT_THAT(with([](auto& r) { r.pop_back(); }), HasSubstr("the index has 2 tests, the results 1"));
   EXPECT_THAT(with([](auto& r) { r[0].test.clear(); }), HasSubstr("bad size"));
+  // The blobs section.
+  auto blobs = [&](const std::vector<std::pair<std::string, std::string>>& b) {
+    return refused({meta, a.index, a.inventory, results, BlobsBytes(b)});
+  };
+  EXPECT_THAT(blobs({{"index", "x"}}), HasSubstr("it holds a blob ste does not know: \"index\""));
+  EXPECT_THAT(blobs({{"writes", std::string("t\0p\0\0", 5)}, {"flaky", std::string("t\0", 2)}}),
+              HasSubstr("the blob flaky is out of order or a duplicate"));
+  EXPECT_THAT(blobs({{"flaky", "tests/test_a.sh"}}), HasSubstr("the flaky blob's last name is not ended"));
+  EXPECT_THAT(blobs({{"writes", std::string("t\0p\0", 4)}}), HasSubstr("the writes blob: the writes blob ends inside"));
+  EXPECT_THAT(refused({meta, a.index, a.inventory, results, BlobsBytes({}) + "x"}),
+              HasSubstr("the blobs section is malformed: 1 bytes after the last entry"));
+  std::string cut = BlobsBytes({{"flaky", std::string("t\0", 2)}});
+  cut.pop_back();
+  EXPECT_THAT(refused({meta, a.index, a.inventory, results, cut}), HasSubstr("the blobs section is malformed: entry 1 is cut short"));
   BaselineArchive nul = a;
   nul.commit = std::string("ab\0cd", 5);
   EXPECT_THAT(refused({MetaBytes(nul), a.index, a.inventory, results}),

@@ -415,7 +415,7 @@ TEST_F(PostgresStoreTest, OpeningAFreshDatabaseAtOnceCreatesTheSchemaOnce) {
     EXPECT_TRUE(status.ok()) << status;
   RawPg raw(*url);
   EXPECT_THAT(raw.Column("SELECT value FROM ste.meta ORDER BY key"),
-              ElementsAre(kPostgresStoreMagic, "2"));
+              ElementsAre(kPostgresStoreMagic, "3"));
 }
 
 // --- Open: what is not a (current) ste store, or not reachable. ---

@@ -458,7 +458,7 @@ TEST_P(StoreContractTest, ReopenedStoreKeepsEverything) {
   absl::StatusOr<std::vector<BaselineInfo>> list = store_->List();
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->size(), 2u);
-  EXPECT_THAT(backend_->MetaValues(), ElementsAre(kSqliteStoreMagic, "2"));
+  EXPECT_THAT(backend_->MetaValues(), ElementsAre(kSqliteStoreMagic, "3"));
   static_assert(std::string_view(kSqliteStoreMagic) == kPostgresStoreMagic);
 }
 

@@ -106,9 +106,9 @@ std::vector<Damage> DamagedCopies(const std::string& good, const std::string& fo
   magic[0] = 'X';
   d.push_back({"magic", magic, false, " is not an ste baseline file"});
   std::string version = good;
-  version[8] = 2;
+  version[8] = 3;
   d.push_back({"version", version, false,
-               " is an ste baseline file of format version 2; this ste reads version 1"});
+               " is an ste baseline file of format version 3; this ste reads versions 1 to 2"});
   d.push_back({"truncated-header", good.substr(0, 30), false,
                ": truncated: 30 bytes, shorter than its header and section table"});
   const size_t index_at = Le(good, 64 + 32 + 8, 8);

@@ -63,6 +63,21 @@ TEST(Hazards, AWriteAnotherTestReadsIsAnOrderDependence) {
             std::string::npos)
       << json.out;
   EXPECT_NE(json.out.find("\"version\":1}"), std::string::npos) << json.out;
+
+  // The writes travel with the baseline file (format version 2): imported
+  // elsewhere, the report still finds the hazards.
+  const std::string elsewhere = MakeTempDir();
+  Spawned exported = Spawn({kSte, "baseline", "export", "-o", elsewhere + "/b.steb"}, {}, root);
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const std::string store = "sqlite:" + elsewhere + "/ste.db";
+  Spawned imported = Spawn({kSte, "baseline", "import", "--store", store, elsewhere + "/b.steb"}, {}, root);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  Spawned report = Spawn({kSte, "report", "--store", store, "-o", "-"}, {}, root);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const size_t hazards = report.out.find("id=\"hazards\"");
+  ASSERT_NE(hazards, std::string::npos);
+  EXPECT_NE(report.out.find("<p class=\"sub\">2 pairs:", hazards), std::string::npos)
+      << report.out.substr(hazards, 2000);
 }
 
 // The next record keeps such a pair on one worker, in the order the

@@ -32,6 +32,7 @@ void Read(std::string_view input) {
   STE_FUZZ_CHECK(again->commit == archive->commit && again->mri == archive->mri);
   STE_FUZZ_CHECK(again->index == archive->index && again->inventory == archive->inventory);
   STE_FUZZ_CHECK(again->results.size() == archive->results.size());
+  STE_FUZZ_CHECK(again->blobs == archive->blobs);
 }
 
 }  // namespace

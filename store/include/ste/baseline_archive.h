@@ -5,25 +5,26 @@
 // inventory, every test's result and duration), checked end to end.
 //
 // clang-format off
-// File format, version 1
-// ======================
+// File format, version 2 (version 1, without the blobs section, is read too)
+// =====================
 //
 // All integers little-endian; offsets from the start of the file.
 //
 //   [header]          64 bytes
-//   [section table]   32 bytes per section; 4 sections
+//   [section table]   32 bytes per section; 5 sections (version 1: 4)
 //   [section 1]       meta        each section followed by zero bytes up
 //   [section 2]       index       to a multiple of 8
 //   [section 3]       inventory
 //   [section 4]       results
+//   [section 5]       blobs       (version 2)
 //   [file checksum]   16 bytes
 //
 // Header (64 bytes):
 //    0  magic           8 bytes "STEBASE\0"
-//    8  version         u32     1
+//    8  version         u32     2 (or 1)
 //   12  header_size     u32     64
 //   16  flags           u64     0 (no flag defined; a reader rejects any)
-//   24  section_count   u32     4
+//   24  section_count   u32     5 (version 1: 4)
 //   28  reserved        u32     0
 //   32  file_size       u64     the whole file, trailing checksum included
 //   40  reserved        16 bytes 0
@@ -31,7 +32,7 @@
 //                               section table)
 //
 // Section table entry (32 bytes), one per section, in the order above:
-//    0  kind            u32     1 meta, 2 index, 3 inventory, 4 results
+//    0  kind            u32     1 meta, 2 index, 3 inventory, 4 results, 5 blobs
 //    4  reserved        u32     0
 //    8  offset          u64     the first: 64 + 32 * section_count; each
 //                               next: the previous end rounded up to 8
@@ -66,12 +67,24 @@
 //       +12  seconds    f64     IEEE-754 bits; finite, >= 0 (wall time)
 //       +20  test       the repo-relative test path
 //    entries strictly increasing by test (bytes compared unsigned).
+//
+// blobs (8 + the entries' sizes; version 2): the baseline's optional blobs
+// (baseline_loader.h: "flaky", "opaque", "writes"), as the store has them
+//    0  count           u64
+//    8  entries, each 16 + name_size + size bytes:
+//        +0  name_size  u32     1 .. 64
+//        +4  reserved   u32     0
+//        +8  size       u64
+//       +16  name, then its bytes
+//    names strictly increasing, each one of those three; "flaky" empty or
+//    ending in a NUL byte, "opaque" and "writes" as DecodeWrites reads.
 // clang-format on
 //
 // A reader rejects, with a message naming the file and what is wrong
 // (every check runs before anything is stored): an empty file, a
 // directory, a file that is not one of these (magic), another version
-// (FailedPrecondition: "format version N, this ste reads 1"), a header or
+// (FailedPrecondition: "format version N; this ste reads versions 1 to
+// 2"), a header or
 // section table that does not hold (size, count, flags, reserved fields,
 // offsets, kinds out of order: "damaged"), a file shorter or longer than
 // its header says ("truncated" / "trailing bytes"), a table checksum
@@ -82,7 +95,8 @@
 // Inventory::Parse refuses, results that are malformed (sizes, unknown
 // outcome, opaque not 0/1, nonzero reserved, a negative or non-finite
 // duration, an invalid test path, out of order or duplicated), and
-// results whose tests are not exactly the index's tests. Every error but
+// results whose tests are not exactly the index's tests, a blobs section
+// that is malformed or names a blob ste does not know. Every error but
 // the version is DataLoss.
 //
 // Writing is atomic: a temp file in FILE's directory, written, fsynced,
@@ -94,6 +108,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -104,7 +119,8 @@
 namespace ste {
 
 inline constexpr char kBaselineArchiveMagic[8] = {'S', 'T', 'E', 'B', 'A', 'S', 'E', '\0'};
-inline constexpr uint32_t kBaselineArchiveVersion = 1;
+inline constexpr uint32_t kBaselineArchiveVersion = 2;  // written
+inline constexpr uint32_t kBaselineArchiveOldestVersion = 1;  // read
 
 // A complete baseline, out of any store.
 struct BaselineArchive {
@@ -117,6 +133,9 @@ struct BaselineArchive {
   std::string index;      // the selection index image
   std::string inventory;  // the inventory image
   std::vector<TestResult> results;  // sorted by test
+  // The optional blobs (flaky, opaque, writes), by name, sorted; none in a
+  // version-1 file.
+  std::vector<std::pair<std::string, std::string>> blobs;
 };
 
 // OK iff `archive` is what a reader accepts (everything the format says
