@@ -395,6 +395,16 @@ TEST_F(SchedulerServiceTest,
   req.set_inventory(EmptyInventory());
   v1::SelectResponse sel;
   EXPECT_TRUE(IsOk(c.Select(req, &sel)));
+  // The selection it made is in the store's history (`ste report`).
+  absl::StatusOr<std::vector<SelectionEntry>> history = OpenStore()->Selections(0);
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->size(), 1u);
+  EXPECT_EQ(history->back().origin, "scheduler");
+  const char* mode = sel.mode() == v1::SELECTION_MODE_ALL      ? "all"
+                     : sel.mode() == v1::SELECTION_MODE_SUBSET ? "subset"
+                                                               : "none";
+  EXPECT_EQ(history->back().mode, mode);
+  EXPECT_GT(history->back().baseline, 0);
 }
 
 TEST_F(SchedulerServiceTest, NonLoopbackNeedsAToken) {
