@@ -56,7 +56,12 @@ std::string Time(int64_t unix) {
 // A key as people read it: a view by what it stands for.
 std::string KeyText(const DepKey& key) {
   if (IsViewPath(key.path)) {
-    if (std::optional<View> view = ParseView(key.path)) return DescribeView(*view);
+    if (std::optional<View> view = ParseView(key.path)) {
+      // Where it is: the source file of a definition, the directory of a
+      // listing's view (not for a variable, which is nowhere).
+      if (view->kind == ViewKind::kEnv) return DescribeView(*view);
+      return absl::StrCat(view->dir, ": ", DescribeView(*view));
+    }
   }
   return absl::StrCat(key.path, " (", std::string(DepKindName(key.kind)), ")");
 }
