@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,6 @@
 #include "ste/selection_index.h"
 
 namespace {
-
-uint64_t Next(uint64_t* s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "report_store: %s\n", std::string(s.message()).c_str());
@@ -60,6 +54,8 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir + "/.ste");
   std::ofstream(dir + "/ste.toml") << "[tests]\ninclude = [\"t/test_*.py\"]\n[runner]\ncommand = \"true {test}\"\n"
                                       "[store]\nurl = \"sqlite:.ste/ste.db\"\n";
+  std::mt19937_64 random(1);
+  auto Next = [&random](uint64_t*) { return random(); };
   uint64_t seed = 1;
   ste::SelectionIndexBuilder builder;
   std::vector<std::string> scopes;
