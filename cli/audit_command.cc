@@ -257,6 +257,24 @@ int AuditCommand(const std::vector<std::string>& args) {
                  audit.misses, audit.misses == 1 ? "" : "es", audit.ran.size(),
                  100 * MissRateUpperBound(audit.misses, audit.ran.size(), 0.95));
   }
+  // The miss rate every stored audit and observation measured together
+  // (`ste report` shows the same).
+  if (history != nullptr) {
+    absl::StatusOr<std::vector<AuditEntry>> stored = history->Audits(0);
+    if (stored.ok() && stored->size() > 1) {
+      int64_t ran = 0, missed = 0;
+      for (const AuditEntry& a : *stored) {
+        ran += a.ran;
+        missed += static_cast<int64_t>(a.missed.size());
+      }
+      std::fprintf(stderr,
+                   "ste audit: over the %zu audits stored: %lld miss%s in %lld left-out tests run: at most %.2f%% "
+                   "(95%% confidence)\n",
+                   stored->size(), static_cast<long long>(missed), missed == 1 ? "" : "es",
+                   static_cast<long long>(ran),
+                   100 * MissRateUpperBound(static_cast<size_t>(missed), static_cast<size_t>(ran), 0.95));
+    }
+  }
   if (audit.misses > 0 && flags->Has("fail-on-miss")) return ExitCode(Outcome::kFailure);
   return ExitCode(Outcome::kSuccess);
 }

@@ -155,6 +155,10 @@ TEST_F(Audit, ATestThatPassesWhenRunAgainIsFlakyNotAMiss) {
   a = Ste({"audit", "--fail-on-miss", "--reruns", "0"});
   EXPECT_EQ(a.exit_code, 1) << a.err;
   EXPECT_NE(a.err.find("MISS: tests/test_plain0.sh"), std::string::npos) << a.err;
+  // Both audits are stored: the miss rate they measured together.
+  EXPECT_NE(a.err.find("ste audit: over the 2 audits stored: 1 miss in 16 left-out tests run: at most "),
+            std::string::npos)
+      << a.err;
 }
 
 TEST_F(Audit, RecordRetriesAndNamesAFlakyTestThatSelectExplains) {
