@@ -215,6 +215,8 @@ std::string EncodeAcceptedRecord(const AcceptedRecord& record) {
   w.U8(f.flaky ? 1 : 0);
   w.U32(static_cast<uint32_t>(record.writes.size()));
   for (const std::string& p : record.writes) w.Str(p);
+  w.U32(static_cast<uint32_t>(record.case_order.size()));
+  for (const std::string& c : record.case_order) w.Str(c);
   return w.Finish();
 }
 
@@ -248,6 +250,8 @@ absl::StatusOr<AcceptedRecord> DecodeAcceptedRecord(absl::string_view bytes) {
     f.flaky = r.Flag();
     const uint32_t writes = r.Count(4);
     for (uint32_t i = 0; i < writes && r.status().ok(); i++) record.writes.push_back(r.Str());
+    const uint32_t cases = r.Count(4);
+    for (uint32_t i = 0; i < cases && r.status().ok(); i++) record.case_order.push_back(r.Str());
   }
   STE_RETURN_IF_ERROR(r.Done());
   bool known = false;

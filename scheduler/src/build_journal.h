@@ -44,7 +44,10 @@
 //                 -- version 2 on:
 //                 u8 flaky (runner.retries: did not pass, then did);
 //                 u32 n; n x str write   -- what it left behind (hazards.h)
-//   A version-1 record reads as not flaky, with no writes.
+//                 u32 n; n x str case    -- its cases' run order
+//                                           (LeaseResult::case_order)
+//   A version-1 record reads as not flaky, with no writes and no case
+//   order (its file then keeps no case: selected whole).
 //
 // A reader refuses (DataLoss, naming what) a record with another magic,
 // version or kind, a bad checksum, a length past the end, bytes left over,
@@ -81,6 +84,7 @@ struct JournalScope {
 struct AcceptedRecord {
   FinishedTest finished;  // flaky included (version 2)
   std::vector<std::string> writes;  // LeaseResult::writes (version 2)
+  std::vector<std::string> case_order;  // LeaseResult::case_order (version 2)
   std::vector<JournalScope> scopes;
   std::vector<InventoryEntry> external;  // sorted by path, unique
 };

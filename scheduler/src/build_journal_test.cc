@@ -60,6 +60,7 @@ AcceptedRecord Record() {
   r.external = {Entry("/usr/lib/libc.so.6", 2000000)};
   r.finished.flaky = true;
   r.writes = {"out/state", "/tmp/shared dir/x"};
+  r.case_order = {"test_z", "TestA::test_b"};
   return r;
 }
 
@@ -101,6 +102,7 @@ TEST(BuildJournalTest, AnAcceptedRecordRoundTrips) {
   EXPECT_EQ(back->external[0], r.external[0]);
   EXPECT_TRUE(f.flaky);
   EXPECT_EQ(back->writes, r.writes);
+  EXPECT_EQ(back->case_order, r.case_order);
 }
 
 // A record a version-1 ste journaled (the same body without flaky and
@@ -109,10 +111,11 @@ TEST(BuildJournalTest, AVersionOneRecordIsRead) {
   AcceptedRecord r = Record();
   r.finished.flaky = false;
   r.writes.clear();
+  r.case_order.clear();
   std::string bytes = EncodeAcceptedRecord(r);
-  // Drop the version-2 tail (u8 flaky, u32 0 writes) and the checksum;
-  // say version 1; sum again.
-  std::string body = bytes.substr(0, bytes.size() - 8 - 5);
+  // Drop the version-2 tail (u8 flaky, u32 0 writes, u32 0 cases) and the
+  // checksum; say version 1; sum again.
+  std::string body = bytes.substr(0, bytes.size() - 8 - 9);
   body[8] = 1;
   body[9] = body[10] = body[11] = 0;
   const uint64_t sum = XXH3_64bits(body.data(), body.size());
@@ -122,6 +125,7 @@ TEST(BuildJournalTest, AVersionOneRecordIsRead) {
   EXPECT_EQ(back->finished.test, r.finished.test);
   EXPECT_FALSE(back->finished.flaky);
   EXPECT_TRUE(back->writes.empty());
+  EXPECT_TRUE(back->case_order.empty());
   // A version this ste does not know is refused, saying so.
   body.resize(body.size() - 8);
   body[8] = 3;

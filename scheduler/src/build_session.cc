@@ -189,7 +189,7 @@ absl::Status BuildSession::Restore(const std::string& bytes) {
   }
   STE_ASSIGN_OR_RETURN(BuildCoordinator::Acceptance taken, coordinator_->MarkAccepted(test));
   if (taken == BuildCoordinator::Acceptance::kDuplicate) return absl::OkStatus();
-  absl::Status fed = FeedIndex(own, scopes, record.finished.opaque, {});  // (no case order journaled)
+  absl::Status fed = FeedIndex(own, scopes, record.finished.opaque, record.case_order);
   std::lock_guard<std::mutex> lock(mu_);
   if (!record.writes.empty()) writes_[test] = std::move(record.writes);
   CountLocked(std::move(record.finished), fed, nullptr);
@@ -328,6 +328,7 @@ absl::StatusOr<BuildCoordinator::Acceptance> BuildSession::Submit(const LeaseRes
     AcceptedRecord journaled;
     journaled.finished = f;
     journaled.writes = writes;
+    journaled.case_order = r.case_order;
     {
       std::lock_guard<std::mutex> lock(paths_mu_);
       for (const ResultScope& rs : r.scopes) {

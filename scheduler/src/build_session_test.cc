@@ -435,7 +435,10 @@ class ResumeTest : public ::testing::Test {
     e.type = FileType::kRegular;
     e.size = 4;
     e.hash = {7, 9};
-    return *Inventory::FromEntries({e}, 0);
+    InventoryEntry view;  // a definition view, a case's own part
+    view.path = "src/a.py/\x01ste-def:f";
+    view.type = FileType::kRegular;
+    return *Inventory::FromEntries({e, view}, 0);
   }
   // The result of test `test` for `lease`: its own deps, one outside the
   // repo, and one in the root scope.
@@ -459,6 +462,18 @@ class ResumeTest : public ::testing::Test {
     root.scope = "//r";
     root.ids[1] = {*b.InternPath("conftest.py")};
     r.scopes = {own, root};
+    // t0 and t1 ran two cases: c1 ran f, c2 nothing of its own (their run
+    // order goes through the journal too).
+    if (test == "tests/t0.py" || test == "tests/t1.py") {
+      ResultScope c1;
+      c1.scope = "//r/" + test + "/c1";
+      c1.ids[1] = {*b.InternPath("src/a.py/\x01ste-def:f")};
+      ResultScope c2;
+      c2.scope = "//r/" + test + "/c2";
+      r.scopes.push_back(c1);
+      r.scopes.push_back(c2);
+      r.case_order = {"c1", "c2"};
+    }
     return r;
   }
   // Feeds the results of `tests` (leased by one worker) in that order.
@@ -487,7 +502,9 @@ class ResumeTest : public ::testing::Test {
 
 TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
   // Fault-free, in one order.
-  auto reference = BuildSession::Create(Spec(), Store("reference"), {});
+  BuildSession::Options with_cases;
+  with_cases.cases = true;
+  auto reference = BuildSession::Create(Spec(), Store("reference"), with_cases);
   ASSERT_TRUE(reference.ok()) << reference.status();
   Feed(**reference, {"tests/t0.py", "tests/t1.py", "tests/t2.py", "tests/t3.py", "tests/t4.py",
                      "tests/t5.py"});
@@ -495,6 +512,7 @@ TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
 
   // Killed after four results (journaled in batches of 3, the fourth by Flush).
   BuildSession::Options o;
+  o.cases = true;
   o.owner = "first";
   o.lease_ms = 0;
   o.journal_batch = 3;
@@ -549,6 +567,10 @@ TEST_F(ResumeTest, AKilledBuildResumedElsewhereStoresTheFaultFreeIndex) {
   EXPECT_EQ(Blob(*b, baseline, kFlakyBlob), std::string("tests/t1.py\0", 12));
   EXPECT_EQ(Blob(*b, baseline, kWritesBlob), Blob(*a, 1, kWritesBlob));
   EXPECT_EQ(Blob(*b, baseline, kOpaqueBlob), Blob(*a, 1, kOpaqueBlob));
+  // The cases of t0 and t1, accepted before the kill, kept in their order.
+  auto cases = LoadCompletedBaseline(*b, 5, baseline);
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  EXPECT_EQ(cases->index->case_count(), 4u);
   auto ra = a->Results(1), rb = b->Results(baseline);
   ASSERT_TRUE(ra.ok() && rb.ok());
   ASSERT_EQ(ra->size(), rb->size());
