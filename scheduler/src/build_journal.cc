@@ -162,6 +162,7 @@ std::string EncodeBuildSpec(const BuildSpec& spec) {
     w.F64(t.historical_seconds);
   }
   w.Str(spec.inventory.Serialize());
+  w.U8(spec.cases ? 1 : 0);
   return w.Finish();
 }
 
@@ -179,6 +180,7 @@ absl::StatusOr<BuildSpec> DecodeBuildSpec(absl::string_view bytes) {
     spec.tests.push_back(std::move(t));
   }
   const std::string inventory = r.Str();
+  if (r.version() >= 2) spec.cases = r.Flag();
   STE_RETURN_IF_ERROR(r.Done());
   absl::StatusOr<Inventory> parsed = Inventory::Parse(inventory);
   if (!parsed.ok()) return r.Fail(absl::StrCat("has an unreadable inventory: ", parsed.status().message()));

@@ -27,6 +27,7 @@ BuildSpec Spec() {
   spec.commit = "0123456789abcdef0123456789abcdef01234567";
   spec.mri = 42;
   spec.external = false;
+  spec.cases = true;
   spec.tests = {{"tests/a.sh", 1.5}, {"tests/b c.sh", 0}};
   absl::StatusOr<Inventory> inventory =
       Inventory::FromEntries({Entry("lib/x.sh", 3), Entry("tests/a.sh", 9)}, 77);
@@ -71,6 +72,7 @@ TEST(BuildJournalTest, ASpecRoundTrips) {
   EXPECT_EQ(back->commit, spec.commit);
   EXPECT_EQ(back->mri, 42);
   EXPECT_FALSE(back->external);
+  EXPECT_TRUE(back->cases);
   ASSERT_EQ(back->tests.size(), 2u);
   EXPECT_EQ(back->tests[1].test, "tests/b c.sh");
   EXPECT_EQ(back->tests[0].historical_seconds, 1.5);

@@ -378,7 +378,7 @@ absl::Status BuildSession::FeedIndex(const std::string& own, const std::vector<R
     }
   }
   if (fed.ok() && opaque) fed = builder_.SetOpaque(*test_id);
-  if (fed.ok() && options_.cases) fed = FeedCases(own, *test_id, scopes, case_order);
+  if (fed.ok() && (options_.cases || spec_.cases)) fed = FeedCases(own, *test_id, scopes, case_order);
   return fed;
 }
 

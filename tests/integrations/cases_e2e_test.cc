@@ -26,6 +26,7 @@
 namespace ste {
 namespace {
 
+using ::ste::testing::MakeTempDir;
 using ::ste::testing::Spawn;
 using ::ste::testing::Spawned;
 
@@ -288,6 +289,26 @@ TEST_P(Cases, AChangeToWhatOnlyOneCaseRanSelectsThatCase) {
   EXPECT_EQ(Change("setup's neighbour", "lib/helpers.py", "return 8\n", "return 0\n", true),
             std::set<std::string>{cases_[6]})
       << last_err_;
+}
+
+// A distributed record (`ste scheduler`, a `ste worker`, `ste record
+// --scheduler`) keeps the cases as the embedded one does: CreateBuild
+// asks for them (ste.toml's tests.unit), and the same change selects the
+// same one case.
+TEST_P(Cases, ADistributedRecordKeepsTheCases) {
+  const std::string dir = MakeTempDir();
+  ::ste::testing::SchedulerProcess server(ste_, "sqlite:" + root_ + "/.ste/ste.db", dir);
+  ASSERT_FALSE(server.address().empty()) << server.process().err();
+  ::ste::testing::Process worker({ste_, "worker", "--scheduler", server.address(), "-j", "1"}, ste_env_, root_,
+                                 dir + "/worker.out", dir + "/worker.err");
+  Spawned r = Ste({"record", "--scheduler", server.address(), "--wait", "--progress", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << worker.err();
+  EXPECT_EQ(worker.Wait(60), 0) << worker.err();
+  ASSERT_NE(r.out.find("baseline 2 "), std::string::npos) << r.out;
+  EXPECT_EQ(Change("own", "lib/helpers.py", "return 1\n", "return 0\n", true),
+            std::set<std::string>{cases_[4]})
+      << last_err_;
+  EXPECT_NE(last_err_.find("(baseline 2, "), std::string::npos) << last_err_;
 }
 
 // test_c_lookup finds cached()'s value in the cache test_b_cached filled:

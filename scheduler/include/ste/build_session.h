@@ -71,6 +71,9 @@ struct BuildSpec {
   // in the index but never inventoried, so no change to them is seen).
   // Repo view paths need their entry either way.
   bool external = true;
+  // tests.unit = "case" where the build was asked for: the index keeps each
+  // file's cases (FeedCases), as with Options::cases.
+  bool cases = false;
 };
 
 // One scope of a result; ids come from InternPath.

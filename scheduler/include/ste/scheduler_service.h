@@ -72,8 +72,10 @@ struct SchedulerOptions {
   // not resumed.
   absl::Duration abandon_after = absl::Minutes(10);
   size_t journal_batch = 64;  // accepted results per journal transaction
-  // tests.unit = "case" (BuildSession::Options::cases): set by the embedded
-  // `ste record`; `ste scheduler` builds indexes without cases.
+  // tests.unit = "case" for every build (BuildSession::Options::cases): the
+  // embedded `ste record` sets it; `ste scheduler` keeps cases for the
+  // builds whose CreateBuild asks (its `cases`, which `ste record
+  // --scheduler` sets from ste.toml).
   bool cases = false;
   // One line per event; may be empty. Called from any thread, serialised.
   std::function<void(const std::string&)> log;

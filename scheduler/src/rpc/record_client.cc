@@ -267,6 +267,7 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
   create.set_commit(sum.commit);
   create.set_mri(sum.mri);
   create.set_no_external(!config.inventory_external);
+  create.set_cases(config.selection.cases);
   for (const std::string& t : *tests) create.add_tests()->set_test(t);
   create.set_inventory(inventory->Serialize());
   v1::CreateBuildResponse created;
