@@ -309,6 +309,18 @@ TEST_P(Cases, ADistributedRecordKeepsTheCases) {
             std::set<std::string>{cases_[4]})
       << last_err_;
   EXPECT_NE(last_err_.find("(baseline 2, "), std::string::npos) << last_err_;
+  // The scheduler's selection hands the same case back.
+  const std::string path = root_ + "/lib/helpers.py";
+  const std::string before = ::ste::testing::ReadFile(path);
+  std::string after = before;
+  after.replace(after.find("return 1\n"), 9, "return 0\n");
+  ::ste::testing::WriteFile(path, after);
+  Spawned local = Ste({"select"});
+  Spawned remote = Ste({"select", "--scheduler", server.address()});
+  ::ste::testing::WriteFile(path, before);
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(remote.out, local.out) << remote.err;
+  EXPECT_EQ(::ste::testing::SelectedTests(remote.out), std::set<std::string>{cases_[4]}) << remote.out;
 }
 
 // test_c_lookup finds cached()'s value in the cache test_b_cached filled:

@@ -180,6 +180,8 @@ void ToProto(const Selection& s, const std::optional<BaselineInfo>& baseline,
     test->set_test(t.test);
     test->set_more_reasons(static_cast<uint32_t>(t.more_reasons));
     if (t.seconds) test->set_seconds(*t.seconds);
+    for (const std::string& c : t.cases) test->add_cases(c);
+    test->set_flaky(t.flaky);
     for (const SelectionReason& r : t.reasons) {
       v1::SelectionReason* why = test->add_reasons();
       why->set_path(r.path);
@@ -222,6 +224,8 @@ absl::StatusOr<SelectionAnswer> FromProto(const v1::SelectResponse& r) {
     out.test = t.test();
     out.more_reasons = t.more_reasons();
     if (t.has_seconds()) out.seconds = t.seconds();
+    out.cases.assign(t.cases().begin(), t.cases().end());
+    out.flaky = t.flaky();
     for (const v1::SelectionReason& why : t.reasons()) {
       STE_ASSIGN_OR_RETURN(SelectionReason reason,
                            ReasonFromWords(why.path(), why.kind(), why.change()));
