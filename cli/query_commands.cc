@@ -5,8 +5,6 @@
 
 #include <climits>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -134,15 +132,12 @@ int HazardsCommand(const std::vector<std::string>& args) {
   absl::StatusOr<Store*> store = in.store(StoreAccess::kReadWrite);
   if (!store.ok()) return in.Fail(store.status());
   std::map<std::string, std::vector<std::string>> writes;
-  absl::StatusOr<std::string> blob = (*store)->BlobPath(base->info.id, kWritesBlob);
-  if (blob.ok()) {
-    std::ifstream file(*blob, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    absl::StatusOr<std::map<std::string, std::vector<std::string>>> decoded = DecodeWrites(bytes);
+  absl::StatusOr<std::optional<std::string>> blob = ReadOptionalBlob(**store, base->info.id, kWritesBlob);
+  if (!blob.ok()) return in.Fail(blob.status());
+  if (blob->has_value()) {
+    absl::StatusOr<std::map<std::string, std::vector<std::string>>> decoded = DecodeWrites(**blob);
     if (!decoded.ok()) return in.Fail(decoded.status());
     writes = *std::move(decoded);
-  } else if (!absl::IsNotFound(blob.status())) {
-    return in.Fail(blob.status());
   }
   absl::StatusOr<std::vector<Hazard>> hazards = FindHazards(*base->index, writes);
   if (!hazards.ok()) return in.Fail(hazards.status());

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
@@ -34,11 +32,9 @@ std::vector<std::vector<std::string>> HazardGroupsOf(Store& store, int64_t mri,
   absl::StatusOr<std::optional<BaselineInfo>> previous = store.LatestCompleted(mri);
   if (!previous.ok() || !previous->has_value()) return {};
   const int64_t id = (*previous)->id;
-  absl::StatusOr<std::string> writes_path = store.BlobPath(id, kWritesBlob);
-  if (!writes_path.ok()) return {};
-  std::ifstream file(*writes_path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  absl::StatusOr<std::map<std::string, std::vector<std::string>>> writes = DecodeWrites(bytes);
+  absl::StatusOr<std::optional<std::string>> bytes = ReadOptionalBlob(store, id, kWritesBlob);
+  if (!bytes.ok() || !bytes->has_value()) return {};
+  absl::StatusOr<std::map<std::string, std::vector<std::string>>> writes = DecodeWrites(**bytes);
   absl::StatusOr<std::string> index_path = store.BlobPath(id, "index");
   if (!writes.ok() || writes->empty() || !index_path.ok()) return {};
   absl::StatusOr<std::unique_ptr<SelectionIndex>> index = SelectionIndex::Open(*index_path);

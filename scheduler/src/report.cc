@@ -2,8 +2,6 @@
 #include "ste/report.h"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <map>
 
 #include "absl/strings/match.h"
@@ -15,17 +13,6 @@
 
 namespace ste {
 namespace {
-
-// Blob `name` of baseline `id`: nullopt when it has none.
-absl::StatusOr<std::optional<std::string>> ReadBlob(Store& store, int64_t id, const char* name) {
-  absl::StatusOr<std::string> path = store.BlobPath(id, name);
-  if (absl::IsNotFound(path.status())) return std::optional<std::string>();
-  if (!path.ok()) return path.status();
-  std::ifstream file(*path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) return absl::DataLossError(absl::StrCat("cannot read ", *path));
-  return std::optional<std::string>(std::move(bytes));
-}
 
 void NoteError(std::string* into, const absl::Status& status) {
   if (!into->empty()) into->append("; ");
@@ -142,7 +129,7 @@ void Baseline(Store& store, const ReportOptions& options, ReportData* d) {
     d->slowest = std::move(slowest);
     // Opaque: why, from the blob; a baseline without one (recorded
     // before ste kept it) says so.
-    absl::StatusOr<std::optional<std::string>> blob = ReadBlob(store, loaded->info.id, kOpaqueBlob);
+    absl::StatusOr<std::optional<std::string>> blob = ReadOptionalBlob(store, loaded->info.id, kOpaqueBlob);
     std::map<std::string, std::vector<std::string>> why;
     if (blob.ok() && blob->has_value()) {
       absl::StatusOr<std::map<std::string, std::vector<std::string>>> decoded = DecodeWrites(**blob);
@@ -167,7 +154,7 @@ void Baseline(Store& store, const ReportOptions& options, ReportData* d) {
     NoteError(&d->details_error, results.status());
   }
   if (absl::Status keys = Keys(*loaded->index, options.top, d); !keys.ok()) NoteError(&d->details_error, keys);
-  absl::StatusOr<std::optional<std::string>> writes_blob = ReadBlob(store, loaded->info.id, kWritesBlob);
+  absl::StatusOr<std::optional<std::string>> writes_blob = ReadOptionalBlob(store, loaded->info.id, kWritesBlob);
   if (!writes_blob.ok()) {
     NoteError(&d->details_error, writes_blob.status());
   } else if (writes_blob->has_value()) {

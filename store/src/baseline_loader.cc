@@ -98,6 +98,17 @@ std::string BaselineFallbackNote(const BaselineLookup& which, const BaselineInfo
   return note;
 }
 
+absl::StatusOr<std::optional<std::string>> ReadOptionalBlob(BaselineStore& store, int64_t id,
+                                                            const char* name) {
+  absl::StatusOr<std::string> path = store.BlobPath(id, name);
+  if (absl::IsNotFound(path.status())) return std::optional<std::string>();
+  if (!path.ok()) return path.status();
+  std::ifstream file(*path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) return absl::DataLossError(absl::StrCat("cannot read ", *path));
+  return std::optional<std::string>(std::move(bytes));
+}
+
 std::string EncodeTestNames(std::vector<std::string> tests) {
   std::sort(tests.begin(), tests.end());
   tests.erase(std::unique(tests.begin(), tests.end()), tests.end());
@@ -194,11 +205,8 @@ absl::StatusOr<LoadedBaseline> LoadFound(BaselineStore& store, const BaselineInf
   }
   // What it says is a note for a reader, never a reason to select less: a
   // blob that is absent or unreadable names no test.
-  if (absl::StatusOr<std::string> flaky = store.BlobPath(loaded.info.id, kFlakyBlob); flaky.ok()) {
-    std::ifstream in(*flaky, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    loaded.flaky_tests = DecodeTestNames(bytes);
-  }
+  absl::StatusOr<std::optional<std::string>> flaky = ReadOptionalBlob(store, loaded.info.id, kFlakyBlob);
+  if (flaky.ok() && flaky->has_value()) loaded.flaky_tests = DecodeTestNames(**flaky);
   return loaded;
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ struct LoadedBaseline {
   // (the blob kFlakyBlob; none when the baseline has no such blob).
   std::vector<std::string> flaky_tests;  // sorted
 };
+
+// The bytes of blob `name` of baseline `id` (BlobPath: checked against its
+// recorded size and hash); nullopt when the baseline has no such blob.
+// For the optional blobs below.
+absl::StatusOr<std::optional<std::string>> ReadOptionalBlob(BaselineStore& store, int64_t id,
+                                                            const char* name);
 
 // A baseline's optional blob of its flaky tests: each test's name followed
 // by a NUL byte, sorted. Written by the build (build_session.cc) when a
