@@ -59,6 +59,10 @@ bool ProcessCode::Take(const LogRecord& r) {
     v2 = true;
     return true;
   }
+  if (StartsWith(p, kDefsV3Prefix)) {
+    v3 = true;
+    return true;
+  }
   if (StartsWith(p, kPositionsPrefix)) {
     positions.insert(r.scope);
     Touch(r.scope);
@@ -89,6 +93,10 @@ bool ProcessCode::Take(const LogRecord& r) {
     names[r.scope][file].insert(std::string(last.substr(kNameRecordPrefix.size())));
   } else if (last == kNamespaceRecordName) {
     namespaces[r.scope].insert(file);
+  } else if (StartsWith(last, kAbsentRecordPrefix) && last.size() > kAbsentRecordPrefix.size()) {
+    absent[r.scope][file].insert(std::string(last.substr(kAbsentRecordPrefix.size())));
+  } else if (last == kStarRecordName) {
+    stars[r.scope].insert(file);
   } else {
     return false;
   }
@@ -158,6 +166,7 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     if (!c.v2 || !docs_watched(c, scope, abs)) {
       for (const DefinitionDoc& d : defs.docs) add(DefinitionPart::kDoc, d.name);
     }
+    if (!c.v3 && defs.has_names) add(DefinitionPart::kNames, "");
     if (c.v2) return;
     defs.ForEachNamedPart(add);
   };
@@ -258,17 +267,43 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
         }
       });
     }
-    for (const auto& [scope, files] : c.namespaces) {
-      std::set<DepKey>& deps = (*by_scope)[scope];
-      for (const std::string& abs : files) {
-        std::string rel;
-        if (!repo_file(abs, &rel)) continue;
-        std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(abs);
-        if (!defs->parsed) continue;
-        defs->ForEachNamedPart([&](DefinitionPart part, const std::string& name) {
-          deps.insert(DepKey{DefinitionPartPath(rel, part, name), DepKind::kContent});
-        });
+    // A namespace read by string: every name's part, and which names
+    // there are; a star import: which names there are (what it copied is
+    // used by name).
+    auto names_of = [&](const std::map<std::string, std::set<std::string>>& by_scope_files, bool parts) {
+      for (const auto& [scope, files] : by_scope_files) {
+        std::set<DepKey>& deps = (*by_scope)[scope];
+        for (const std::string& abs : files) {
+          std::string rel;
+          if (!repo_file(abs, &rel)) continue;
+          std::shared_ptr<const FileDefinitions> defs = policy.definitions->Get(abs);
+          if (!defs->parsed) continue;
+          if (parts) {
+            defs->ForEachNamedPart([&](DefinitionPart part, const std::string& name) {
+              deps.insert(DepKey{DefinitionPartPath(rel, part, name), DepKind::kContent});
+            });
+          }
+          if (defs->has_names) deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kNames, ""), DepKind::kContent});
+        }
       }
+    };
+    names_of(c.namespaces, true);
+    names_of(c.stars, false);
+    for (const auto& [scope, by_file] : c.absent) {
+      std::set<DepKey>& deps = (*by_scope)[scope];
+      parts(by_file, [&](const std::string&, const std::string& rel, const FileDefinitions& defs,
+                         const std::set<std::string>& names) {
+        if (!defs.has_names) {
+          // (A fingerprinter that does not say which names it binds keeps
+          // them in the module's fingerprint: the module view, which the
+          // lookup's process depends on anyway where it loaded the file.)
+          deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
+          return;
+        }
+        for (const std::string& name : names) {
+          deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kAbsent, name), DepKind::kContent});
+        }
+      });
     }
   }
   // A whole account's record of a file it neither ran nor read as data (it

@@ -34,6 +34,10 @@ struct ProcessCode {
   // scope -> abs file -> the top-level names of it that code named
   std::map<std::string, std::map<std::string, std::set<std::string>>> names;
   std::map<std::string, std::set<std::string>> namespaces;  // scope -> abs files
+  bool v3 = false;  // its tracker makes the two records below
+  // scope -> abs file -> names looked up on its module and not found
+  std::map<std::string, std::map<std::string, std::set<std::string>>> absent;
+  std::map<std::string, std::set<std::string>> stars;  // scope -> abs files star-imported
   std::set<std::string> positions;   // scopes where frames' lines were read
   std::set<std::string> code_lines;  // scopes where code objects' lines were read
   std::string slow;  // why it tracked with the slow fallback tracer ("": it did not)
@@ -73,6 +77,10 @@ using ContentRecorders = std::map<std::string, std::map<std::string, std::set<si
 // and on every docstring and constant of their files; a v2 process, on all
 // docstrings of a file no process watched where it loaded it, in the
 // scope or an enclosing one (a forked child runs what its parent loaded).
+// Which names a file binds ("F/\x01ste-names"): where its namespace was
+// read by string or star-imported, and, for a process whose tracker does
+// not make the absent and star records (no `v3` marker), for every file
+// it ran code of; a name looked up and not found: "F/\x01ste-absent:<n>".
 // Requires: policy.definitions != nullptr.
 void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecorders& content_by,
                         const PathPolicy& policy, std::map<std::string, std::set<DepKey>>* by_scope,

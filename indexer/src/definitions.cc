@@ -135,6 +135,11 @@ absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text,
       c.hash = *h;
       c.name = std::string(name);
       (sig ? cur->sigs : cur->consts).push_back(std::move(c));
+    } else if (line.substr(0, 6) == "names ") {
+      std::optional<XXH128_hash_t> h = ParseHex128(line.substr(6));
+      if (!h || cur->has_names) return bad(line);
+      cur->names = *h;
+      cur->has_names = true;
     } else if (line == "end") {
       cur->parsed = true;
       cur = nullptr;
@@ -164,6 +169,8 @@ std::string DefinitionPartPath(std::string_view file, DefinitionPart part, std::
     case DefinitionPart::kDoc: return absl::StrCat(AV(file), "/\x01ste-doc:", AV(name));
     case DefinitionPart::kConst: return absl::StrCat(AV(file), "/\x01ste-const:", AV(name));
     case DefinitionPart::kSig: return absl::StrCat(AV(file), "/\x01ste-sig:", AV(name));
+    case DefinitionPart::kNames: return absl::StrCat(AV(file), "/\x01ste-names");
+    case DefinitionPart::kAbsent: return absl::StrCat(AV(file), "/\x01ste-absent:", AV(name));
   }
   return "";
 }
@@ -178,6 +185,8 @@ std::string DescribeDefinition(std::string_view view_path) {
     case DefinitionPart::kDoc: return absl::StrCat(v->dir, "::", v->arg, " (docstring)");
     case DefinitionPart::kConst: return absl::StrCat(v->dir, "::", v->arg, " (constant)");
     case DefinitionPart::kSig: return absl::StrCat(v->dir, "::", v->arg, " (signature)");
+    case DefinitionPart::kNames: return absl::StrCat(v->dir, " (its top-level names)");
+    case DefinitionPart::kAbsent: return absl::StrCat(v->dir, "::", v->arg, " (a name looked up)");
   }
   return "";
 }
@@ -209,6 +218,11 @@ const DefinitionConst* FileDefinitions::Sig(std::string_view name) const {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+XXH128_hash_t AbsentNameHash(bool bound) {
+  const std::string_view bytes = bound ? std::string_view("ste-absent\0bound", 16) : std::string_view("ste-absent\0absent", 17);
+  return XXH3_128bits(bytes.data(), bytes.size());
 }
 
 XXH128_hash_t UnparsedModuleHash(std::string_view content) {
@@ -439,6 +453,16 @@ std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, 
         return e;
       }
       break;
+    case DefinitionPart::kNames:
+      if (!defs.has_names) break;
+      e.hash = defs.names;
+      return e;
+    case DefinitionPart::kAbsent:
+      // Only a fingerprinter that says which names it binds (`names`) says
+      // whether one is bound: without one, no entry (a change: selected).
+      if (!defs.has_names) break;
+      e.hash = AbsentNameHash(defs.Const(view.arg) != nullptr || defs.Sig(view.arg) != nullptr);
+      return e;
   }
   return std::nullopt;
 }

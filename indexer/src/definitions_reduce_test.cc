@@ -51,6 +51,10 @@ class ReduceDefinitions : public ::testing::Test {
                          : what == "code-lines" ? std::string(kCodeLinesPrefix) + std::to_string(pid) + "." + scope
                                          : what;
       log.records.push_back(LogRecord{scope, kind, 3, path, 0});
+      // Today's tracker says both: v2 and v3 (the absent and star records).
+      if (what == "v2") {
+        log.records.push_back(LogRecord{scope, kind, 3, std::string(kDefsV3Prefix) + std::to_string(pid), 0});
+      }
     }
     return log;
   }
@@ -115,7 +119,9 @@ TEST_F(ReduceDefinitions, ATrackerThatDoesNotSayDependsOnEveryPartOfWhatItRan) {
                              "doc.py/@ste-def(content)", "doc.py/@ste-def:Shop.price(content)",
                              "doc.py/@ste-at:Shop.price(content)", "doc.py/@ste-doc:<module>(content)",
                              "doc.py/@ste-doc:Shop(content)", "doc.py/@ste-doc:Shop.price(content)",
-                             "doc.py/@ste-const:TAX(content)", "doc.py/@ste-const:NAME(content)"}));
+                             "doc.py/@ste-const:TAX(content)", "doc.py/@ste-const:NAME(content)",
+                             "doc.py/@ste-names(content)"}))
+      << "without v3 (the absent and star records): which names each file binds";
 }
 
 // A v2 tracker: a docstring where it was used (the file's docstrings
@@ -149,7 +155,14 @@ TEST_F(ReduceDefinitions, DocstringsConstantsAndPlacesWhereTheTrackerSawThemUsed
             with({"doc.py/@ste-const:TAX(content)"}))
       << "Shop is no constant: its binding is module-level code";
   EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, Rec("doc.py", kNamespaceRecordName)}}),
-            with({"doc.py/@ste-const:TAX(content)", "doc.py/@ste-const:NAME(content)"}));
+            with({"doc.py/@ste-const:TAX(content)", "doc.py/@ste-const:NAME(content)", "doc.py/@ste-names(content)"}));
+  EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, Rec("doc.py", kStarRecordName)}}),
+            with({"doc.py/@ste-names(content)"}))
+      << "import * copied the names: which names there are, not their values";
+  EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, Rec("doc.py", std::string(kAbsentRecordPrefix) + "RATE")},
+                 {kA, kN, Rec("bad.py", std::string(kAbsentRecordPrefix) + "RATE")}}),
+            with({"doc.py/@ste-absent:RATE(content)"}))
+      << "a name looked up and not found; bad.py does not parse (its records are its content)";
   EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, "positions"}}), with({"doc.py/@ste-at:Shop.price(content)"}));
   EXPECT_EQ(run({{kA, kN, Rec("doc.py", tracked)}, {kA, kN, "code-lines"}}), with({"doc.py/@ste-at:Shop.price(content)"}));
 }

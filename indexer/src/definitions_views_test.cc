@@ -101,8 +101,8 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
            {"def area(w, h):", "def area(w, h=pi):"},       // a name bound nowhere before
            {"def area(w, h):", "def area(w, key=lambda x=pi: x):"},  // a lambda's own default
            {"def area(w, h):", "def area(w, h: math.Real):"},
-           {"    return w * h\n", "    \"\"\"Doc.\"\"\"\n    return w * h\n"},  // a docstring
-           {"    return w * h\n", "    yield w * h\n"},                        // now a generator
+           {"        return 'square'\n", "        \"\"\"Doc.\"\"\"\n        return 'square'\n"},  // a docstring
+           {"        return 'square'\n", "        yield 'square'\n"},  // now a generator
            {"@property", "@staticmethod"},
            {"class Inner:", "class Inner(object):"},
        }) {
@@ -119,6 +119,10 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
            {"def area(w, h):", "def area(w, h=(1, 'a'), *, k=math):"},
            {"def area(w, h):", "def area(w, h, d=None):"},
            {"def area(w, h):", "def area(w, h, key=lambda x, y=1: x.missing):"},
+           // A plain function's docstring's presence and whether it yields
+           // are read without running it: its header's.
+           {"    return w * h\n", "    \"\"\"Doc.\"\"\"\n    return w * h\n"},
+           {"    return w * h\n", "    yield w * h\n"},
        }) {
     FileDefinitions v = variant(from, to);
     EXPECT_TRUE(Same(v.module, base.module)) << from << " -> " << to;
@@ -157,6 +161,81 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
   FileDefinitions blank = variant("    return w * h\n", "\n    return w * h\n");
   EXPECT_TRUE(Same(blank.units[0].hash, base.units[0].hash));
   EXPECT_FALSE(Same(blank.units[0].place, base.units[0].place));
+}
+
+// Format 4 ("names" in ste_fingerprint.py): a plain function or simple
+// constant added or removed is no module-level code; the code of the
+// module that names it changes, and the `names` line does.
+TEST(PythonDefinitions, AnAddedPlainFunctionOrConstantChangesWhatNamesItNotTheModule) {
+  const std::string base_text =
+      "import math\n"
+      "TAX = 20\n"
+      "def area(w, h):\n"
+      "    return w * h\n"
+      "def total(xs):\n"
+      "    return len(xs)\n"
+      "class Shop:\n"
+      "    def price(self, n):\n"
+      "        return n * TAX\n";
+  FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed && base.has_names) << base.error;
+  auto unit = [](const FileDefinitions& d, const std::string& name) {
+    for (const DefinitionUnit& u : d.units) {
+      if (u.name == name) return u.hash;
+    }
+    ADD_FAILURE() << "no unit " << name;
+    return XXH128_hash_t{0, 0};
+  };
+  // A helper added, and one function changed to call it.
+  FileDefinitions added = Variant(base_text, "def total(xs):", "def helper():\n    return 1\ndef total(xs):");
+  EXPECT_TRUE(Same(added.module, base.module)) << "a plain function added is no module-level code";
+  EXPECT_FALSE(Same(added.names, base.names));
+  EXPECT_TRUE(Same(unit(added, "area"), unit(base, "area")));
+  EXPECT_TRUE(Same(unit(added, "total"), unit(base, "total")));
+  ASSERT_NE(added.Sig("helper"), nullptr);
+  FileDefinitions calls = Variant(base_text, "def total(xs):\n    return len(xs)",
+                                  "def helper():\n    return 1\ndef total(xs):\n    return len(xs) + helper()");
+  EXPECT_TRUE(Same(calls.module, base.module));
+  EXPECT_FALSE(Same(unit(calls, "total"), unit(base, "total")));
+  EXPECT_TRUE(Same(unit(calls, "Shop.price"), unit(base, "Shop.price")));
+  // A function of the module named like a builtin its code used: that code
+  // changes (the name now finds the module's function).
+  FileDefinitions shadow = Variant(base_text, "class Shop:", "def len(x):\n    return 0\nclass Shop:");
+  EXPECT_TRUE(Same(shadow.module, base.module));
+  EXPECT_FALSE(Same(unit(shadow, "total"), unit(base, "total")));
+  EXPECT_TRUE(Same(unit(shadow, "area"), unit(base, "area")));
+  // A constant added, and one removed: the same.
+  FileDefinitions more = Variant(base_text, "TAX = 20\n", "TAX = 20\nRATE = 3\n");
+  EXPECT_TRUE(Same(more.module, base.module));
+  EXPECT_FALSE(Same(more.names, base.names));
+  FileDefinitions fewer = Variant(base_text, "TAX = 20\n", "");
+  EXPECT_TRUE(Same(fewer.module, base.module));
+  EXPECT_FALSE(Same(unit(fewer, "Shop.price"), unit(base, "Shop.price"))) << "it names TAX, which is gone";
+  // Module-level code that names one: the module changes.
+  FileDefinitions read = Variant(base_text, "class Shop:", "RATE = 3\nLIMIT = RATE * 2\nclass Shop:");
+  EXPECT_FALSE(Same(read.module, base.module));
+  // A constant that moved past other module-level code: its part changes
+  // (code that ran as the module loaded may have looked it up there);
+  // among constants and plain functions only, nothing but the order.
+  FileDefinitions moved = Variant(base_text, "import math\nTAX = 20\n", "TAX = 20\nimport math\n");
+  EXPECT_TRUE(Same(moved.module, base.module));
+  ASSERT_NE(moved.Const("TAX"), nullptr);
+  EXPECT_FALSE(Same(moved.Const("TAX")->hash, base.Const("TAX")->hash));
+  FileDefinitions swapped = Variant(base_text, "TAX = 20\ndef area(w, h):\n    return w * h\n",
+                                    "def area(w, h):\n    return w * h\nTAX = 20\n");
+  EXPECT_TRUE(Same(swapped.module, base.module));
+  EXPECT_TRUE(Same(swapped.Const("TAX")->hash, base.Const("TAX")->hash));
+  EXPECT_FALSE(Same(swapped.names, base.names)) << "the namespace's order";
+  // A decorated function, a class, an import added: module-level code.
+  for (const char* extra : {"@staticmethod\ndef deco():\n    pass\n", "class New:\n    pass\n",
+                                   "import os\n", "X = math.pi\n"}) {
+    FileDefinitions v = Variant(base_text, "class Shop:", std::string(extra) + "class Shop:");
+    EXPECT_FALSE(Same(v.module, base.module)) << extra;
+  }
+  // A module with its own __getattr__ answers names it does not bind: there
+  // an added function stays module-level code.
+  const std::string lazy = base_text + "def __getattr__(name):\n    return 1\n";
+  EXPECT_FALSE(Same(One(lazy).module, Variant(lazy, "class Shop:", "def helper():\n    return 1\nclass Shop:").module));
 }
 
 // Docstrings and simple constants are parts of their own; whether one

@@ -39,7 +39,9 @@ constexpr std::pair<std::string_view, DefinitionPart> kDefinitionPrefixes[] = {
     {"ste-doc:", DefinitionPart::kDoc},
     {"ste-const:", DefinitionPart::kConst},
     {"ste-sig:", DefinitionPart::kSig},
+    {"ste-absent:", DefinitionPart::kAbsent},
 };
+constexpr std::string_view kDefinitionNamesName = "ste-names";
 constexpr int kMaxReadAttempts = 3;
 
 absl::string_view AV(std::string_view s) { return {s.data(), s.size()}; }
@@ -287,9 +289,10 @@ std::optional<View> ParseView(std::string_view path) {
     if (!variable || v.dir != "/") return std::nullopt;
     v.kind = ViewKind::kEnv;
     v.arg = *std::move(variable);
-  } else if (name == kDefinitionModuleName) {
+  } else if (name == kDefinitionModuleName || name == kDefinitionNamesName) {
     // A part of a source file (definitions.h): <dir> is the file.
     v.kind = ViewKind::kDefinition;
+    if (name == kDefinitionNamesName) v.part = DefinitionPart::kNames;
   } else {
     for (const auto& [prefix, part] : kDefinitionPrefixes) {
       if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) {
@@ -371,6 +374,8 @@ std::string DescribeView(const View& view) {
         case DefinitionPart::kDoc: return absl::StrCat("the docstring of ", view.arg);
         case DefinitionPart::kConst: return absl::StrCat("the constant ", view.arg);
         case DefinitionPart::kSig: return absl::StrCat("the signature of ", view.arg);
+        case DefinitionPart::kNames: return "which plain functions and constants it binds";
+        case DefinitionPart::kAbsent: return absl::StrCat("whether it binds ", view.arg);
       }
       break;
   }

@@ -265,6 +265,15 @@ std::string DescribeViewChange(std::string_view path, std::string_view change) {
         return absl::StrCat(named, gone ? ": no longer a plain function" : ": its signature changed");
       case DefinitionPart::kConst:
         return absl::StrCat(named, gone ? ": no longer a constant" : ": the constant's value changed");
+      case DefinitionPart::kNames:
+        // "src/geo.py: a plain function or constant was added or removed (its namespace was read)"
+        return absl::StrCat(view->dir, gone ? ": gone, or not a file"
+                                            : ": a plain function or constant was added, removed or reordered "
+                                              "(the tests read its namespace)");
+      case DefinitionPart::kAbsent:
+        // "src/geo.py::area: now bound (the tests looked it up and did not find it)"
+        return absl::StrCat(named, gone ? ": gone, or not a file"
+                                        : ": bound now, or no longer (the tests looked it up)");
     }
   }
   if (view->kind == ViewKind::kEnv) {

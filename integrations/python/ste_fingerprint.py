@@ -19,6 +19,10 @@ bytes (the file's content, as ste hashed it). stdout, per file in order:
     sig <32 hex> <name>             one per plain top-level function: its
                                     header (the parameters, their defaults
                                     and annotations)
+    names <32 hex>                  which simple constants and plain
+                                    functions it binds, in order (optional
+                                    in the protocol: the Ruby script has
+                                    none)
     end
 
 (An `at` line is optional in the protocol: without one, a unit's place is
@@ -82,23 +86,44 @@ in order, made in one pass.)
 - module: the module's ast.dump without attributes, after each unit's body
   is replaced by whether it has a docstring and whether it yields or
   awaits (inspect.isgeneratorfunction and the like are read without
-  running it), each docstring by a marker, each simple constant's value
-  by a marker, each plain function's header by a marker, and the body of
+  running it), each docstring by a marker, each simple constant's and
+  plain function's statement left out (see "names"), and the body of
   each `if TYPE_CHECKING:` directly in the module's body by a marker (it
   never runs: TYPE_CHECKING bound only by `from typing import
   TYPE_CHECKING`, typing_extensions', or `TYPE_CHECKING = False`, or
   named as `typing.TYPE_CHECKING` with typing imported as such; its
   `else:` runs and stays). So anything else (imports, decorators, a
   method's or a decorated function's signature, class attributes, a
-  definition, docstring or constant added, removed or renamed) changes
-  the module's.
+  definition other than a plain function, a docstring, or a constant
+  that is not simple, added, removed or renamed) changes the module's.
+- names (format 4): a simple constant's or plain function's statement is
+  no module-level code: the module's fingerprint leaves it out entirely,
+  so one added or removed does not change it (unless the module binds
+  `__getattr__`, which answers names it does not bind: then each stays
+  as a marker). What can tell that one was added or removed:
+  - code of the module that names it (a Name, or a string constant that is
+    the name or a dotted name holding it): each unit's text and place,
+    each plain function's header, and the module's own fingerprint hold
+    the sorted list of the constants' and plain functions' names their
+    code names, so that code changes when one of them comes or goes (a
+    unit that calls a new helper; a function that used the builtin `len`
+    and now gets the module's);
+  - a lookup of it on the module elsewhere, which failed before: the
+    tracker's absent records (ste_site/ste_parts.py), against whether the
+    module binds the name now;
+  - a namespace read by string, or `import *`: the `names` line, the list
+    of these names in the module's order;
+  - code that ran while the module loaded and looked the name up: it names
+    it (the tracker's name records), and each const and sig part holds its
+    *anchor*, how many other statements of the module's body come before
+    it, so one that moved past other module-level code changes its part.
 """
 
 import ast
 import hashlib
 import sys
 
-FORMAT = 3
+FORMAT = 4
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -287,9 +312,10 @@ def _bindings(tree):
     return bindings
 
 
-def _constants(tree, bindings, consts):
-    """Records the simple constants (see top), their values replaced by a
-    marker. `bindings`: of the whole tree, before any body was replaced."""
+def _simple_constants(tree, bindings):
+    """The simple constants (see top): [(statement, name)]. `bindings`: of
+    the whole tree, before any body was replaced."""
+    found = []
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign):
             if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
@@ -305,8 +331,8 @@ def _constants(tree, bindings, consts):
             continue
         if bindings.count.get(name) != 1 or name in bindings.unsafe or not _literal(stmt.value):
             continue
-        consts.append((_digest(b"const", _text(stmt.value)), name))
-        stmt.value = ast.Constant(value="ste:const")
+        found.append((stmt, name))
+    return found
 
 
 def _bound_by(stmt):
@@ -347,12 +373,13 @@ def _future_annotations(tree):
                any(a.name == "annotations" for a in s.names) for s in tree.body)
 
 
-def _headers(tree, bindings, sigs):
-    """Records each plain function's header (see top) and leaves a marker
-    in its place. `bindings`: of the whole tree."""
+def _plain_functions(tree, bindings):
+    """The plain functions (see top): [(statement, name)]. `bindings`: of
+    the whole tree."""
     lazy = _future_annotations(tree)
     deleted = bindings.deleted
     bound = set()
+    found = []
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list and \
                 not getattr(stmt, "type_params", None) and not (stmt.name.startswith("__") and stmt.name.endswith("__")) and \
@@ -363,13 +390,33 @@ def _headers(tree, bindings, sigs):
             notes = [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
                      if a is not None and a.annotation is not None] + ([stmt.returns] if stmt.returns is not None else [])
             if all(_safe(d, usable) for d in defaults) and (lazy or all(_safe(n, usable) for n in notes)):
-                header = "%s %s -> %s" % (type(stmt).__name__, _text(args), _text(stmt.returns))
-                sigs.append((_digest(b"sig", header), stmt.name))
-                stmt.args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                                          kwarg=None, defaults=[])
-                stmt.returns = None
-                stmt.body.append(ast.Expr(value=ast.Constant(value="ste:sig")))
+                found.append((stmt, stmt.name))
         bound.update(_bound_by(stmt))
+    return found
+
+
+def _names_in(nodes, free):
+    """The names of `free` that `nodes` name, sorted and joined by ",": a
+    Name node, or a part of a string constant that is an identifier or a
+    dotted name (`getattr(m, "X")`, a string annotation). Local variables
+    of the same name count too (more, never less)."""
+    if not free:
+        return ""
+    found = set()
+    for sub in (sub for node in nodes for sub in ast.walk(node)):
+        cls = sub.__class__
+        if cls is ast.Name:
+            if sub.id in free:
+                found.add(sub.id)
+        elif cls is ast.Constant and type(sub.value) is str and len(sub.value) <= 200:
+            for part in sub.value.split("."):
+                if part in free:
+                    found.add(part)
+    return ",".join(sorted(found))
+
+
+def _with_names(text, names):
+    return text if not names else "%s\0names:%s" % (text, names)
 
 
 def _type_checking(tree, bindings):
@@ -400,6 +447,12 @@ def fingerprint(source):
     tree = ast.parse(source)
     units, docs, consts, sigs = [], [], [], []
     bindings = _bindings(tree)
+    simple = _simple_constants(tree, bindings)
+    plain = _plain_functions(tree, bindings)
+    free = {name for _, name in simple + plain}
+    # A module's own __getattr__ answers names it does not bind: one added
+    # would change what it answers, unseen (see top, "names").
+    detached = "__getattr__" not in bindings.count
     _take_docstring(tree.body, 0, "<module>", docs)
 
     def visit(body, prefix):
@@ -413,7 +466,8 @@ def fingerprint(source):
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 _take_docstring(node.body, first, name, docs)
                 text, at, yields = _unit_texts(node)
-                text, at = _digest(b"unit", text), _digest(b"at", at)
+                named = _names_in([node], free)
+                text, at = _digest(b"unit", _with_names(text, named)), _digest(b"at", _with_names(at, named))
                 units.append((text, at, first, node.end_lineno, name))
                 marker = ast.Constant(value="ste:yields" if yields else "ste:body")
                 kept = [node.body[0]] if _docstring(node.body) is not None else []
@@ -424,10 +478,37 @@ def fingerprint(source):
                 visit(node.body, prefix + node.name + ".")
 
     visit(tree.body, "")
-    _constants(tree, bindings, consts)
-    _headers(tree, bindings, sigs)
+    # Each simple constant and plain function: its part, with its anchor
+    # (how many other statements of the module's body come before it).
+    free_statements = {id(stmt) for stmt, _ in simple + plain}
+    anchors, others = {}, 0
+    for stmt in tree.body:
+        if id(stmt) in free_statements:
+            anchors[id(stmt)] = others
+        else:
+            others += 1
+    for stmt, name in simple:
+        consts.append((_digest(b"const", "%s@%d" % (_text(stmt.value), anchors[id(stmt)])), name))
+        stmt.value = ast.Constant(value="ste:const")
+    for stmt, name in plain:
+        # (its body is a marker now: whether it has a docstring, and
+        # whether it yields, read without running it, go with its header)
+        header = "%s %s -> %s: %s" % (type(stmt).__name__, _text(stmt.args), _text(stmt.returns),
+                                      ",".join(_text(b) for b in stmt.body))
+        header = _with_names(header, _names_in([stmt.args] + ([stmt.returns] if stmt.returns else []), free))
+        sigs.append((_digest(b"sig", "%s@%d" % (header, anchors[id(stmt)])), name))
+        stmt.args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                                  kwarg=None, defaults=[])
+        stmt.returns = None
+        stmt.body.append(ast.Expr(value=ast.Constant(value="ste:sig")))
+    order = {id(stmt): k for k, stmt in enumerate(tree.body)}
+    names = [name for stmt, name in sorted(simple + plain, key=lambda p: order[id(p[0])])]
+    if detached:
+        tree.body = [stmt for stmt in tree.body if id(stmt) not in free_statements]
     _type_checking(tree, bindings)
-    return _digest(b"module", _text(tree)), units, docs, consts, sigs
+    module = _with_names(_text(tree), _names_in([tree], free))
+    names_digest = _digest(b"names", "%s%s" % (",".join(names), "" if detached else "\0attached"))
+    return _digest(b"module", module), units, docs, consts, sigs, names_digest
 
 
 def main():
@@ -446,7 +527,7 @@ def main():
             out.write("error truncated input\n")
             break
         try:
-            module, units, docs, consts, sigs = fingerprint(source)
+            module, units, docs, consts, sigs, names = fingerprint(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             out.write("error %s\n" % (" ".join(("%s: %s" % (type(e).__name__, e)).split()) or "unparseable"))
             continue
@@ -459,6 +540,7 @@ def main():
             out.write("const %s %s\n" % (digest, name))
         for digest, name in sigs:
             out.write("sig %s %s\n" % (digest, name))
+        out.write("names %s\n" % names)
         out.write("end\n")
     out.flush()
 

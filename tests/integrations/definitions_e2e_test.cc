@@ -206,13 +206,21 @@ const std::map<std::string, std::string> kTestBodies = {
      "            while tb.tb_next is not None:\n                tb = tb.tb_next\n"
      "            line = tb.tb_lineno\n"
      "        self.assertEqual(line, 19)"},
+    // Looks up a name text.py does not bind (an absent record): a plain
+    // function of that name added is a change for it.
+    {"test_probe", "self.assertFalse(hasattr(shapes.text, 'loud'))"},
+    // `from shapes.text import *` (text.py has no __all__) copies its
+    // names: one added is a change for it.
+    {"test_star", "self.assertNotIn('loud', globals())"},
     // Stops every profiler, then runs whisper: file level with the
     // fallback tracer (a profiler); the fast one goes on.
     {"test_noprofile", "import sys\n        sys.setprofile(None)\n        self.assertEqual(shapes.whisper('B'), 'b...')"},
 };
 
 std::string TestFile(const std::string& name) {
-  std::string extra = name == "test_fork" ? "\n\ndef _child(q):\n    q.put(shapes.sub(7, 3))\n" : "";
+  std::string extra = name == "test_fork"   ? "\n\ndef _child(q):\n    q.put(shapes.sub(7, 3))\n"
+                      : name == "test_star" ? "from shapes.text import *\n"
+                                            : "";
   return "import os, sys, unittest\n"
          "ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
          "sys.path.insert(0, ROOT)\n"
@@ -266,8 +274,21 @@ std::vector<Change> Changes() {
       {"import-time function", "table.py", "'b': 2", "'b': 3", {}, true},
       {"a constant no code names", "calc.py", "LIMIT = 100", "LIMIT = 101", Paths({"test_source"}), false, false},
       {"class attribute", "calc.py", "dims = 2", "dims = 3", {}, true, false},
-      {"definition added", "text.py", "def whisper(s):", "def extra():\n    return 1\n\n\ndef whisper(s):", {},
-       true, false},
+      // A plain function added (format 4): the tests that look its name up
+      // (test_star copied text.py's names with `import *`); one that a
+      // changed function calls, or named like a builtin that code of the
+      // module used: the tests that ran that code.
+      {"definition added", "text.py", "def whisper(s):", "def extra():\n    return 1\n\n\ndef whisper(s):",
+       Paths({"test_star"}), false, false},
+      {"a plain function added that tests look up", "text.py", "def whisper(s):",
+       "def loud(s):\n    return s.upper()\n\n\ndef whisper(s):", Paths({"test_probe", "test_star"})},
+      {"a helper added and called", "calc.py", "def add(a, b):\n    return a + b",
+       "def _off(x):\n    return x + 1\n\n\ndef add(a, b):\n    return _off(a + b)",
+       Paths({"test_add", "test_subprocess", "test_source"})},
+      {"a function named like a builtin", "calc.py", "class Vec:", "def abs(x):\n    return 0\n\n\nclass Vec:",
+       Paths({"test_norm", "test_source"})},
+      {"a constant added that module-level code reads", "calc.py", "LIMIT = 100\n",
+       "LIMIT = 100\nSTEP = 1\nSTEPS = LIMIT // STEP\n", {}, true, false},
       {"a module docstring no test reads", "calc.py", "\"\"\"Arithmetic.\"\"\"", "\"\"\"Sums.\"\"\"",
        Paths({"test_source"}), false, false},
       {"a docstring no test reads", "meta.py", "The price of n, taxed.", "The price of n, with tax.", {}, false, false},
@@ -276,7 +297,11 @@ std::vector<Change> Changes() {
       {"__version__", "meta.py", "__version__ = \"1.0\"", "__version__ = \"1.1\"",
        Paths({"test_version", "test_members"})},
       {"a constant", "meta.py", "TAX = 20", "TAX = 25", Paths({"test_price", "test_members"})},
-      {"a docstring added", "meta.py", "def boom():\n", "def boom():\n    \"\"\"Fails.\"\"\"\n", {}, true},
+      // (boom is a plain function: whether it has a docstring is its
+      // header's; test_lines ran it, names it, and reads its lines, and
+      // test_members reads meta.py's namespace.)
+      {"a docstring added", "meta.py", "def boom():\n", "def boom():\n    \"\"\"Fails.\"\"\"\n",
+       Paths({"test_lines", "test_members"})},
       {"definitions moved", "meta.py", "def version():", "# The version.\ndef version():",
        Paths({"test_lines"})},
       {"lines added in a body", "meta.py", "    return n * (100 + TAX) // 100",
@@ -380,7 +405,8 @@ TEST_P(Definitions, APackageThatPytestOnlyLooksUpIsItsModuleLevel) {
   EXPECT_EQ(Edit("a comment", "tests/__init__.py", "# a package", "# the tests' package", nullptr), expected)
       << last_err_;
   EXPECT_EQ(Edit("a docstring", "tests/__init__.py", "The tests.", "Our tests.", nullptr), expected) << last_err_;
-  EXPECT_EQ(Edit("module-level code", "tests/__init__.py", "# a package", "KIND = 1", nullptr), all_) << last_err_;
+  EXPECT_EQ(Edit("module-level code", "tests/__init__.py", "# a package", "KIND = len('ab')", nullptr), all_)
+      << last_err_;
 }
 
 // `select --scheduler` (the scheduler loads the baseline, this side hashes

@@ -188,6 +188,50 @@ class Constants(unittest.TestCase):
                 self.assertEqual(kinds(after, "^ste-namespace"), {"pkg/meta.py/^ste-namespace"} if read else set())
 
 
+class NamesLookedUp(unittest.TestCase):
+    """A name looked up on a module and not found (an absent record); the
+    names `import *` copied (a star record): a plain function or constant
+    added by that name is a change for the process (ste_fingerprint.py,
+    "names")."""
+
+    def test_a_failed_lookup_is_recorded_and_raises_as_before(self):
+        for case, names in [
+            ("hasattr(meta, 'LOUD')", {"LOUD"}),
+            ("getattr(meta, 'loud', None)", {"loud"}),
+            ("name = 'built' + 'here'\ngetattr(meta, name, None)", {"builthere"}),  # a name made at run time
+            ("try:\n    from pkg.meta import shout\nexcept ImportError:\n    pass", {"shout"}),
+            ("hasattr(meta, '__wrapped__'), hasattr(meta, '__version_info__')", {"__version_info__"}),  # dunders: no
+            ("meta.TAX, hasattr(meta, 'version')", set()),  # found: no record
+        ]:
+            with self.subTest(case):
+                _, after = run(case)
+                self.assertEqual(kinds(after, "^ste-absent:"), {"pkg/meta.py/^ste-absent:" + n for n in names})
+        # The interpreter's own error, as without the tracker.
+        _, after = run("""
+            try:
+                meta.missing
+            except AttributeError as e:
+                assert str(e) == "module 'pkg.meta' has no attribute 'missing'", str(e)
+                assert e.name == "missing" and e.obj is meta
+            else:
+                raise AssertionError("no error")
+            """)
+        self.assertEqual(kinds(after, "^ste-absent:"), {"pkg/meta.py/^ste-absent:missing"})
+
+    def test_a_star_import_without_all_records_the_names_it_copied(self):
+        _, after = run("exec('from pkg.meta import *', {})")
+        self.assertEqual(kinds(after, "^ste-star"), {"pkg/meta.py/^ste-star"})
+        self.assertEqual(kinds(after, "^ste-namespace"), set(), "no read by string: its values are used by name")
+        # With __all__, `import *` copies what it lists (a change of it is
+        # module-level code).
+        _, after = run("meta.__all__ = ['TAX']\nexec('from pkg.meta import *', {})")
+        self.assertEqual(kinds(after, "^ste-star"), set())
+
+    def test_the_tracker_says_it_makes_these_records(self):
+        before, _ = run("pass")
+        self.assertEqual(len(kinds(before, "/^ste-defs-v3:")), 1)
+
+
 class Stats(unittest.TestCase):
     def test_an_existence_check_is_no_read_its_size_or_times_are(self):
         for case, data in [

@@ -22,7 +22,14 @@
 //   "<abs file>/\x01ste-namespace"    <file>'s namespace was used by string
 //                                     (dir, vars, __dict__; Ruby: the
 //                                     tracker's doubt): all of its
-//                                     constants
+//                                     constants, and which names it binds
+//   "<abs file>/\x01ste-absent:<name>" <name> was looked up on <file>'s
+//                                     module and not found (`hasattr`,
+//                                     `getattr(m, n, d)`, `from m import n`
+//                                     in a try): whether <file> binds it
+//   "<abs file>/\x01ste-star"         `from <file's module> import *` copied
+//                                     its namespace (no `__all__`): which
+//                                     names it binds
 //   "/\x01ste-defs-begin:<pid>"       the process is tracked from here on
 //                                     (at its start, after a fork, after a
 //                                     scope push)
@@ -32,6 +39,9 @@
 //                                     name and positions records (without
 //                                     it: every docstring, constant and
 //                                     place of what it ran)
+//   "/\x01ste-defs-v3:<pid>"          the process's tracker makes the absent
+//                                     and star records (without it: which
+//                                     names each file it ran binds)
 //   "/\x01ste-positions:<pid>.<n>"    code that ran in this scope read line
 //                                     numbers of frames (tracebacks,
 //                                     warnings, log records): the units
@@ -67,7 +77,18 @@
 //   "F/\x01ste-sig:<name>"    a plain top-level function's header (Python:
 //                             its parameters, defaults, annotations), for
 //                             the tests whose code names it (those that
-//                             ran it depend on its unit, which holds it).
+//                             ran it depend on its unit, which holds it);
+//   "F/\x01ste-names"        which plain functions and simple constants
+//                             it binds, in order (Python), for the tests
+//                             that read its namespace by string or
+//                             star-imported it: a name added or removed;
+//   "F/\x01ste-absent:<name>" whether it binds <name> (a plain function
+//                             or a simple constant; Python), for the tests
+//                             that looked it up and did not find it.
+// (An added plain function or simple constant is no module-level code:
+// ste_fingerprint.py, "names". The code of F that names it holds the name
+// in its fingerprint, and the tests that looked for it elsewhere depend on
+// the two views above.)
 // Their values are the fingerprints of integrations/python/
 // ste_fingerprint.py (BLAKE2b-128) or integrations/ruby/ste_fingerprint.rb
 // (SHA-256 cut to 128 bits), stored as the entry's hash: the first 16 hex
@@ -108,6 +129,9 @@ inline constexpr std::string_view kDefsV2Prefix = "/\x01ste-defs-v2:";
 inline constexpr std::string_view kPositionsPrefix = "/\x01ste-positions:";
 inline constexpr std::string_view kCodeLinesPrefix = "/\x01ste-code-lines:";
 inline constexpr std::string_view kDefsSlowPrefix = "/\x01ste-defs-slow:";
+inline constexpr std::string_view kDefsV3Prefix = "/\x01ste-defs-v3:";
+inline constexpr std::string_view kAbsentRecordPrefix = "\x01ste-absent:";
+inline constexpr std::string_view kStarRecordName = "\x01ste-star";
 
 // "F/\x01ste-def" for unit "", else "F/\x01ste-def:<unit>".
 std::string DefinitionViewPath(std::string_view file, std::string_view unit);
@@ -146,6 +170,8 @@ struct FileDefinitions {
   std::vector<DefinitionDoc> docs;
   std::vector<DefinitionConst> consts;
   std::vector<DefinitionConst> sigs;  // plain functions' headers (Python)
+  bool has_names = false;  // the fingerprinter said which names it binds (Python)
+  XXH128_hash_t names = {0, 0};
 
   // The unit whose lines hold `line`, or null (module-level code).
   const DefinitionUnit* UnitAt(uint32_t line) const;
@@ -164,6 +190,8 @@ struct FileDefinitions {
 
 // The module entry's hash of a file that did not parse (see top).
 XXH128_hash_t UnparsedModuleHash(std::string_view content);
+// The hash of an "F/\x01ste-absent:<name>" entry: whether F binds <name>.
+XXH128_hash_t AbsentNameHash(bool bound);
 
 // Runs the fingerprinter of each file's language on file contents, one
 // process per language for many files: integrations/python/

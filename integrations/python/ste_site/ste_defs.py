@@ -103,6 +103,7 @@ _DATA = "\x01ste-data"
 _BEGIN = "/\x01ste-defs-begin:"  # + pid: a forked child's own (the interceptor
 _END = "/\x01ste-defs-end:"  # drops a path its process recorded before the fork)
 _V2 = "/\x01ste-defs-v2:"
+_V3 = "/\x01ste-defs-v3:"  # absent and star records (ste_parts.py)
 _SLOW = "/\x01ste-defs-slow:"  # + pid + ":" + why
 _SCOPE = "/\x01ste-defs-scope:"  # + pid + "." + n
 
@@ -262,6 +263,7 @@ def _after_fork_in_child():
     _finished = False
     _stat(_BEGIN + str(os.getpid()))
     _stat(_V2 + str(os.getpid()))
+    _stat(_V3 + str(os.getpid()))
     if _slow:
         _stat("%s%d:%s" % (_SLOW, os.getpid(), _slow))
 
@@ -431,6 +433,7 @@ def start():
 
         _parts.setup(_root, _stat, _mark_broken)
         _stat(_V2 + str(os.getpid()))
+        _stat(_V3 + str(os.getpid()))
         import ste_tracers
 
         _tracer, _slow = ste_tracers.start(_lock, _mark_broken)

@@ -15,6 +15,9 @@ indexer/include/ste/definitions.h):
                                     binds at its top level to a plain value
                                     or to a function defined there;
   <abs file>/\\x01ste-namespace     <file>'s namespace was read by string;
+  <abs file>/\\x01ste-absent:<name> <name> was looked up on <file>'s module
+                                    and not found;
+  <abs file>/\\x01ste-star          `import *` copied <file>'s namespace;
   /\\x01ste-positions:<pid>.<n>     code that ran read the lines of frames;
   /\\x01ste-code-lines:<pid>.<n>    code that ran read the lines of code
                                     objects.
@@ -56,6 +59,19 @@ untouched); a module that already has a class of its own is read by
 string from the start. Not seen: `getattr(m, name)` with a name built at
 run time that no code that ran holds.
 
+Names added. A plain function or simple constant added to a module is no
+module-level code (ste_fingerprint.py, "names"): only code that looks the
+name up can tell. The module's own code holds the names in its
+fingerprints; elsewhere a lookup of a name the module does not bind fails,
+and the class of every repository module (_Watched) notes the failure in
+its __getattr__, which the interpreter calls only then (`hasattr(m, n)`,
+`getattr(m, n, d)`, `from m import n`; not dunders other than
+__version__ and __version_info__); it raises the interpreter's own error
+(one frame of this file more in its traceback). `import *` of a module
+without `__all__` is noted as a star record (the names it copied), a
+namespace read by string as before. Not seen: `object.__getattribute__(m,
+n)` and C code reading a module's dict directly.
+
 Places. A function that only moved (same text, other lines) matters only
 to tests that read lines. Code that ran, other than the test runner's own
 (pytest's, pluggy's and unittest's packages outside the repository: they
@@ -88,6 +104,8 @@ _DOC = "\x01ste-doc:"
 _DOCS_TRACKED = "\x01ste-docs-tracked"
 _NAME = "\x01ste-name:"
 _NAMESPACE = "\x01ste-namespace"
+_ABSENT = "\x01ste-absent:"
+_STAR = "\x01ste-star"
 _POSITIONS = "/\x01ste-positions:"
 _CODE_LINES = "/\x01ste-code-lines:"
 
@@ -102,6 +120,10 @@ _indexed = set()  # module files indexed
 _name_records = set()  # (file, name) recorded
 _namespaces = set()  # files whose namespace was read by string, not yet recorded
 _namespace_records = set()
+_absent = set()  # (file, name) looked up on a module and not found, not yet recorded
+_absent_records = set()
+_stars = set()  # files whose namespace `import *` copied, not yet recorded
+_star_records = set()
 _docs_used = set()  # (file, line) of docstrings used, not yet recorded
 _doc_records = set()
 _reads = {"frames": False, "code": False}  # lines read since the last emission
@@ -262,6 +284,16 @@ def emit():
         if filename not in _namespace_records:
             _namespace_records.add(filename)
             _stat("%s/%s" % (filename, _NAMESPACE))
+    while _stars:
+        filename = _stars.pop()
+        if filename not in _star_records:
+            _star_records.add(filename)
+            _stat("%s/%s" % (filename, _STAR))
+    while _absent:
+        key = _absent.pop()
+        if key not in _absent_records and "/" not in key[1] and "\0" not in key[1]:
+            _absent_records.add(key)
+            _stat("%s/%s%s" % (key[0], _ABSENT, key[1]))
     while _docs_used:
         key = _docs_used.pop()
         if key not in _doc_records:
@@ -361,7 +393,22 @@ def _with_docs(code, filename, line, body):
 
 
 class _Watched(type(sys)):
-    """A repository module whose namespace read by string is noted."""
+    """A repository module whose namespace read by string, and whose names
+    looked up and not found, are noted."""
+
+    def __getattr__(self, name):
+        # Called only when the module's own lookup (and its __getattr__)
+        # failed: `hasattr(m, n)`, `getattr(m, n, d)`, `from m import n`.
+        namespace = _MODULE_DICT.__get__(self)
+        try:
+            filename = namespace.get("__file__")
+            if type(filename) is str and type(name) is str and (not name.startswith("__") or name in _DUNDERS):
+                _absent.add((filename, name))
+        except Exception:
+            _mark_broken()
+        if "__getattr__" in namespace:  # (not asked twice)
+            raise AttributeError("module %r has no attribute %r" % (namespace.get("__name__"), name))
+        return _MODULE_GETATTRIBUTE(self, name)  # the interpreter's own error
 
     def __dir__(self):
         _note_namespace(self, 1)
@@ -379,10 +426,14 @@ def _note_namespace(module, depth):
         name = frame.f_code.co_filename
         if name.startswith("<frozen importlib"):
             return  # the import system runs the module's code in it
-        if frame.f_code.co_code[frame.f_lasti] in _OPS_IMPORT_STAR:
-            return  # `import *` copies, and the copies' uses are by name
         filename = _MODULE_DICT.__get__(module).get("__file__")
-        if type(filename) is str:
+        if type(filename) is not str:
+            return
+        if frame.f_code.co_code[frame.f_lasti] in _OPS_IMPORT_STAR:
+            # `import *` copies, and the copies' uses are by name; which
+            # names it copied matters to the importer.
+            _stars.add(filename)
+        else:
             _namespaces.add(filename)
     except Exception:
         _mark_broken()
@@ -549,7 +600,7 @@ def setup(root, stat, mark_broken):
     what runs here is not what the program ran)."""
     global _root, _stat, _mark_broken
     _root, _stat, _mark_broken = root, stat, mark_broken
-    global _BINDING_OPS, _OPS, _OPS_DOC_STOP, _OPS_IMPORT_STAR, _MODULE_DICT, _FIRST_CONST_IS_DOC, _not_watching
+    global _BINDING_OPS, _OPS, _OPS_DOC_STOP, _OPS_IMPORT_STAR, _MODULE_DICT, _MODULE_GETATTRIBUTE, _FIRST_CONST_IS_DOC, _not_watching
     import dis
 
     _OPS = dis.opmap
@@ -570,6 +621,7 @@ def setup(root, stat, mark_broken):
     _OPS_DOC_STOP = frozenset(v for k, v in dis.opmap.items() if k.startswith(("CALL", "RETURN", "JUMP", "POP_JUMP", "IMPORT")))
     _OPS_IMPORT_STAR = frozenset(dis.opmap[k] for k in ("IMPORT_STAR",) if k in dis.opmap)
     _MODULE_DICT = type(sys).__dict__["__dict__"]
+    _MODULE_GETATTRIBUTE = type(sys).__getattribute__
     # CPython puts a function's docstring first in co_consts (None when it
     # has none) up to 3.13; 3.14 says so with a flag.
     _FIRST_CONST_IS_DOC = sys.version_info < (3, 14)
