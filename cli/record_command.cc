@@ -20,6 +20,7 @@
 #include "rpc_flags.h"
 #include "ste/audit.h"
 #include "ste/checkout.h"
+#include "ste/definitions.h"
 #include "ste/json.h"
 #include "ste/junit_report.h"
 #include "ste/record_client.h"
@@ -129,6 +130,11 @@ void PrintSummary(const RecordSummary& r, const std::string& scheduler) {
   }
   if (std::string note = SlowTrackerNote(r.slow_tracker_tests, r.slow_trackers); !note.empty()) {
     std::printf("ste record: %s\n", note.c_str());
+  }
+  if (r.files_fingerprinted + r.fingerprints_reused > 0) {
+    std::printf("ste record: definitions of %zu sources: %zu fingerprinted, %zu kept from a record of the same bytes (%s)\n",
+                r.files_fingerprinted + r.fingerprints_reused, r.files_fingerprinted, r.fingerprints_reused,
+                kFingerprintCacheDir);
   }
   const bool remote = !scheduler.empty();
   for (const FinishedTest& t : r.finished) {

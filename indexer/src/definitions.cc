@@ -1,5 +1,6 @@
 #include "ste/definitions.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -11,12 +12,15 @@
 #include <csignal>
 #include <cstring>
 #include <set>
+#include <ctime>
+#include <functional>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "ste/test_output.h"
 
 extern char** environ;
 
@@ -67,7 +71,7 @@ void WriteAll(int fd, const std::string& bytes) {
 }
 
 // Parses the script's answer (ste_fingerprint.py, "Protocol").
-absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text, size_t files) {
+absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text, size_t files, size_t first = 0) {
   std::vector<FileDefinitions> out;
   FileDefinitions* cur = nullptr;
   auto bad = [](absl::string_view line) {
@@ -80,7 +84,7 @@ absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text,
     if (line.substr(0, 3) == "at " && !after_unit) return bad(line);
     if (line.substr(0, 5) == "file ") {
       size_t n = 0;
-      if (!absl::SimpleAtoi(line.substr(5), &n) || n != out.size()) return bad(line);
+      if (!absl::SimpleAtoi(line.substr(5), &n) || n != first + out.size()) return bad(line);
       out.emplace_back();
       cur = &out.back();
     } else if (cur == nullptr) {
@@ -294,9 +298,18 @@ absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::Run(
   return out;
 }
 
-absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::RunLanguage(
-    const Language& language, const std::vector<std::string>& contents) const {
-  if (contents.empty()) return std::vector<FileDefinitions>();
+namespace {
+
+// The fingerprinter of a language as a child: its stdin and stdout (both
+// close-on-exec here), without a test's Ruby tracker and load path
+// (RUBYOPT/RUBYLIB are not the script's).
+struct FingerprinterChild {
+  pid_t pid = -1;
+  int in = -1;   // its stdin
+  int out = -1;  // its stdout
+};
+
+absl::StatusOr<FingerprinterChild> SpawnFingerprinter(const std::vector<std::string>& command) {
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   if (pipe2(out, O_CLOEXEC) != 0) {
@@ -304,11 +317,10 @@ absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::RunLanguage(
     close(in[1]);
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
-  std::vector<std::string> args = language.argv;
+  std::vector<std::string> args = command;
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  // A test's Ruby tracker (RUBYOPT=-r...) and load path are not the script's.
   std::vector<char*> envp;
   for (char** e = environ; *e != nullptr; e++) {
     if (std::strncmp(*e, "RUBYOPT=", 8) != 0 && std::strncmp(*e, "RUBYLIB=", 8) != 0) envp.push_back(*e);
@@ -318,8 +330,8 @@ absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::RunLanguage(
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  FingerprinterChild child;
+  int rc = posix_spawnp(&child.pid, argv[0], &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   close(in[0]);
   close(out[1]);
@@ -328,31 +340,52 @@ absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::RunLanguage(
     close(out[0]);
     return absl::NotFoundError(absl::StrCat("cannot run ", args[0], ": ", std::strerror(rc)));
   }
+  child.in = in[1];
+  child.out = out[0];
+  return child;
+}
+
+// Writes `request` to `fd` (SIGPIPE blocked on this thread: a reader that
+// exits early must not kill ste), then closes it if `close_after`.
+void WriteRequest(int fd, const std::string& request, bool close_after) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  WriteAll(fd, request);
+  if (close_after) close(fd);
+  struct timespec zero = {0, 0};
+  while (sigtimedwait(&block, nullptr, &zero) > 0) {
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+std::string Request(const std::vector<std::string>& contents) {
   std::string request;
   for (const std::string& c : contents) absl::StrAppend(&request, c.size(), "\n", c);
+  return request;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::RunLanguage(
+    const Language& language, const std::vector<std::string>& contents) const {
+  if (contents.empty()) return std::vector<FileDefinitions>();
+  absl::StatusOr<FingerprinterChild> child = SpawnFingerprinter(language.argv);
+  if (!child.ok()) return child.status();
+  const pid_t pid = child->pid;
+  std::string request = Request(contents);
   // Written from a thread while the answer is read: neither pipe fills.
-  std::thread writer([fd = in[1], &request] {
-    // A reader that exits early must not kill ste with SIGPIPE.
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    WriteAll(fd, request);
-    close(fd);
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&block, nullptr, &zero) > 0) {
-    }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  });
+  std::thread writer([fd = child->in, &request] { WriteRequest(fd, request, true); });
   std::string answer;
   char buf[65536];
   for (;;) {
-    ssize_t n = read(out[0], buf, sizeof buf);
+    ssize_t n = read(child->out, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     answer.append(buf, static_cast<size_t>(n));
   }
-  close(out[0]);
+  close(child->out);
   writer.join();
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -365,20 +398,230 @@ absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::RunLanguage(
   return ParseAnswer(answer, contents.size());
 }
 
+std::string FingerprintAnswer(const FileDefinitions& defs) {
+  auto hex = [](XXH128_hash_t h) { return absl::StrCat(absl::Hex(h.high64, absl::kZeroPad16), absl::Hex(h.low64, absl::kZeroPad16)); };
+  if (!defs.parsed) {
+    std::string why = defs.error.empty() ? "unparseable" : defs.error;
+    std::replace(why.begin(), why.end(), '\n', ' ');
+    return absl::StrCat("error ", why, "\n");
+  }
+  std::string out = absl::StrCat("module ", hex(defs.module), "\n");
+  for (const DefinitionUnit& u : defs.units) {
+    absl::StrAppend(&out, "unit ", hex(u.hash), " ", u.first_line, " ", u.last_line, " ", u.name, "\n");
+    absl::StrAppend(&out, "at ", hex(u.place), "\n");
+  }
+  for (const DefinitionDoc& d : defs.docs) absl::StrAppend(&out, "doc ", hex(d.hash), " ", d.line, " ", d.name, "\n");
+  for (const DefinitionConst& c : defs.consts) absl::StrAppend(&out, "const ", hex(c.hash), " ", c.name, "\n");
+  for (const DefinitionConst& c : defs.sigs) absl::StrAppend(&out, "sig ", hex(c.hash), " ", c.name, "\n");
+  if (defs.has_names) absl::StrAppend(&out, "names ", hex(defs.names), "\n");
+  absl::StrAppend(&out, "end\n");
+  return out;
+}
+
+std::optional<FileDefinitions> ParseFingerprintAnswer(std::string_view text) {
+  absl::StatusOr<std::vector<FileDefinitions>> parsed = ParseAnswer(absl::StrCat("file 0\n", AV(text)), 1);
+  if (!parsed.ok() || parsed->size() != 1) return std::nullopt;
+  return std::move((*parsed)[0]);
+}
+
+namespace {
+
+// A cache entry's name: its key in hex.
+std::string DiskKey(XXH128_hash_t identity, std::string_view content) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  XXH3_128bits_update(state, &identity, sizeof identity);
+  XXH3_128bits_update(state, content.data(), content.size());
+  XXH128_hash_t h = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  return absl::StrCat(absl::Hex(h.high64, absl::kZeroPad16), absl::Hex(h.low64, absl::kZeroPad16));
+}
+
+// Writes `bytes` to `path` through a temporary in its directory and a
+// rename (no fsync: see DefinitionCache). False if it could not.
+bool WriteEntry(const std::string& path, const std::string& bytes) {
+  std::string temp = absl::StrCat(path, ".tmp.", getpid(), ".", std::hash<std::thread::id>()(std::this_thread::get_id()));
+  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + at, bytes.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    at += static_cast<size_t>(n);
+  }
+  const bool whole = close(fd) == 0 && at == bytes.size();
+  if (!whole || rename(temp.c_str(), path.c_str()) != 0) {
+    unlink(temp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// A language's fingerprinter kept running: its answers come as each file
+// is parsed (the scripts flush each), numbered on from the last request.
+struct DefinitionCache::Kept {
+  FingerprinterChild child;
+  size_t next = 0;  // the number of its next answer
+  std::string buffered;  // read past the last answer
+
+  ~Kept() { Stop(); }
+  void Stop() {
+    if (child.pid < 0) return;
+    close(child.in);
+    close(child.out);
+    int status;
+    while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    child = FingerprinterChild();
+  }
+  // The answers for `contents`; an error stops the process (the next
+  // request starts another).
+  absl::StatusOr<std::vector<FileDefinitions>> Ask(const std::vector<std::string>& command,
+                                                   const std::vector<std::string>& contents) {
+    if (child.pid < 0) {
+      absl::StatusOr<FingerprinterChild> started = SpawnFingerprinter(command);
+      if (!started.ok()) return started.status();
+      child = *started;
+      next = 0;
+      buffered.clear();
+    }
+    std::string request = Request(contents);
+    std::thread writer([fd = child.in, &request] { WriteRequest(fd, request, false); });
+    // Whole lines up to the last answer's `end` or `error` line.
+    std::string answer;
+    size_t done = 0;
+    size_t scanned = 0;
+    char buf[65536];
+    bool eof = false;
+    std::string text = std::move(buffered);
+    buffered.clear();
+    while (done < contents.size()) {
+      size_t nl = text.find('\n', scanned);
+      if (nl == std::string::npos) {
+        ssize_t n = read(child.out, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          eof = true;
+          break;
+        }
+        text.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      std::string_view line(text.data() + scanned, nl - scanned);
+      if (line == "end" || line.substr(0, 6) == "error ") done++;
+      scanned = nl + 1;
+    }
+    writer.join();
+    if (eof) {
+      Stop();
+      return absl::DataLossError(absl::StrCat(absl::StrJoin(command, " "), " stopped before it answered"));
+    }
+    buffered = text.substr(scanned);
+    text.resize(scanned);
+    absl::StatusOr<std::vector<FileDefinitions>> parsed = ParseAnswer(text, contents.size(), next);
+    if (!parsed.ok()) {
+      Stop();
+      return parsed.status();
+    }
+    next += contents.size();
+    return parsed;
+  }
+};
+
+DefinitionCache::DefinitionCache(Fingerprinter fingerprinter, std::string disk_dir)
+    : fingerprinter_(std::move(fingerprinter)), disk_dir_(std::move(disk_dir)) {}
+
+DefinitionCache::~DefinitionCache() = default;
+
+std::vector<FileDefinitions> DefinitionCache::Fingerprint(const std::vector<std::string>& paths,
+                                                          const std::vector<std::string>& contents) {
+  // Many files: a process per core (Fingerprinter::Run).
+  constexpr size_t kFew = 64;
+  std::vector<FileDefinitions> out(paths.size());
+  if (paths.size() > kFew) {
+    absl::StatusOr<std::vector<FileDefinitions>> run = fingerprinter_.Run(paths, contents);
+    for (size_t i = 0; i < paths.size(); i++) {
+      if (run.ok()) {
+        out[i] = std::move((*run)[i]);
+      } else {
+        out[i].error = std::string(run.status().message());
+      }
+    }
+    return out;
+  }
+  std::map<const Fingerprinter::Language*, std::vector<size_t>> by_language;
+  for (size_t i = 0; i < paths.size(); i++) {
+    if (const Fingerprinter::Language* l = fingerprinter_.LanguageOf(paths[i])) {
+      by_language[l].push_back(i);
+    } else {
+      out[i].error = absl::StrCat("no fingerprinter for ", paths[i]);
+    }
+  }
+  std::lock_guard<std::mutex> lock(kept_mu_);
+  for (const auto& [language, files] : by_language) {
+    std::unique_ptr<Kept>& kept = kept_[language];
+    if (kept == nullptr) kept = std::make_unique<Kept>();
+    std::vector<std::string> batch;
+    for (size_t i : files) batch.push_back(contents[i]);
+    absl::StatusOr<std::vector<FileDefinitions>> answers = kept->Ask(language->argv, batch);
+    for (size_t k = 0; k < files.size(); k++) {
+      if (answers.ok()) {
+        out[files[k]] = std::move((*answers)[k]);
+      } else {
+        out[files[k]].error = std::string(answers.status().message());
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<XXH128_hash_t> DefinitionCache::Identity(const Fingerprinter::Language& language) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = identities_.find(&language);
+    if (it != identities_.end()) return it->second;
+  }
+  std::optional<XXH128_hash_t> id;
+  std::vector<FileDefinitions> empty = Fingerprint({"empty" + language.extension}, {""});
+  if (empty.size() == 1 && empty[0].parsed) {
+    const absl::string_view nul("\0", 1);
+    std::string bytes = absl::StrJoin(language.argv, nul);
+    absl::StatusOr<std::string> script = ReadFileBytes(language.argv.empty() ? "" : language.argv.back());
+    if (script.ok()) {
+      absl::StrAppend(&bytes, nul, *script, nul, FingerprintAnswer(empty[0]));
+      id = XXH3_128bits(bytes.data(), bytes.size());
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  identities_.emplace(&language, id);
+  return id;
+}
+
 void DefinitionCache::Prefetch(const std::vector<std::string>& abs_paths) {
   std::vector<std::string> wanted;
+  bool disk = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const std::string& p : abs_paths) {
       if (!files_.count(p)) wanted.push_back(p);
     }
+    disk = !disk_dir_.empty() && disk_ok_;
   }
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   if (wanted.empty()) return;
+  if (disk && !MakeDirectories(disk_dir_).ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    disk_ok_ = disk = false;
+  }
   std::vector<std::string> contents;
   std::vector<std::string> readable;
+  std::vector<std::string> keys;  // of readable's entries on disk ("": none)
   std::map<std::string, std::shared_ptr<const FileDefinitions>> done;
+  size_t from_disk = 0;
   for (const std::string& p : wanted) {
     absl::StatusOr<std::string> bytes = ReadFileBytes(p);
     if (!bytes.ok()) {
@@ -387,21 +630,66 @@ void DefinitionCache::Prefetch(const std::vector<std::string>& abs_paths) {
       done[p] = std::move(d);
       continue;
     }
+    std::string key;
+    if (disk) {
+      const Fingerprinter::Language* language = fingerprinter_.LanguageOf(p);
+      std::optional<XXH128_hash_t> id = language != nullptr ? Identity(*language) : std::nullopt;
+      if (id) {
+        key = DiskKey(*id, *bytes);
+        const std::string entry = absl::StrCat(disk_dir_, "/", key);
+        absl::StatusOr<std::string> kept = ReadFileBytes(entry);
+        std::optional<FileDefinitions> defs = kept.ok() ? ParseFingerprintAnswer(*kept) : std::nullopt;
+        if (defs && defs->parsed) {
+          utimensat(AT_FDCWD, entry.c_str(), nullptr, 0);  // used now (PruneDisk)
+          done[p] = std::make_shared<FileDefinitions>(*std::move(defs));
+          from_disk++;
+          continue;
+        }
+      }
+    }
     readable.push_back(p);
     contents.push_back(*std::move(bytes));
+    keys.push_back(std::move(key));
   }
-  absl::StatusOr<std::vector<FileDefinitions>> run = fingerprinter_.Run(readable, contents);
+  std::vector<FileDefinitions> run = Fingerprint(readable, contents);
+  bool written = true;
   for (size_t i = 0; i < readable.size(); i++) {
-    auto d = std::make_shared<FileDefinitions>();
-    if (run.ok()) {
-      *d = std::move((*run)[i]);
-    } else {
-      d->error = std::string(run.status().message());
+    auto d = std::make_shared<FileDefinitions>(std::move(run[i]));
+    if (d->parsed && !keys[i].empty() && written) {
+      written = WriteEntry(absl::StrCat(disk_dir_, "/", keys[i]), FingerprintAnswer(*d));
     }
     done[readable[i]] = std::move(d);
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (!written) disk_ok_ = false;
+  counts_.fingerprinted += readable.size();
+  counts_.from_disk += from_disk;
   for (auto& [p, d] : done) files_.emplace(p, std::move(d));
+}
+
+DefinitionCache::Counts DefinitionCache::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counts_;
+}
+
+size_t DefinitionCache::PruneDisk(int max_age_days) const {
+  if (disk_dir_.empty()) return 0;
+  DIR* dir = opendir(disk_dir_.c_str());
+  if (dir == nullptr) return 0;
+  const time_t cutoff = time(nullptr) - static_cast<time_t>(max_age_days) * 86400;
+  size_t removed = 0;
+  while (struct dirent* e = readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = absl::StrCat(disk_dir_, "/", name);
+    struct stat st;
+    // A temporary left by a killed writer goes too, once old.
+    if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime < cutoff && unlink(path.c_str()) == 0) {
+      removed++;
+    }
+  }
+  closedir(dir);
+  return removed;
 }
 
 std::shared_ptr<const FileDefinitions> DefinitionCache::Get(const std::string& abs_path) {

@@ -5,7 +5,10 @@
 // python3 and ruby processes.
 #include "ste/definitions.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -673,6 +676,147 @@ TEST(RubyFingerprint, AParseErrorOrUnitsSharingALineAreNotDefinitions) {
 // interceptor does not record that read again: the parent did) and runs
 // A.x. The child's test keeps the file's content (file level); the
 // other child's test depends on its definitions only.
+// The protocol's answer for one file, written and read back: every part.
+TEST(DefinitionCache, AnAnswerReadsBackAsWritten) {
+  const std::string py =
+      "\"\"\"Doc.\"\"\"\nTAX = 2\n\n\ndef area(w, h=1):\n    \"\"\"Area.\"\"\"\n    return w * h\n\n\n"
+      "class C:\n    def m(self):\n        return TAX\n";
+  absl::StatusOr<std::vector<FileDefinitions>> run =
+      Fingerprinter::ForIntegrations(kIntegrations).Run({"a.py", "b.rb", "bad.py"}, {py, kRuby, "def (\n"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (const FileDefinitions& d : *run) {
+    std::optional<FileDefinitions> back = ParseFingerprintAnswer(FingerprintAnswer(d));
+    ASSERT_TRUE(back.has_value()) << FingerprintAnswer(d);
+    EXPECT_EQ(FingerprintAnswer(*back), FingerprintAnswer(d));
+    EXPECT_EQ(back->parsed, d.parsed);
+    EXPECT_EQ(Prints(*back), Prints(d));
+    EXPECT_EQ(back->has_names, d.has_names);
+  }
+  EXPECT_TRUE((*run)[0].has_names && !(*run)[0].sigs.empty() && !(*run)[0].docs.empty() && !(*run)[0].consts.empty());
+  EXPECT_FALSE((*run)[1].has_names) << "the Ruby script says no names";
+  EXPECT_FALSE(ParseFingerprintAnswer("module 00\nend\n").has_value());
+  EXPECT_FALSE(ParseFingerprintAnswer("").has_value());
+}
+
+// A record's few files at a time: one process per language, kept between
+// calls; one that stops is started again, and what it did not answer is
+// not parsed (file level).
+TEST(DefinitionCache, KeepsOneProcessPerLanguageBetweenCalls) {
+  const std::string dir = TempDir();
+  const std::string log = dir + "/runs";
+  auto counted = [&](const std::string& tag, const std::string& command) {
+    const std::string wrapper = dir + "/" + tag + ".sh";
+    Write(wrapper, "echo " + tag + " >> " + log + "\nexec " + command + "\n");
+    return std::vector<std::string>{"/bin/sh", wrapper};
+  };
+  DefinitionCache cache(Fingerprinter({
+      {".py", counted("py", "python3 -I -S -B " + kIntegrations + "/python/ste_fingerprint.py")},
+      {".rb", counted("rb", "ruby --disable=all " + kIntegrations + "/ruby/ste_fingerprint.rb")},
+  }));
+  for (int i = 0; i < 6; i++) {
+    const std::string file = absl::StrCat(dir, "/f", i, i % 2 ? ".rb" : ".py");
+    Write(file, i % 2 ? absl::StrCat("def g", i, "; end\n") : absl::StrCat("def g", i, "():\n    return 1\n"));
+    std::shared_ptr<const FileDefinitions> d = cache.Get(file);
+    ASSERT_TRUE(d->parsed) << i << ": " << d->error;
+    EXPECT_EQ(d->units.at(0).name, absl::StrCat("g", i));
+  }
+  std::string runs = Read(log);
+  EXPECT_TRUE(runs == "py\nrb\n") << runs;
+  EXPECT_EQ(cache.counts().fingerprinted, 6u);
+
+  // A fingerprinter that answers one file, then exits.
+  const std::string once = dir + "/once.sh";
+  Write(once, "echo once >> " + log + "\nread n\nhead -c \"$n\" > /dev/null\necho 'file 0'\necho 'module " +
+                  std::string(32, '0') + "'\necho end\n");
+  DefinitionCache stopping(Fingerprinter({{".py", {"/bin/sh", once}}}));
+  Write(log, "");
+  std::vector<bool> parsed;
+  for (int i = 0; i < 3; i++) {
+    const std::string file = absl::StrCat(dir, "/s", i, ".py");
+    Write(file, "x = 1\n");
+    std::shared_ptr<const FileDefinitions> d = stopping.Get(file);
+    parsed.push_back(d->parsed);
+    if (!d->parsed) {
+      EXPECT_NE(d->error.find("stopped before it answered"), std::string::npos) << d->error;
+    }
+  }
+  EXPECT_EQ(parsed, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(Read(log), "once\nonce\n");
+}
+
+// From one record to the next, by content (definitions.h, DefinitionCache).
+TEST(DefinitionCache, KeepsFingerprintsOnDiskByContent) {
+  const std::string dir = TempDir();
+  const std::string disk = dir + "/cache/fingerprints";
+  const std::string file = dir + "/geo.py";
+  Write(file, "def area(w, h):\n    return w * h\n");
+  auto fingerprinter = [&] { return Fingerprinter::ForIntegrations(kIntegrations); };
+  std::string first;
+  {
+    DefinitionCache cache(fingerprinter(), disk);
+    std::shared_ptr<const FileDefinitions> d = cache.Get(file);
+    ASSERT_TRUE(d->parsed) << d->error;
+    first = FingerprintAnswer(*d);
+    EXPECT_EQ(cache.counts().fingerprinted, 1u);
+    EXPECT_EQ(cache.counts().from_disk, 0u);
+  }
+  std::vector<std::string> entries;
+  auto list = [&] {
+    entries.clear();
+    DIR* d = opendir(disk.c_str());
+    if (d == nullptr) return;
+    while (struct dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') entries.push_back(disk + "/" + e->d_name);
+    }
+    closedir(d);
+  };
+  list();
+  ASSERT_EQ(entries.size(), 1u);
+  {
+    DefinitionCache cache(fingerprinter(), disk);
+    std::shared_ptr<const FileDefinitions> d = cache.Get(file);
+    EXPECT_EQ(FingerprintAnswer(*d), first);
+    EXPECT_EQ(cache.counts().fingerprinted, 0u) << "the same bytes: from the disk";
+    EXPECT_EQ(cache.counts().from_disk, 1u);
+  }
+  // Other bytes, a torn entry, another fingerprinter: fingerprinted.
+  Write(file, "def area(w, h):\n    return h * w\n");
+  {
+    DefinitionCache cache(fingerprinter(), disk);
+    EXPECT_TRUE(cache.Get(file)->parsed);
+    EXPECT_EQ(cache.counts().fingerprinted, 1u);
+  }
+  list();
+  ASSERT_EQ(entries.size(), 2u);
+  for (const std::string& e : entries) Write(e, "module 12");
+  {
+    DefinitionCache cache(fingerprinter(), disk);
+    EXPECT_TRUE(cache.Get(file)->parsed);
+    EXPECT_EQ(cache.counts().fingerprinted, 1u) << "an entry that does not parse is a miss";
+  }
+  {
+    const std::string script = dir + "/ste_fingerprint.py";
+    Write(script, Read(kIntegrations + "/python/ste_fingerprint.py") + "\n# another version\n");
+    DefinitionCache cache(Fingerprinter({{".py", {"python3", "-I", "-S", "-B", script}}}), disk);
+    EXPECT_TRUE(cache.Get(file)->parsed);
+    EXPECT_EQ(cache.counts().fingerprinted, 1u) << "another script: another identity";
+  }
+  // Pruned when unused for long (a use touches the entry).
+  list();
+  const size_t kept = entries.size();
+  ASSERT_GE(kept, 3u);
+  struct timespec old[2] = {{time(nullptr) - 40 * 86400, 0}, {time(nullptr) - 40 * 86400, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, entries[0].c_str(), old, 0), 0);
+  DefinitionCache pruner(fingerprinter(), disk);
+  EXPECT_EQ(pruner.PruneDisk(30), 1u);
+  list();
+  EXPECT_EQ(entries.size(), kept - 1);
+  // A directory that cannot be made: no disk, the same answers.
+  Write(dir + "/file", "");
+  DefinitionCache nowhere(fingerprinter(), dir + "/file/fingerprints");
+  EXPECT_TRUE(nowhere.Get(file)->parsed);
+}
+
 TEST(ResolveDefinitions, AFileReadAsDataInAForkedChildIsAContentDependencyThere) {
   const std::string root = TempDir();
   ASSERT_EQ(system(("mkdir -p " + root + "/lib").c_str()), 0);

@@ -25,7 +25,9 @@ bytes (the file's content, as ste hashed it). stdout, per file in order:
                                     none)
     end
 
-(An `at` line is optional in the protocol: without one, a unit's place is
+Each file's answer is flushed as it is made: ste keeps one process for
+many small requests (a record's files, test by test), ending it by
+closing stdin. (An `at` line is optional in the protocol: without one, a unit's place is
 its text's fingerprint; integrations/ruby/ste_fingerprint.rb speaks the
 same protocol.)
 
@@ -530,6 +532,7 @@ def main():
             module, units, docs, consts, sigs, names = fingerprint(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             out.write("error %s\n" % (" ".join(("%s: %s" % (type(e).__name__, e)).split()) or "unparseable"))
+            out.flush()
             continue
         out.write("module %s\n" % module)
         for text, at, first, last, name in units:
@@ -542,7 +545,7 @@ def main():
             out.write("sig %s %s\n" % (digest, name))
         out.write("names %s\n" % names)
         out.write("end\n")
-    out.flush()
+        out.flush()  # each answer as it is made: ste may keep the process for its next files
 
 
 if __name__ == "__main__":

@@ -443,6 +443,7 @@ module SteFingerprint
       rescue SyntaxError, ArgumentError, EncodingError, SystemStackError, NoMemoryError => e
         message = "#{e.class}: #{e.message}".split.join(" ")
         out.write("error #{message.empty? ? 'unparseable' : message.b}\n")
+        out.flush
         next
       end
       out.write("module #{module_digest}\n")
@@ -452,6 +453,7 @@ module SteFingerprint
       end
       consts.each { |d, name| out.write("const #{d} #{name}\n") }
       out.write("end\n")
+      out.flush # each answer as it is made (ste may keep the process)
     end
     out.flush
   end

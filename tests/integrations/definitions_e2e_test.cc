@@ -409,6 +409,35 @@ TEST_P(Definitions, APackageThatPytestOnlyLooksUpIsItsModuleLevel) {
       << last_err_;
 }
 
+// A record keeps each source's fingerprints on disk by content
+// (.ste/fingerprints): the next record fingerprints only what changed, and
+// selects as one that fingerprinted everything.
+TEST_P(Definitions, ASecondRecordFingerprintsOnlyTheSourcesThatChanged) {
+  if (GetParam().name != "Pytest") GTEST_SKIP() << "the same for every runner: one is enough";
+  Configure("definition");
+  const std::string none_kept = " kept from a record of the same bytes (.ste/fingerprints)";
+  ASSERT_NE(record_out_.find(none_kept), std::string::npos) << record_out_;
+  EXPECT_NE(record_out_.find(", 0" + none_kept), std::string::npos) << "the first record: none kept\n" << record_out_;
+  const std::string text = root_ + "/shapes/text.py";
+  const std::string before = ReadFile(text);
+  std::string after = before;
+  after.replace(after.find("return s.upper() + '!'"), 22, "return s.upper() + '!'  # loud");
+  WriteFile(text, after);
+  Git({"commit", "-qam", "a comment"});
+  Spawned r = Ste({"record", "--progress", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(": 1 fingerprinted, "), std::string::npos) << "only text.py's bytes changed\n" << r.out;
+  EXPECT_EQ(r.out.find(", 0" + none_kept), std::string::npos) << r.out;
+  // The same selections as from fingerprints made now.
+  EXPECT_EQ(Edit("whisper body", "shapes/text.py", "return s.lower() + '...'", "return s.lower() + '.'", nullptr),
+            Paths({"test_whisper", "test_fork", "test_noprofile"}))
+      << last_err_;
+  EXPECT_EQ(Edit("a plain function added", "shapes/text.py", "def whisper(s):",
+                 "def loud(s):\n    return s.upper()\n\n\ndef whisper(s):", nullptr),
+            Paths({"test_probe", "test_star", "test_fork"}))
+      << last_err_;
+}
+
 // `select --scheduler` (the scheduler loads the baseline, this side hashes
 // and fingerprints the changed files) answers as the local select does.
 TEST_P(Definitions, TheSchedulerSelectsAsTheLocalSelectDoes) {

@@ -233,20 +233,78 @@ class Fingerprinter {
 // The definitions of the files of one tree that does not change while it
 // is used (a record build's checkout), by absolute path, fingerprinted
 // once. Thread-safe.
+//
+// With a `disk_dir`, fingerprints are also kept on disk by content, from
+// one record to the next (a file unchanged since is not fingerprinted
+// again): one file per entry, `<disk_dir>/<32 hex>`, the XXH3-128 of the
+// fingerprinter's identity and the file's bytes, holding the protocol's
+// answer for that file (ste_fingerprint.py, "Protocol": its lines from
+// `module` to `end`). The identity of a language's fingerprinter: its
+// command, its script's bytes and its answer for an empty file (which
+// holds the interpreter's name and version, and the format's). Only
+// files that parsed are kept. An entry is written to a temporary and
+// renamed (no fsync: a torn one does not parse, and is a miss); each use
+// touches it, and PruneDisk removes those unused for `max_age_days`. A
+// directory that cannot be made or written turns the disk off, silently:
+// the fingerprinter runs, as without one.
+//
+// A few files at a time (a record fingerprints the files each test ran as
+// the test ends) go to one process per language kept running between
+// calls (a start per test would cost more than the parse); many at once,
+// to the Fingerprinter's processes (one per core).
 class DefinitionCache {
  public:
-  explicit DefinitionCache(Fingerprinter fingerprinter) : fingerprinter_(std::move(fingerprinter)) {}
+  explicit DefinitionCache(Fingerprinter fingerprinter, std::string disk_dir = "");
+  ~DefinitionCache();
+  DefinitionCache(const DefinitionCache&) = delete;
+  DefinitionCache& operator=(const DefinitionCache&) = delete;
   // Fingerprints, in one run, those of `abs_paths` not cached yet.
   void Prefetch(const std::vector<std::string>& abs_paths);
   // A file's definitions (fingerprinted now if needed). A file that cannot
   // be read, or a fingerprinter that fails, gives !parsed with the reason.
   std::shared_ptr<const FileDefinitions> Get(const std::string& abs_path);
 
+  // How many files were fingerprinted, and how many were found on disk.
+  struct Counts {
+    size_t fingerprinted = 0;
+    size_t from_disk = 0;
+  };
+  Counts counts() const;
+  // Removes the disk's entries not used for `max_age_days`; how many.
+  size_t PruneDisk(int max_age_days) const;
+
  private:
+  // The identity of `language`'s fingerprinter (see above), or nullopt
+  // when it cannot be had (then no disk for it). Computed once.
+  std::optional<XXH128_hash_t> Identity(const Fingerprinter::Language& language);
+  // Fingerprints `contents` (of `paths`, in order): few, through the kept
+  // processes; many, through fingerprinter_.Run.
+  std::vector<FileDefinitions> Fingerprint(const std::vector<std::string>& paths,
+                                           const std::vector<std::string>& contents);
+
+  struct Kept;  // a language's kept process (definitions.cc)
+
   Fingerprinter fingerprinter_;
-  std::mutex mu_;
+  const std::string disk_dir_;
+  mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const FileDefinitions>> files_;
+  std::map<const Fingerprinter::Language*, std::optional<XXH128_hash_t>> identities_;
+  bool disk_ok_ = true;
+  Counts counts_;
+  std::mutex kept_mu_;  // one request at a time through the kept processes
+  std::map<const Fingerprinter::Language*, std::unique_ptr<Kept>> kept_;
 };
+
+// Where a worker keeps fingerprints on disk (DefinitionCache), under the
+// checkout's root, and for how long an unused one stays.
+inline constexpr char kFingerprintCacheDir[] = ".ste/fingerprints";
+inline constexpr int kFingerprintCacheDays = 30;
+
+// The fingerprinter's protocol answer for one file (ste_fingerprint.py,
+// "Protocol"): its lines from `module` to `end`, or one `error` line. And
+// the reverse: nullopt for text that is not one file's answer.
+std::string FingerprintAnswer(const FileDefinitions& defs);
+std::optional<FileDefinitions> ParseFingerprintAnswer(std::string_view text);
 
 // The inventory entry of a definition view (see top) of `defs`; nullopt
 // when the file has no such definition (or did not parse, for a unit).

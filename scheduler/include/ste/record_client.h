@@ -78,6 +78,9 @@ struct RecordSummary {
   // (WorkerSummary; remote: each worker's own summary).
   size_t slow_tracker_tests = 0;
   std::map<std::string, size_t> slow_trackers;
+  // Embedded: WorkerSummary's files_fingerprinted and fingerprints_reused.
+  size_t files_fingerprinted = 0;
+  size_t fingerprints_reused = 0;
 };
 
 absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& options);

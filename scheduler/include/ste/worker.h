@@ -77,6 +77,10 @@ struct WorkerSummary {
   // (TestDependencies::slow_trackers; a batch's counted once).
   size_t slow_tracker_tests = 0;
   std::map<std::string, size_t> slow_trackers;
+  // Definition granularity: the sources fingerprinted, and those whose
+  // fingerprints a record of the same bytes left on disk (DefinitionCache).
+  size_t files_fingerprinted = 0;
+  size_t fingerprints_reused = 0;
 };
 
 // Runs until the build is done (OK) or cannot go on (the build is gone or

@@ -304,6 +304,8 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
     worker_status = worker.Join();
     sum.slow_tracker_tests = worker.summary().slow_tracker_tests;
     sum.slow_trackers = worker.summary().slow_trackers;
+    sum.files_fingerprinted = worker.summary().files_fingerprinted;
+    sum.fingerprints_reused = worker.summary().fingerprints_reused;
   }
   if (!watched.ok()) {
     return absl::Status(watched.code(), absl::StrCat("build ", sum.build_id, ": ", watched.message()));

@@ -46,9 +46,13 @@ class Worker {
   Worker(std::shared_ptr<grpc::Channel> channel, const WorkerOptions& options)
       : stub_(v1::Scheduler::NewStub(channel)), o_(options) {
     // selection.granularity = "definition": this checkout's definitions,
-    // fingerprinted once for the tests that ran them (definitions.h).
+    // fingerprinted once for the tests that ran them (definitions.h), and
+    // kept on disk by content for the next record of this checkout (in
+    // .ste/, which the inventory ignores).
     if (o_.config.selection_definitions && !o_.integrations_dir.empty()) {
-      definitions_ = std::make_unique<DefinitionCache>(Fingerprinter::ForIntegrations(o_.integrations_dir));
+      definitions_ = std::make_unique<DefinitionCache>(Fingerprinter::ForIntegrations(o_.integrations_dir),
+                                                       o_.config.root + "/" + kFingerprintCacheDir);
+      definitions_->PruneDisk(kFingerprintCacheDays);
     }
   }
 
@@ -606,6 +610,13 @@ absl::StatusOr<WorkerSummary> Worker::Run() {
   reporter.join();
   heartbeats.join();
   std::lock_guard<std::mutex> lock(mu_);
+  if (definitions_ != nullptr) {
+    DefinitionCache::Counts counts = definitions_->counts();
+    summary_.files_fingerprinted = counts.fingerprinted;
+    summary_.fingerprints_reused = counts.from_disk;
+    Log(absl::StrCat("definitions: ", counts.fingerprinted, " sources fingerprinted, ", counts.from_disk,
+                     " more unchanged since a record (", kFingerprintCacheDir, ")"));
+  }
   if (!fatal_.empty()) return absl::UnavailableError(fatal_);
   return summary_;
 }
