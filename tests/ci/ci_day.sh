@@ -34,7 +34,8 @@
 #   the audit workflow (workflows/audit.yml): its job after checkout and
 #          setup, at depth 1 on main with push 2's export in the cache: a
 #          seeded sample audited, no miss; an empty cache: nothing to do;
-#   a pytest project (kind = "pytest"): recorded at depth 1, a pull
+#   a pytest project (kind = "pytest"): recorded at depth 1 (a second
+#          push's record restores the first's fingerprints), a pull
 #          request selects the one test file, its shard runs it as pr.yml
 #          does (NUL-separated through xargs -0 -r).
 #
@@ -248,8 +249,12 @@ fi
 if [ "$(get broken outputs.failed)" != 1 ] || [ -z "$(get broken outputs.baseline-file)" ]; then
   show broken; fail "broken: outputs $(get broken outputs)"
 fi
-[ "$(get broken steps.1.outcome)" = success ] || { show broken; fail "broken: the export was not saved"; }
-[ "$(get broken steps.2.outcome)" = failure ] || { show broken; fail "broken: the last step did not fail the action"; }
+# (The record action's steps: 0 restores the last record's fingerprints,
+# 1 records, 2 saves the export, 3 saves the fingerprints, 4 fails.)
+[ "$(get broken steps.2.outcome)" = success ] || { show broken; fail "broken: the export was not saved"; }
+[ "$(get broken steps.4.outcome)" = failure ] || { show broken; fail "broken: the last step did not fail the action"; }
+# Shell tests only: no source fingerprinted, nothing to keep for the next record.
+[ "$(get broken steps.3.outcome)" = skipped ] || { show broken; fail "broken: fingerprints saved: $(get broken steps.3)"; }
 grep -q "ste-baseline-broken-$broken_sha" "$cache"/entries/*/meta.json || fail "broken: no ste-baseline-broken-<sha> in the cache"
 grep -q '<failure' "$work/broken/junit.xml" || fail "broken: no JUnit failure in $work/broken/junit.xml"
 grep -qF '1 tests failed' "$work/broken.md" || fail "broken: summary $(cat "$work/broken.md")"
@@ -496,6 +501,19 @@ g -C "$dev" push -q origin main
 c2=$(git -C "$dev" rev-parse HEAD)
 push_record pypush "$c2" main 1 || { show pypush; fail "pytest: the record action failed"; }
 grep -q "2 tests, 2 passed" "$work/pypush.log" || { show pypush; fail "pytest: not recorded"; }
+grep -q "Cache saved with key: ste-baseline/fingerprints/main/$c2" "$work/pypush.log" \
+  || { show pypush; fail "pytest: the sources' fingerprints were not kept"; }
+# The next push's record restores them: only the source that changed is
+# fingerprinted again.
+echo '# one, as it was' >> "$dev/pkg/one.py"
+g -C "$dev" commit -q -a -m "main: a comment"
+g -C "$dev" push -q origin main
+c2=$(git -C "$dev" rev-parse HEAD)
+push_record pypush2 "$c2" main 2 || { show pypush2; fail "pytest: the second record failed"; }
+grep -q "Cache restored from key: ste-baseline/fingerprints/main/" "$work/pypush2.log" \
+  || { show pypush2; fail "pytest: the last record's fingerprints were not restored"; }
+grep -Eq "ste record: definitions of [0-9]+ sources: 1 fingerprinted, [1-9][0-9]* kept" "$work/pypush2.log" \
+  || { show pypush2; fail "pytest: the second record fingerprinted more than pkg/one.py"; }
 g -C "$dev" checkout -q -b pyfeature main
 echo 'def two(): return 1 + 1' > "$dev/pkg/two.py"
 g -C "$dev" commit -q -a -m "pyfeature: two, computed"
@@ -511,6 +529,6 @@ get pypr outputs.matrix | /usr/bin/python3 -c 'import json,sys; sys.stdout.write
 (cd "$work/pyshard" && xargs -0 -r -a "$work/pyshard.nul" /usr/bin/python3 -m pytest -q -p no:cacheprovider --) > "$work/pyshard.log" 2>&1 \
   || { cat "$work/pyshard.log"; fail "pytest: the shard failed"; }
 grep -q "1 passed" "$work/pyshard.log" || { cat "$work/pyshard.log"; fail "pytest: the shard did not run the one test"; }
-ok "f: pytest: recorded at depth 1; a change to pkg/two.py selects tests/test_two.py; the shard runs it as pr.yml does"
+ok "f: pytest: recorded at depth 1, the sources' fingerprints kept for the next push's record (1 fingerprinted again); a change to pkg/two.py selects tests/test_two.py; the shard runs it as pr.yml does"
 
 echo "ci_day: all cases passed"
