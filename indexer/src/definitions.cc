@@ -399,21 +399,20 @@ absl::StatusOr<std::vector<FileDefinitions>> Fingerprinter::RunLanguage(
 }
 
 std::string FingerprintAnswer(const FileDefinitions& defs) {
-  auto hex = [](XXH128_hash_t h) { return absl::StrCat(absl::Hex(h.high64, absl::kZeroPad16), absl::Hex(h.low64, absl::kZeroPad16)); };
   if (!defs.parsed) {
     std::string why = defs.error.empty() ? "unparseable" : defs.error;
     std::replace(why.begin(), why.end(), '\n', ' ');
     return absl::StrCat("error ", why, "\n");
   }
-  std::string out = absl::StrCat("module ", hex(defs.module), "\n");
+  std::string out = absl::StrCat("module ", HashToHex(defs.module), "\n");
   for (const DefinitionUnit& u : defs.units) {
-    absl::StrAppend(&out, "unit ", hex(u.hash), " ", u.first_line, " ", u.last_line, " ", u.name, "\n");
-    absl::StrAppend(&out, "at ", hex(u.place), "\n");
+    absl::StrAppend(&out, "unit ", HashToHex(u.hash), " ", u.first_line, " ", u.last_line, " ", u.name, "\n");
+    absl::StrAppend(&out, "at ", HashToHex(u.place), "\n");
   }
-  for (const DefinitionDoc& d : defs.docs) absl::StrAppend(&out, "doc ", hex(d.hash), " ", d.line, " ", d.name, "\n");
-  for (const DefinitionConst& c : defs.consts) absl::StrAppend(&out, "const ", hex(c.hash), " ", c.name, "\n");
-  for (const DefinitionConst& c : defs.sigs) absl::StrAppend(&out, "sig ", hex(c.hash), " ", c.name, "\n");
-  if (defs.has_names) absl::StrAppend(&out, "names ", hex(defs.names), "\n");
+  for (const DefinitionDoc& d : defs.docs) absl::StrAppend(&out, "doc ", HashToHex(d.hash), " ", d.line, " ", d.name, "\n");
+  for (const DefinitionConst& c : defs.consts) absl::StrAppend(&out, "const ", HashToHex(c.hash), " ", c.name, "\n");
+  for (const DefinitionConst& c : defs.sigs) absl::StrAppend(&out, "sig ", HashToHex(c.hash), " ", c.name, "\n");
+  if (defs.has_names) absl::StrAppend(&out, "names ", HashToHex(defs.names), "\n");
   absl::StrAppend(&out, "end\n");
   return out;
 }
@@ -434,7 +433,7 @@ std::string DiskKey(XXH128_hash_t identity, std::string_view content) {
   XXH3_128bits_update(state, content.data(), content.size());
   XXH128_hash_t h = XXH3_128bits_digest(state);
   XXH3_freeState(state);
-  return absl::StrCat(absl::Hex(h.high64, absl::kZeroPad16), absl::Hex(h.low64, absl::kZeroPad16));
+  return HashToHex(h);
 }
 
 // Writes `bytes` to `path` through a temporary in its directory and a
@@ -491,7 +490,6 @@ struct DefinitionCache::Kept {
     std::string request = Request(contents);
     std::thread writer([fd = child.in, &request] { WriteRequest(fd, request, false); });
     // Whole lines up to the last answer's `end` or `error` line.
-    std::string answer;
     size_t done = 0;
     size_t scanned = 0;
     char buf[65536];
@@ -613,9 +611,15 @@ void DefinitionCache::Prefetch(const std::vector<std::string>& abs_paths) {
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   if (wanted.empty()) return;
-  if (disk && !MakeDirectories(disk_dir_).ok()) {
+  if (disk) {
+    std::call_once(disk_made_, [this] {
+      if (!MakeDirectories(disk_dir_).ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        disk_ok_ = false;
+      }
+    });
     std::lock_guard<std::mutex> lock(mu_);
-    disk_ok_ = disk = false;
+    disk = disk_ok_;
   }
   std::vector<std::string> contents;
   std::vector<std::string> readable;

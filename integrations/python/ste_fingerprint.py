@@ -482,11 +482,12 @@ def fingerprint(source):
     visit(tree.body, "")
     # Each simple constant and plain function: its part, with its anchor
     # (how many other statements of the module's body come before it).
-    free_statements = {id(stmt) for stmt, _ in simple + plain}
-    anchors, others = {}, 0
+    free_statements = {id(stmt): name for stmt, name in simple + plain}
+    anchors, others, names = {}, 0, []  # names: theirs, in the module's order
     for stmt in tree.body:
         if id(stmt) in free_statements:
             anchors[id(stmt)] = others
+            names.append(free_statements[id(stmt)])
         else:
             others += 1
     for stmt, name in simple:
@@ -503,8 +504,6 @@ def fingerprint(source):
                                   kwarg=None, defaults=[])
         stmt.returns = None
         stmt.body.append(ast.Expr(value=ast.Constant(value="ste:sig")))
-    order = {id(stmt): k for k, stmt in enumerate(tree.body)}
-    names = [name for stmt, name in sorted(simple + plain, key=lambda p: order[id(p[0])])]
     if detached:
         tree.body = [stmt for stmt in tree.body if id(stmt) not in free_statements]
     _type_checking(tree, bindings)

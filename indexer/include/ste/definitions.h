@@ -289,6 +289,7 @@ class DefinitionCache {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const FileDefinitions>> files_;
   std::map<const Fingerprinter::Language*, std::optional<XXH128_hash_t>> identities_;
+  std::once_flag disk_made_;  // the directory made (or not: !disk_ok_), once
   bool disk_ok_ = true;
   Counts counts_;
   std::mutex kept_mu_;  // one request at a time through the kept processes
