@@ -25,6 +25,12 @@
 #                                   Coverage does not see;
 #   /\x01ste-defs-begin:<pid>[.<n>] this process (forked child, scope it
 #                                   entered) is tracked from here on;
+#   /\x01ste-defs-scope:<pid>.<n>   made in a scope a runner just entered
+#                                   (n counts the process's scope pushes):
+#                                   every method that runs in this scope
+#                                   is recorded in it, even one an earlier
+#                                   scope recorded (a test case's own
+#                                   part: docs/concepts.md, "Test cases");
 #   /\x01ste-defs-end:<pid>         everything it ran is accounted for;
 #   /\x01ste-defs-v2:<pid>          this tracker makes the records below
 #                                   and the constants' (without it ste
@@ -73,8 +79,11 @@
 #   - before a fork (Process._fork, Ruby 3.1+: Kernel#fork, Process.fork,
 #     IO.popen("-"); and Process.daemon), in the parent's scope, so the
 #     child starts at zero;
-#   - when the forking runner pushes or pops a scope (flush), so that what
-#     ran in a test file's scope is recorded there;
+#   - when the forking runner pushes or pops a scope (scope_changed), so
+#     that what ran in a test file's or a case's scope is recorded there;
+#     then what was recorded is forgotten, but for the files loaded (their
+#     top-level code runs once, in the scope that loaded them), so that the
+#     next scope records again every method it runs;
 #   - at exit (at_exit, registered first: it runs after every other
 #     handler, minitest/autorun's included) and in the forking runner's
 #     child before exit! (finish).
@@ -92,6 +101,7 @@ module SteDefs
   BEGIN_MARK = "/\x01ste-defs-begin:"
   END_MARK = "/\x01ste-defs-end:"
   V2_MARK = "/\x01ste-defs-v2:" # this tracker makes positions and constants records
+  SCOPE_MARK = "/\x01ste-defs-scope:" # this scope's records are made afresh
 
   @root = nil # "<abs root>/" while tracking
   @emitted = {} # [file, line] => true, already recorded by this process
@@ -221,13 +231,27 @@ module SteDefs
       broken!
     end
 
+    # Before a runner pushes or pops a scope: emits what ran so far in the
+    # current scope, then forgets which methods were recorded (Coverage's
+    # counts were cleared by the emission), so that the next scope records
+    # every method it runs. A file's load (line 0) stays recorded: its
+    # top-level code ran once, in the scope that loaded it.
+    def scope_changed
+      emit
+      @emitted.delete_if { |(_file, line), _| line != 0 } if @root
+    rescue Exception # rubocop:disable Lint/RescueException -- never into the program
+      broken!
+    end
+
     # After a scope push: this scope is tracked (its own `begin` marker: the
-    # interceptor records a path once per process).
+    # interceptor records a path once per process), and records all it runs
+    # (the `scope` marker: scope_changed ran before the push).
     def entered_scope
       return if @root.nil?
 
       @scopes_entered += 1
       stat("#{BEGIN_MARK}#{Process.pid}.#{@scopes_entered}")
+      stat("#{SCOPE_MARK}#{Process.pid}.#{@scopes_entered}")
       new_positions_scope
     end
 

@@ -5,7 +5,15 @@
 #
 #   ruby ste_forking_runner.rb --framework minitest|rspec [--jobs N]
 #       [--preload FILE]... [-I DIR]... [--case-scopes]
-#       TEST_FILE... [-- FRAMEWORK_ARGS...]
+#       TEST_FILE[::CASE]... [-- FRAMEWORK_ARGS...]
+#
+# A TEST_FILE may also be given as FILE.rb::CASE, as `ste select` prints a
+# test case with `[tests] unit = "case"` (docs/concepts.md, "Test cases"):
+# the child of FILE.rb then runs only the cases given for it (minitest:
+# CASE is "Class#test_name", handed to minitest as -n with an anchored
+# regex of them; RSpec: the example's full description, handed as -e, a
+# substring: it may run more, never fewer), in the framework's own order.
+# A file given whole and with cases runs whole.
 #
 # The parent loads the framework, its plugins and the preload files once,
 # in the scope it was started in (under `ste record`: the root scope, so
@@ -25,6 +33,13 @@
 # STE_JOBS (--jobs), STE_PRELOAD_FILES (--preload, one file per line),
 # STE_CASE_SCOPES=1 (--case-scopes: a scope per test case, beneath the
 # file's: "Class#test_name" for minitest, the full description for RSpec).
+# A case scope is pushed only where the cases' order is the next run's too
+# (ste selects a case with every case that ran after it, in that order):
+# minitest with a seed given (--seed N after --, or $SEED; minitest's
+# random order is then the same at every run, a filtered run's the same
+# but for the cases left out); RSpec where the example's groups and the
+# run are in defined order (no random or custom ordering). Elsewhere the
+# records stay in the file's scope: the file is selected whole.
 #
 # minitest: "lib" and "test" are put on the load path (as rake's and
 # minitest's test tasks do) unless -I is given; autorun is disabled in the
@@ -93,7 +108,7 @@ module SteForkingRunner
     # scope, which over-selects but never hides a dependency).
     def push(name)
       c_string = "#{name}\0"
-      SteForkingRunner.definitions(:flush)
+      SteForkingRunner.definitions(:scope_changed)
       if @push.call(Fiddle::Pointer[c_string]).zero?
         SteForkingRunner.definitions(:entered_scope)
         return true
@@ -106,7 +121,7 @@ module SteForkingRunner
     end
 
     def pop
-      SteForkingRunner.definitions(:flush)
+      SteForkingRunner.definitions(:scope_changed)
       @pop.call
       SteForkingRunner.definitions(:left_scope)
     end
@@ -132,7 +147,31 @@ module SteForkingRunner
     end
   end
 
-  Options = Struct.new(:framework, :jobs, :preload, :libs, :case_scopes, :files, :framework_args)
+  Options = Struct.new(:framework, :jobs, :preload, :libs, :case_scopes, :files, :framework_args, :cases)
+
+  # TEST_FILE arguments as (files, cases): the files in the order first
+  # given, once each; cases[file] the cases given for it in their order, or
+  # nil when it runs whole (given whole at least once). "FILE.rb::CASE" is
+  # a case; any other argument a file.
+  def self.split_cases(args)
+    files = []
+    cases = {}
+    args.each do |arg|
+      at = arg.index(".rb::")
+      file = at ? arg[0, at + 3] : arg
+      unless cases.key?(file)
+        files << file
+        cases[file] = []
+      end
+      if at.nil?
+        cases[file] = nil
+      elsif cases[file]
+        name = arg[(at + 5)..]
+        cases[file] << name unless cases[file].include?(name)
+      end
+    end
+    [files, cases]
+  end
 
   def self.parse_options(argv)
     argv = argv.dup
@@ -143,10 +182,12 @@ module SteForkingRunner
     end
     env_preload = ENV.fetch("STE_PRELOAD_FILES", "").split("\n").map(&:strip).reject(&:empty?)
     env_jobs = [Integer(ENV.fetch("STE_JOBS", "1"), exception: false) || 1, 1].max
-    opts = Options.new(nil, env_jobs, [], [], ENV["STE_CASE_SCOPES"] == "1", [], framework_args)
+    opts = Options.new(nil, env_jobs, [], [], ENV["STE_CASE_SCOPES"] == "1", [], framework_args, {})
     parser = OptionParser.new do |o|
       o.banner = "Usage: ruby #{File.basename(__FILE__)} --framework minitest|rspec [options] " \
-                 "TEST_FILE... [-- FRAMEWORK_ARGS...]"
+                 "TEST_FILE[::CASE]... [-- FRAMEWORK_ARGS...]\n" \
+                 "  FILE.rb::CASE runs only the CASEs given for FILE.rb (minitest: Class#test_name; " \
+                 "RSpec: a full description)"
       o.on("--framework NAME", %w[minitest rspec], "minitest or rspec") { |v| opts.framework = v }
       o.on("-j", "--jobs N", Integer, "children at a time (default $STE_JOBS, else 1)") do |v|
         opts.jobs = v
@@ -162,7 +203,7 @@ module SteForkingRunner
         exit 0
       end
     end
-    opts.files = parser.parse(argv)
+    opts.files, opts.cases = split_cases(parser.parse(argv))
     raise OptionParser::MissingArgument, "--framework" unless opts.framework
     raise OptionParser::InvalidArgument, "--jobs must be at least 1" if opts.jobs < 1
 
@@ -199,17 +240,27 @@ module SteForkingRunner
       @opts.preload.each { |file| require File.expand_path(file) }
       seeded = @args.any? { |a| a == "-s" || a.start_with?("--seed") } || ENV["SEED"]
       @seed_args = seeded ? [] : ["--seed", (Random.new_seed % 0xFFFF).to_s]
+      @case_scopes = @opts.case_scopes && @scope && seeded
+      return unless @opts.case_scopes && @scope && !seeded
+
+      warn "#{PROGRAM}: no case scopes: minitest runs the cases in a random order without a " \
+           "seed, and the next run's may differ (give one: -- --seed N); each file is selected whole"
     end
 
-    def run_file(path)
-      ARGV.replace(@args)
+    def run_file(path, cases = nil)
+      args = @args
+      if cases && !cases.empty?
+        names = cases.map { |c| Regexp.escape(c) }.join("|")
+        args += ["-n", "/\\A(?:#{names})\\z/"]
+      end
+      ARGV.replace(args)
       begin
         require File.expand_path(path)
       rescue ScriptError, StandardError => e
         SteForkingRunner.report(e)
         return [2, Counts.zero]
       end
-      passed = ::Minitest.run(@seed_args + @args)
+      passed = ::Minitest.run(@seed_args + args)
       ::Minitest.class_variable_get(:@@after_run).reverse_each(&:call)
       s = @summary
       counts = s ? Counts.new(s.count, s.assertions, s.failures, s.errors, s.skips) : Counts.zero
@@ -224,7 +275,7 @@ module SteForkingRunner
     # Called by Minitest.run in the child (a plugin named ste_forking_runner).
     def plugin_init(reporter)
       @summary = reporter.reporters.find { |r| r.is_a?(::Minitest::SummaryReporter) }
-      reporter << CaseScopeReporter.new(@scope) if @opts.case_scopes && @scope
+      reporter << CaseScopeReporter.new(@scope) if @case_scopes
     end
 
     private
@@ -291,9 +342,10 @@ module SteForkingRunner
       warm_up unless @opts.preload.empty? && Array(options[:requires]).empty?
     end
 
-    def run_file(path)
+    def run_file(path, cases = nil)
       ::RSpec.configuration.start_time = ::RSpec::Core::Time.now # "files took ... to load"
-      code = ::RSpec::Core::Runner.run(@args + [path], $stderr, $stdout)
+      examples = (cases || []).flat_map { |c| ["-e", c] }
+      code = ::RSpec::Core::Runner.run(@args + examples + [path], $stderr, $stdout)
       reporter = ::RSpec.configuration.reporter
       world = ::RSpec.world
       outside = reporter.instance_variable_get(:@non_example_exception_count).to_i
@@ -332,6 +384,19 @@ module SteForkingRunner
       require "rspec/core/formatters/progress_formatter"
     end
 
+    # True when `example` runs where it ran last time, but for the examples
+    # left out: the run and each of its groups in defined order (RSpec's
+    # default; a random order's seed may differ next run, a custom one may
+    # be anything).
+    def self.defined_order?(example)
+      identity = ::RSpec::Core::Ordering::Identity
+      return false unless ::RSpec.configuration.ordering_registry.fetch(:global).is_a?(identity)
+
+      example.example_group.parent_groups.all? { |group| group.ordering_strategy.is_a?(identity) }
+    rescue StandardError
+      false
+    end
+
     # Registered before any preload: the outermost around hook, so every
     # hook of an example runs in the example's scope.
     def install_case_scopes
@@ -339,7 +404,7 @@ module SteForkingRunner
       ::RSpec.configure do |config|
         config.around(:example) do |example|
           name = example.metadata[:full_description] || example.metadata[:description]
-          pushed = scope.push(ScopeApi.case_name(name))
+          pushed = RSpecFramework.defined_order?(example) && scope.push(ScopeApi.case_name(name))
           begin
             example.run
           ensure
@@ -434,7 +499,7 @@ module SteForkingRunner
         # The file's scope first: everything the child reads from here on
         # is the test file's dependency (the path exactly as given).
         @scope&.push(path)
-        code, counts = @framework.run_file(path)
+        code, counts = @framework.run_file(path, @opts.cases[path])
       rescue SystemExit => e
         code = e.status
       rescue Exception => e # rubocop:disable Lint/RescueException -- a child must exit!

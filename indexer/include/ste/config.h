@@ -3,8 +3,9 @@
 //   [tests]      include = ["tests/**/test_*.py"]   globs of test files
 //                exclude = []
 //                unit = "file"      what is selected: "file", or "case" (a
-//                                   pytest or unittest runner: the cases of
-//                                   a file whose own part alone changed,
+//                                   pytest, unittest, minitest or rspec
+//                                   runner: the cases of a file whose own
+//                                   part alone changed,
 //                                   docs/concepts.md "Test cases"; turns
 //                                   runner.case_scopes on)
 //   [runner]     kind = "generic"    or a batch runner (integrations/README.md):
