@@ -1,12 +1,14 @@
 #!/bin/bash
 # Test cases against file level on one change (bench/README, "Test cases on
-# a real suite"), in a recorded pytest checkout with tests.unit = "case":
+# a real suite"), in a recorded checkout with tests.unit = "case":
 #   bench/definitions/case_level.sh NAME FILE FROM TO
 # Replaces FROM by TO in FILE, selects (json and the runner line), runs the
-# runner line (node ids) and then the same files whole, prints the counts
+# runner line (the cases) and then the same files whole, prints the counts
 # and both wall times, and restores FILE. STE: the ste binary (default
-# ste); PYTHONPATH_ADD: put before PYTHONPATH for the runs (default src,
-# for a src layout).
+# ste). RUNNER: pytest (default; PYTHONPATH_ADD is put before PYTHONPATH
+# for the runs, default src, for a src layout) or minitest (ste's forking
+# runner, $STE_INTEGRATIONS/ruby/ste_forking_runner.rb, with -- --seed 1:
+# the order the record ran in).
 set -euo pipefail
 name=$1 file=$2 from=$3 to=$4
 ste=${STE:-ste}
@@ -28,12 +30,18 @@ print(sum(len(x.get("cases", [])) for x in t), "cases,", sum(1 for x in t if not
       len(t), "files; mode", d["mode"])' "$work/sel.json")
 mapfile -t files < <(/usr/bin/python3 -c 'import json, sys
 for t in json.load(open(sys.argv[1]))["tests"]: print(t["test"])' "$work/sel.json")
-export PYTHONPATH="${PYTHONPATH_ADD:-src}${PYTHONPATH:+:$PYTHONPATH}"
-pytest=(/usr/bin/python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors)
+if [ "${RUNNER:-pytest}" = minitest ]; then
+  run=(ruby "$STE_INTEGRATIONS/ruby/ste_forking_runner.rb" --framework minitest)
+  after=(-- --seed 1)
+else
+  export PYTHONPATH="${PYTHONPATH_ADD:-src}${PYTHONPATH:+:$PYTHONPATH}"
+  run=(/usr/bin/python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors)
+  after=()
+fi
 t0=$(date +%s.%N)
-eval "${pytest[*]} $(cat "$work/args")" > "$work/cases.log" 2>&1 || true
+eval "${run[*]} $(cat "$work/args") ${after[*]}" > "$work/cases.log" 2>&1 || true
 t1=$(date +%s.%N)
-"${pytest[@]}" "${files[@]}" > "$work/files.log" 2>&1 || true
+"${run[@]}" "${files[@]}" "${after[@]}" > "$work/files.log" 2>&1 || true
 t2=$(date +%s.%N)
 echo "$name: $counts | case run $(echo "$t1 - $t0" | bc) s [$(tail -1 "$work/cases.log")]" \
      "| file run $(echo "$t2 - $t1" | bc) s [$(tail -1 "$work/files.log")]"
