@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,7 @@ std::string_view OutputFormatName(OutputFormat format) {
     case OutputFormat::kMatrix: return "matrix";
     case OutputFormat::kRunner: return "runner";
     case OutputFormat::kJunit: return "junit";
+    case OutputFormat::kGtestFilter: return "gtest-filter";
   }
   return "?";
 }
@@ -255,7 +257,8 @@ std::vector<Shard> SelectionShards(const Selection& s, size_t shards) {
   return SplitIntoShards(in, shards);
 }
 
-std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& s) {
+std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& s, RunnerKind kind) {
+  if (TestsAreCTestNames(kind)) return shards;
   std::map<std::string_view, const SelectedTest*> by_file;
   for (const SelectedTest& t : s.tests) by_file.emplace(t.test, &t);
   for (Shard& sh : shards) {
@@ -291,20 +294,39 @@ std::string MatrixJson(const std::vector<Shard>& shards, RunnerKind kind) {
 std::string RunnerLine(const Selection& s, RunnerKind kind) {
   std::vector<std::string> tests;
   for (const SelectedTest& t : s.tests) {
+    if (TestsAreCTestNames(kind)) {
+      tests.push_back(t.test);
+      continue;
+    }
     for (std::string& name : SelectedNames(t)) tests.push_back(std::move(name));
   }
   std::string line = RunnerArguments(kind, tests);
   return line.empty() ? "" : line + "\n";
 }
 
+std::string GtestFilter(const Selection& s) {
+  if (s.tests.empty()) return "";
+  std::vector<std::string> patterns;
+  std::set<std::string_view> seen;
+  for (const SelectedTest& t : s.tests) {
+    if (t.cases.empty()) return "*\n";
+    for (const std::string& c : t.cases) {
+      if (c.empty() || c[0] == '-' || c.find_first_of(":*?\n") != std::string::npos) return "*\n";
+      if (seen.insert(c).second) patterns.push_back(c);
+    }
+  }
+  return absl::StrJoin(patterns, ":") + "\n";
+}
+
 absl::StatusOr<std::string> GithubOutputEntries(const Selection& s, const std::string& tests_file,
-                                                const std::string& matrix) {
+                                                const std::string& matrix, const std::string& gtest_filter) {
   std::vector<std::pair<std::string, std::string>> values = {
       {"mode", std::string(SelectionModeName(s.mode))},
       {"reason", s.reason},
       {"tests_file", tests_file},
   };
   if (!matrix.empty()) values.emplace_back("matrix", matrix);
+  if (!gtest_filter.empty()) values.emplace_back("gtest_filter", gtest_filter);
   std::string entries;
   for (const auto& [name, value] : values) {
     absl::StatusOr<std::string> entry = GithubFileEntry(name, value);

@@ -39,9 +39,9 @@
 
 namespace ste::cli {
 
-enum class OutputFormat { kText, kJson, kGithub, kMatrix, kRunner, kJunit };
+enum class OutputFormat { kText, kJson, kGithub, kMatrix, kRunner, kJunit, kGtestFilter };
 
-// "text", "json", "github", "matrix", "runner", "junit".
+// "text", "json", "github", "matrix", "runner", "junit", "gtest-filter".
 std::string_view OutputFormatName(OutputFormat format);
 
 // The format `value` names, when it is one of `allowed` (non-empty);
@@ -134,7 +134,8 @@ std::vector<Shard> SelectionShards(const Selection& selection, size_t shards);
 // `shards` (SelectionShards of `selection`) with each file replaced by
 // what is handed to the runner (SelectedNames): the tests of --format
 // matrix and github's matrix.
-std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& selection);
+// ctest: the CTest tests themselves (their cases go by GtestFilter).
+std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& selection, RunnerKind kind);
 
 // {"include":[{"shard","of","count","seconds","tests","args"}]}, no
 // newline: what a GitHub Actions strategy.matrix takes (no "version": each
@@ -142,15 +143,27 @@ std::vector<Shard> ShardsOfNames(std::vector<Shard> shards, const Selection& sel
 std::string MatrixJson(const std::vector<Shard>& shards, RunnerKind kind);
 
 // The tests as arguments for the runner (ste/runner_kind.h) and a newline;
-// "" when there is no test (the runner must not be called then).
+// "" when there is no test (the runner must not be called then). ctest:
+// the CTest tests, whole; their cases go by GtestFilter.
 std::string RunnerLine(const Selection& selection, RunnerKind kind);
 
+// For ctest with tests.unit = "case": the GoogleTest filter (GTEST_FILTER)
+// that runs the selected cases, "Suite.Case:Suite.Other" and a newline,
+// when every selected test was narrowed to cases; "*" (every case) when
+// one is selected whole or a case's name holds a character the filter
+// reads as a pattern (':', '*', '?', a leading '-'); "" when there is no
+// test. A case of another selected binary with the same name runs too:
+// more, never fewer.
+std::string GtestFilter(const Selection& selection);
+
 // The $GITHUB_OUTPUT entries mode, reason, tests_file and (when not empty)
-// matrix, each in GitHub's multi-line form with a fresh delimiter
-// (ste/ci_output.h GithubFileEntry).
+// matrix and gtest_filter (ctest: GtestFilter without its newline), each
+// in GitHub's multi-line form with a fresh delimiter (ste/ci_output.h
+// GithubFileEntry).
 absl::StatusOr<std::string> GithubOutputEntries(const Selection& selection,
                                                 const std::string& tests_file,
-                                                const std::string& matrix);
+                                                const std::string& matrix,
+                                                const std::string& gtest_filter = "");
 
 // The Markdown step summary: mode, reason, the wide causes, a table of the
 // tests and why, every name escaped, capped below GitHub's limit.

@@ -179,7 +179,7 @@ TEST(SelectionFormats, CasesAreHandedAsFileAndCase) {
       << SelectionJson(s, std::nullopt);
   const std::vector<Shard> files = SelectionShards(s, 2);
   ASSERT_EQ(files.size(), 2u);
-  const std::vector<Shard> named = ShardsOfNames(files, s);
+  const std::vector<Shard> named = ShardsOfNames(files, s, RunnerKind::kPytest);
   std::set<std::vector<std::string>> tests;
   for (const Shard& sh : named) tests.insert(sh.tests);
   EXPECT_EQ(tests, (std::set<std::vector<std::string>>{
@@ -193,6 +193,36 @@ TEST(SelectionFormats, CasesAreHandedAsFileAndCase) {
   absl::StatusOr<std::string> entries = GithubOutputEntries(s, "/t/tests.txt", matrix);
   ASSERT_TRUE(entries.ok());
   EXPECT_NE(entries->find("tests/test_a.sh::TestK::test_a"), std::string::npos) << *entries;
+}
+
+// ctest: the runner line and a matrix's args name the CTest tests whole
+// (-R); their GoogleTest cases go by GTEST_FILTER: the cases when every
+// selected test was narrowed to cases, otherwise every case ("*"), and
+// "*" too for a name the filter would read as a pattern.
+TEST(SelectionFormats, CTestCasesGoByAGoogleTestFilter) {
+  Selection s;
+  s.tests.resize(2);
+  s.tests[0].test = "gt one";
+  s.tests[0].cases = {"Files.ReadsTwo", "P/Files.Param/0"};
+  s.tests[1].test = "gt_two";
+  s.tests[1].cases = {"Other.Case", "Files.ReadsTwo"};
+  EXPECT_EQ(RunnerLine(s, RunnerKind::kCTest), "-R '^(gt one|gt_two)$'\n");
+  EXPECT_EQ(GtestFilter(s), "Files.ReadsTwo:P/Files.Param/0:Other.Case\n");
+  const std::vector<Shard> named = ShardsOfNames(SelectionShards(s, 1), s, RunnerKind::kCTest);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].tests, (std::vector<std::string>{"gt one", "gt_two"}));
+  absl::StatusOr<std::string> entries = GithubOutputEntries(s, "/t/tests.txt", "", "Files.ReadsTwo:Other.Case");
+  ASSERT_TRUE(entries.ok());
+  EXPECT_NE(entries->find("gtest_filter<<"), std::string::npos) << *entries;
+  EXPECT_NE(entries->find("\nFiles.ReadsTwo:Other.Case\n"), std::string::npos) << *entries;
+  EXPECT_EQ(GithubOutputEntries(s, "/t/tests.txt", "")->find("gtest_filter"), std::string::npos);
+  s.tests[1].cases = {"Odd.Na*me"};
+  EXPECT_EQ(GtestFilter(s), "*\n");
+  s.tests[1].cases = {"-Neg.Case"};
+  EXPECT_EQ(GtestFilter(s), "*\n");
+  s.tests[1].cases.clear();  // selected whole
+  EXPECT_EQ(GtestFilter(s), "*\n");
+  EXPECT_EQ(GtestFilter(Selection{}), "");
 }
 
 TEST(WhyAndDeps, TextAndJson) {

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "commands.h"
 #include "invocation.h"
 #include "output_format.h"
@@ -76,7 +77,8 @@ const std::vector<FlagSpec> kSelectFlags = WithClientFlags({
 
 constexpr char kSelectHelp[] =
     "Usage: ste select [--base auto|ID | --base-commit SHA | --mri N] [--explain]\n"
-    "                  [--format text|json|github|runner|matrix | --json] [--shards N]\n"
+    "                  [--format text|json|github|runner|matrix|gtest-filter | --json]\n"
+    "                  [--shards N]\n"
     "                  [--shard K/N] [--all] [--changed-files] [--null]\n"
     "                  [--change-text FILE] [--tests-file FILE] [--timings]\n"
     "                  [--env-file FILE] [--assume-changed PATH...]\n"
@@ -106,12 +108,20 @@ constexpr char kSelectHelp[] =
     "runner: the tests as arguments for the runner to take back, on one line,\n"
     "shell-quoted (pytest/unittest/minitest/rspec take files; ctest: one\n"
     "-R '^(name|name)$'); nothing at all for mode none (run no test: do\n"
-    "not call the runner with no arguments).\n"
+    "not call the runner with no arguments). With tests.unit = \"case\" the\n"
+    "batch runners take a file's cases as <file>::<case>; ctest takes the\n"
+    "binaries whole, and their cases go by gtest-filter.\n"
+    "gtest-filter (ctest, tests.unit = \"case\"): the GoogleTest cases to run\n"
+    "as GTEST_FILTER, 'Suite.Case:Suite.Other', when every selected test was\n"
+    "narrowed to cases, else '*'; nothing for mode none:\n"
+    "  GTEST_FILTER=\"$(ste select --format gtest-filter)\" \\\n"
+    "    ctest --test-dir build $(ste select --format runner)\n"
     "--null: text and the tests file: each test as it is, ended by a NUL byte\n"
     "(for xargs -0; a name holding a newline stays one name); without it a\n"
     "test is one line, odd bytes written as C escapes.\n"
     "github: text on stdout, the list in --tests-file, and the outputs mode,\n"
-    "reason, tests_file (with --shards N also matrix, as below) appended to\n"
+    "reason, tests_file (with --shards N also matrix, as below; ctest: also\n"
+    "gtest_filter, as gtest-filter prints it) appended to\n"
     "$GITHUB_OUTPUT in GitHub's multi-line form, each with a fresh random\n"
     "delimiter (a test name or a reason cannot add or change an output); a\n"
     "Markdown summary to $GITHUB_STEP_SUMMARY when set, every name escaped,\n"
@@ -195,9 +205,11 @@ absl::Status AppendToFile(const char* path, const std::string& text) {
 // the summary escaped, the summary capped (output_format.h): a pull
 // request names the files, and what GitHub reads here decides what runs.
 absl::Status WriteGithubFiles(const Selection& s, const std::string& tests_file,
-                              const std::string& matrix) {
+                              const std::string& matrix, RunnerKind kind) {
   if (const char* out = std::getenv("GITHUB_OUTPUT"); out && *out) {
-    absl::StatusOr<std::string> entries = GithubOutputEntries(s, tests_file, matrix);
+    const std::string filter = TestsAreCTestNames(kind) ? GtestFilter(s) : "";
+    absl::StatusOr<std::string> entries =
+        GithubOutputEntries(s, tests_file, matrix, std::string(absl::StripSuffix(filter, "\n")));
     if (!entries.ok()) return entries.status();
     absl::Status written = AppendToFile(out, *entries);
     if (!written.ok()) return written;
@@ -220,7 +232,7 @@ int SelectCommand(const std::vector<std::string>& args) {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   Invocation in({"select", kSelectHelp, kSelectFlags,
                  {OutputFormat::kText, OutputFormat::kJson, OutputFormat::kGithub,
-                  OutputFormat::kRunner, OutputFormat::kMatrix}});
+                  OutputFormat::kRunner, OutputFormat::kMatrix, OutputFormat::kGtestFilter}});
   if (std::optional<int> done = in.Parse(args)) return *done;
   const ParsedFlags* flags = &in.flags();
   const bool assume = flags->Has("assume-changed");
@@ -382,11 +394,11 @@ int SelectCommand(const std::vector<std::string>& args) {
   }
   const RunnerKind kind = checkout.config().runner_kind;
   if (format == OutputFormat::kMatrix) {
-    std::printf("%s\n", MatrixJson(ShardsOfNames(SelectionShards(s, shards), s), kind).c_str());
+    std::printf("%s\n", MatrixJson(ShardsOfNames(SelectionShards(s, shards), s, kind), kind).c_str());
     return ExitCode(Outcome::kSuccess);
   }
   std::string matrix;
-  if (shards) matrix = MatrixJson(ShardsOfNames(SelectionShards(s, shards), s), kind);
+  if (shards) matrix = MatrixJson(ShardsOfNames(SelectionShards(s, shards), s, kind), kind);
   if (shard_n) {
     // Only shard K's tests, in their selection order (with their reasons).
     std::vector<Shard> split = SelectionShards(s, shard_n);
@@ -407,6 +419,10 @@ int SelectCommand(const std::vector<std::string>& args) {
     std::fputs(RunnerLine(s, kind).c_str(), stdout);
     return ExitCode(Outcome::kSuccess);
   }
+  if (format == OutputFormat::kGtestFilter) {
+    std::fputs(GtestFilter(s).c_str(), stdout);
+    return ExitCode(Outcome::kSuccess);
+  }
   const std::string text = SelectionText(s, flags->Has("explain"), flags->Has("null"));
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (format == OutputFormat::kGithub) {
@@ -415,7 +431,7 @@ int SelectCommand(const std::vector<std::string>& args) {
     std::ofstream list(tests_file, std::ios::binary);
     list << SelectionText(s, false, flags->Has("null"));
     list.flush();
-    absl::Status written = list ? WriteGithubFiles(s, tests_file, matrix)
+    absl::Status written = list ? WriteGithubFiles(s, tests_file, matrix, kind)
                                 : absl::UnavailableError(absl::StrCat("cannot write ", tests_file));
     if (!written.ok()) {
       // No outputs to read: the step must fail, not look like "no test".

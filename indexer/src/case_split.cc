@@ -62,7 +62,13 @@ bool IsCaseOwnKind(const DepKey& key) {
          last.substr(0, kUnitPlace.size()) == kUnitPlace;
 }
 
-void SplitCaseScopes(const TestDependencies& all, const std::string& test, TestDependencies* deps) {
+// A content key of a plain file (no view: views hold \x01 in their path).
+bool IsPlainRead(const DepKey& key) {
+  return key.kind == DepKind::kContent && key.path.find('\x01') == std::string::npos;
+}
+
+void SplitCaseScopes(const TestDependencies& all, const std::string& test, TestDependencies* deps,
+                     bool reads_own) {
   const std::string own = ScopeOfTest(test);
   deps->case_order = CaseOrder(all, own, *deps);
   std::set<DepKey> lifted;
@@ -76,7 +82,7 @@ void SplitCaseScopes(const TestDependencies& all, const std::string& test, TestD
     const bool split = case_scope && !all.unsplit_scopes.count(s.scope);
     ScopeDependencies mine{s.scope, {}};
     for (DepKey& k : s.deps) {
-      if (split && IsCaseOwnKind(k)) {
+      if (split && (IsCaseOwnKind(k) || (reads_own && IsPlainRead(k)))) {
         mine.deps.push_back(std::move(k));
       } else {
         lifted.insert(std::move(k));

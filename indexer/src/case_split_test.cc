@@ -95,6 +95,30 @@ TEST(CaseSplit, ACaseKeepsItsDefinitionViewsAndTheRestGoesToTheFile) {
   EXPECT_EQ(d.case_order, (std::vector<std::string>{"B", "A", "C"}));
 }
 
+// ctest (reads_own): a GoogleTest case also owns the plain files it read
+// (lib/h.py in A here; data in a deeper scope still goes to the file),
+// never a view nor an absent or listing key, and nothing the file's scope
+// read too.
+TEST(CaseSplit, WithReadsOwnACaseAlsoOwnsTheFilesItRead) {
+  TestDependencies all = Suite();
+  all.scopes[2].deps.push_back(DepKey{"data/gone", DepKind::kAbsent});
+  all.scopes[2].deps.push_back(DepKey{"data", DepKind::kListing});
+  all.scopes[3].deps.push_back(Content("lib/x"));  // the root scope's too: shared
+  all.scopes[3].deps.push_back(Content("lib/h.py/\x01ste-doc:g"));
+  for (ScopeDependencies& s : all.scopes) std::sort(s.deps.begin(), s.deps.end());
+  TestDependencies d = all;
+  SplitCaseScopes(all, "tests/test_t.py", &d, /*reads_own=*/true);
+  std::vector<std::string> shown = Shown(d);
+  EXPECT_EQ(shown[2], kFile + "/A: lib/h.py lib/h.py/\x01ste-def:f");
+  EXPECT_EQ(shown[3], kFile + "/B: lib/h.py/\x01ste-def:g lib/x");
+  EXPECT_EQ(shown[1], kFile + ": data data/gone lib/h.py/\x01ste-def lib/h.py/\x01ste-doc:g lib/y");
+  // (lib/x in B is shared with the root scope: FeedCases keeps it out of
+  // B's own part; SplitCaseScopes only sorts keys by kind and scope.)
+  TestDependencies without = all;
+  SplitCaseScopes(all, "tests/test_t.py", &without);
+  EXPECT_EQ(Shown(without)[2], kFile + "/A: lib/h.py/\x01ste-def:f");
+}
+
 TEST(CaseSplit, AnUnsplitScopeOwnsNothing) {
   TestDependencies all = Suite();
   all.unsplit_scopes.insert(kFile + "/B");

@@ -231,8 +231,8 @@ std::vector<std::string> ToolCacheNames() {
 }
 
 // tests.unit: "file", or "case" with a runner that pushes case scopes and
-// can be handed cases (pytest, unittest, minitest, rspec). Needs
-// c->runner_kind.
+// can be handed cases (pytest, unittest, minitest, rspec; ctest: the
+// GoogleTest listener's cases, through GTEST_FILTER). Needs c->runner_kind.
 absl::Status ParseTestUnit(const std::string& name, Reader& r, const std::string& unit, Config* c) {
   if (unit == "file") return absl::OkStatus();
   if (unit != "case") {
@@ -240,10 +240,12 @@ absl::Status ParseTestUnit(const std::string& name, Reader& r, const std::string
                  absl::StrCat("'tests.unit' must be \"file\" or \"case\", not '", unit, "'"));
   }
   if (c->runner_kind != RunnerKind::kPytest && c->runner_kind != RunnerKind::kUnittest &&
-      c->runner_kind != RunnerKind::kMinitest && c->runner_kind != RunnerKind::kRspec) {
+      c->runner_kind != RunnerKind::kMinitest && c->runner_kind != RunnerKind::kRspec &&
+      c->runner_kind != RunnerKind::kCTest) {
     return Error(name, *r.Find("tests", "unit"),
                  absl::StrCat("'tests.unit' = \"case\" needs a runner that can run cases: "
-                              "'runner.kind' \"pytest\", \"unittest\", \"minitest\" or \"rspec\", not '",
+                              "'runner.kind' \"pytest\", \"unittest\", \"minitest\", \"rspec\" or "
+                              "\"ctest\", not '",
                               std::string(RunnerKindName(c->runner_kind)), "'"));
   }
   c->selection.cases = true;

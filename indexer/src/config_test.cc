@@ -143,7 +143,7 @@ TEST(Config, TestUnitIsFileOrCaseWithARunnerThatRunsCases) {
                                     "\"\ncommand=\"x {tests}\"\n"),
                        "ste.toml", "/r");
   };
-  for (const char* kind : {"pytest", "unittest", "minitest", "rspec"}) {
+  for (const char* kind : {"pytest", "unittest", "minitest", "rspec", "ctest"}) {
     auto c = config("case", kind);
     ASSERT_TRUE(c.ok()) << kind << ": " << c.status();
     EXPECT_TRUE(c->selection.cases) << kind;
@@ -156,12 +156,13 @@ TEST(Config, TestUnitIsFileOrCaseWithARunnerThatRunsCases) {
     EXPECT_FALSE(d->selection.cases);
     EXPECT_FALSE(d->runner_case_scopes);
   }
-  for (const char* kind : {"batch", "ctest"}) {
+  for (const char* kind : {"batch"}) {
     auto c = config("case", kind);
     ASSERT_FALSE(c.ok()) << kind;
     EXPECT_NE(std::string(c.status().message())
                   .find(absl::StrCat("ste.toml:3:6: 'tests.unit' = \"case\" needs a runner that can run cases: "
-                                     "'runner.kind' \"pytest\", \"unittest\", \"minitest\" or \"rspec\", not '",
+                                     "'runner.kind' \"pytest\", \"unittest\", \"minitest\", \"rspec\" or "
+                                     "\"ctest\", not '",
                                      kind, "'")),
               std::string::npos)
         << c.status();

@@ -173,6 +173,8 @@ bool IsBatchRunner(RunnerKind kind) { return Traits(kind).batch; }
 
 bool TestsAreCTestNames(RunnerKind kind) { return Traits(kind).ctest_names; }
 
+bool CaseReadsOwn(RunnerKind kind) { return kind == RunnerKind::kCTest; }
+
 std::string DefaultRunnerCommand(RunnerKind kind) { return Traits(kind).default_command; }
 
 std::string_view RequiredPlaceholder(RunnerKind kind) {

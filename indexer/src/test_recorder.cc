@@ -178,6 +178,9 @@ TestRecord RunOneTest(const Config& config, const std::string& test,
   record.seconds = run.exit.seconds;
   record.deps = run.all;
   ApplyDefinitionFallback(run.all, test, &record.deps);
+  if (config.selection.cases) {
+    SplitCaseScopes(run.all, test, &record.deps, CaseReadsOwn(config.runner_kind));
+  }
   return record;
 }
 
@@ -200,7 +203,9 @@ std::vector<TestRecord> RunBatch(const Config& config, const std::vector<std::st
   for (size_t i = 0; i < records.size(); i++) {
     TestRecord& r = records[i];
     r.deps = std::move(deps[i]);
-    if (config.selection.cases) SplitCaseScopes(run.all, r.test, &r.deps);
+    if (config.selection.cases) {
+      SplitCaseScopes(run.all, r.test, &r.deps, CaseReadsOwn(config.runner_kind));
+    }
     r.deps.slow_trackers = run.all.slow_trackers;  // the batch's processes ran every test
     BatchTestOutcome outcome = OutcomeInBatch(results, r.test, run.exit.exit_code, run.exit.seconds,
                                               tests.size(), RunnerKindName(config.runner_kind));

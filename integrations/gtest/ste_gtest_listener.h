@@ -14,8 +14,15 @@
 //
 // Recorded with runner.kind = "ctest", a binary registered as one CTest
 // test then has its cases' dependencies recorded as nested scopes of that
-// test's scope (`ste log dump` shows them); selection stays per CTest test.
-// With gtest_discover_tests each case is a CTest test already.
+// test's scope (`ste log dump` shows them). With `[tests] unit = "case"`
+// ste selects cases too (docs/concepts.md, "Test cases"): a case owns the
+// files it read; after each push the listener stats the marker
+// "/\x01ste-defs-scope:<pid>.<n>" (n counts its pushes: the order the
+// cases ran in), and `ste select --format gtest-filter` hands the cases
+// back as a GTEST_FILTER. With --gtest_shuffle (or GTEST_SHUFFLE) the
+// next run's order may differ: no case scope is pushed, and the binary is
+// selected whole. With gtest_discover_tests each case is a CTest test
+// already.
 //
 // The case's name becomes a scope name by the rule every runner here
 // follows (integrations/README.md, "Case scope names"): CaseScopeName.
@@ -23,6 +30,8 @@
 #define STE_GTEST_LISTENER_H_
 
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -75,10 +84,18 @@ class ScopeListener : public ::testing::EmptyTestEventListener {
         pop_(reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "ste_scope_pop"))) {}
 
   void OnTestStart(const ::testing::TestInfo& info) override {
-    if (push_ == nullptr || pop_ == nullptr) return;
+    if (push_ == nullptr || pop_ == nullptr || Shuffled()) return;
     std::string name =
         CaseScopeName(std::string(info.test_suite_name()) + "." + info.name());
     pushed_ = push_(name.c_str()) == 0;
+    if (!pushed_) return;
+    // The order this case ran in, as a path that never exists (recorded
+    // as `absent` in the case's scope).
+    char marker[64];
+    std::snprintf(marker, sizeof marker, "/\x01ste-defs-scope:%ld.%llu", static_cast<long>(getpid()),
+                  static_cast<unsigned long long>(++pushes_));
+    struct stat st;
+    (void)stat(marker, &st);
   }
   void OnTestEnd(const ::testing::TestInfo&) override {
     if (pushed_) pop_();
@@ -86,9 +103,18 @@ class ScopeListener : public ::testing::EmptyTestEventListener {
   }
 
  private:
+  static bool Shuffled() {
+#ifdef GTEST_FLAG_GET
+    return GTEST_FLAG_GET(shuffle);
+#else
+    return ::testing::GTEST_FLAG(shuffle);
+#endif
+  }
+
   int (*push_)(const char*);
   int (*pop_)();
   bool pushed_ = false;
+  uint64_t pushes_ = 0;
 };
 
 inline void InstallScopeListener() {

@@ -162,7 +162,7 @@ std::string EncodeBuildSpec(const BuildSpec& spec) {
     w.F64(t.historical_seconds);
   }
   w.Str(spec.inventory.Serialize());
-  w.U8(spec.cases ? 1 : 0);
+  w.U8(spec.cases ? (spec.case_reads ? 2 : 1) : 0);
   return w.Finish();
 }
 
@@ -180,7 +180,12 @@ absl::StatusOr<BuildSpec> DecodeBuildSpec(absl::string_view bytes) {
     spec.tests.push_back(std::move(t));
   }
   const std::string inventory = r.Str();
-  if (r.version() >= 2) spec.cases = r.Flag();
+  if (r.version() >= 2) {
+    const uint8_t cases = r.U8();
+    if (cases > 2 && r.status().ok()) return r.Fail(absl::StrCat("has a cases value of ", cases));
+    spec.cases = cases >= 1;
+    spec.case_reads = cases == 2;
+  }
   STE_RETURN_IF_ERROR(r.Done());
   absl::StatusOr<Inventory> parsed = Inventory::Parse(inventory);
   if (!parsed.ok()) return r.Fail(absl::StrCat("has an unreadable inventory: ", parsed.status().message()));

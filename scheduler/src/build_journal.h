@@ -34,7 +34,8 @@
 //   spec body:    str commit; i64 mri; u8 external (0/1);
 //                 u32 n; n x (str test, f64 historical_seconds);
 //                 str inventory (inventory.h format v1, its own checksum);
-//                 -- version 2 on: u8 cases (tests.unit = "case")
+//                 -- version 2 on: u8 cases (tests.unit = "case": 1; 2
+//                    when a case also owns the files it read, ctest)
 //   result body:  str test; u8 outcome (TestOutcome); i32 exit_code;
 //                 f64 seconds; u8 opaque; str detail; str output_log;
 //                 u8 output_shared; str output_tail; u64 output_bytes;

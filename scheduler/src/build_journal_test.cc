@@ -77,6 +77,23 @@ TEST(BuildJournalTest, ASpecRoundTrips) {
   EXPECT_EQ(back->tests[1].test, "tests/b c.sh");
   EXPECT_EQ(back->tests[0].historical_seconds, 1.5);
   EXPECT_EQ(back->inventory.Serialize(), spec.inventory.Serialize());
+  EXPECT_FALSE(back->case_reads);
+  // ctest's cases (a case owns the files it read): the same byte, 2.
+  BuildSpec reads = Spec();
+  reads.case_reads = true;
+  const std::string bytes = EncodeBuildSpec(reads);
+  absl::StatusOr<BuildSpec> reads_back = DecodeBuildSpec(bytes);
+  ASSERT_TRUE(reads_back.ok()) << reads_back.status();
+  EXPECT_TRUE(reads_back->cases);
+  EXPECT_TRUE(reads_back->case_reads);
+  // Any other value is refused.
+  std::string body = bytes.substr(0, bytes.size() - 8);
+  ASSERT_EQ(body.back(), 2);
+  body.back() = 3;
+  const uint64_t sum = XXH3_64bits(body.data(), body.size());
+  for (int i = 0; i < 8; i++) body.push_back(static_cast<char>(sum >> (8 * i)));
+  absl::Status bad = DecodeBuildSpec(body).status();
+  EXPECT_THAT(bad.message(), HasSubstr("has a cases value of 3")) << bad;
 }
 
 TEST(BuildJournalTest, AnAcceptedRecordRoundTrips) {

@@ -408,7 +408,7 @@ absl::Status BuildSession::FeedCases(const std::string& own, uint32_t test_id,
     std::lock_guard<std::mutex> lock(paths_mu_);
     for (uint32_t id : s.ids[static_cast<int>(DepKind::kContent)]) {
       DepKey key{paths_[id], DepKind::kContent};
-      if (IsCaseOwnKind(key) && !shared.count({id, static_cast<int>(DepKind::kContent)})) {
+      if ((spec_.case_reads || IsCaseOwnKind(key)) && !shared.count({id, static_cast<int>(DepKind::kContent)})) {
         mine[it->second].push_back(id);
       }
     }

@@ -325,6 +325,40 @@ TEST_F(BuildSessionTest, CasesAreKeptInTheirRunOrderOrNotAtAll) {
   EXPECT_TRUE(index.CasesOf(DepKey{"src/a.py", DepKind::kContent}).value().empty()) << "not a definition view";
 }
 
+// BuildSpec::case_reads (ctest): what a case's scope still holds after
+// SplitCaseScopes, a file it read, is its own too; never a key of the
+// file's shared part.
+TEST_F(BuildSessionTest, WithCaseReadsACaseOwnsTheFilesItRead) {
+  BuildSpec spec = Spec(1);
+  spec.cases = true;
+  spec.case_reads = true;
+  std::vector<InventoryEntry> files(2);
+  files[0].path = "data/two.txt";
+  files[1].path = "src/a.py";
+  for (InventoryEntry& e : files) e.type = FileType::kRegular;
+  spec.inventory = *Inventory::FromEntries(files, 1);
+  auto made = BuildSession::Create(std::move(spec), Store(), {});
+  ASSERT_TRUE(made.ok()) << made.status();
+  BuildSession& b = **made;
+  std::vector<TestLease> leases = LeaseAll(b, b.coordinator().RegisterWorker("w"), 1);
+  LeaseResult r = Result(b, leases[0], {"src/a.py"});
+  ResultScope one, two;
+  one.scope = "//r/" + leases[0].test + "/Files.ReadsOne";
+  one.ids[1] = {*b.InternPath("src/a.py")};  // the file's scope read it too
+  two.scope = "//r/" + leases[0].test + "/Files.ReadsTwo";
+  two.ids[1] = {*b.InternPath("data/two.txt")};
+  r.scopes.push_back(one);
+  r.scopes.push_back(two);
+  r.case_order = {"Files.ReadsOne", "Files.ReadsTwo"};
+  ASSERT_TRUE(b.Submit(r).ok());
+  auto loaded = LoadCompletedBaseline(*Store(), 100, 0);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const SelectionIndex& index = *loaded->index;
+  ASSERT_EQ(index.case_count(), 2u);
+  EXPECT_EQ(index.CasesOf(DepKey{"data/two.txt", DepKind::kContent}).value(), std::vector<uint32_t>{1});
+  EXPECT_TRUE(index.CasesOf(DepKey{"src/a.py", DepKind::kContent}).value().empty()) << "shared";
+}
+
 TEST_F(BuildSessionTest, FailMarksTheBaselineFailedAndRefusesMore) {
   std::vector<std::string> logged;
   BuildSession::Options o;

@@ -162,7 +162,7 @@ TEST_F(CliFormat, ABadFormatIsExit2NamingTheAllowedValues) {
       {{"why", "--format", "xml", "lib/a.sh"}, "ste why: --format is text or json, not 'xml'"},
       {{"deps", "--format", "yaml", "tests/test_a.sh"}, "ste deps: --format is text or json, not 'yaml'"},
       {{"select", "--format", "xml"},
-       "ste select: --format is text, json, github, runner or matrix, not 'xml'"},
+       "ste select: --format is text, json, github, runner, matrix or gtest-filter, not 'xml'"},
       {{"index", "dump", "--format", "text"}, "ste index dump: --format is json, not 'text'"},
       {{"inventory", "--format", "csv"}, "ste inventory: --format is text or json, not 'csv'"},
       {{"baseline", "list", "--format", "xml"},

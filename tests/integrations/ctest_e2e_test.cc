@@ -165,6 +165,65 @@ TEST_F(CTestRepo, GoogleTestCasesGetNestedScopes) {
   EXPECT_TRUE(one && two) << dump.out;
 }
 
+// tests.unit = "case": a GoogleTest case owns the files it read, so a
+// change to one selects that case and the cases that ran after it (they
+// may see what it left in memory), handed back as a GTEST_FILTER beside
+// ctest's -R; a shuffled run (GTEST_SHUFFLE) pushes no case scope: the
+// binary is selected whole.
+TEST_F(CTestRepo, GoogleTestCasesAreSelectedByWhatEachRead) {
+  W("ste.toml",
+    "[tests]\ninclude = [\"gt\", \"alpha\"]\nunit = \"case\"\n"
+    "[runner]\nkind = \"ctest\"\nbuild_dir = \"build\"\njobs = 2\n");
+  Git({"commit", "-q", "-am", "cases"});
+  Spawned r = Ste({"record", "--progress", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 tests, 2 passed"), std::string::npos) << r.out;
+  std::string err;
+  W("data/case_two.txt", "22\n");
+  EXPECT_EQ(Selected(&err), std::set<std::string>{"gt::Files.ReadsTwo"}) << err;
+  EXPECT_NE(err.find("1 test files selected: 0 whole, 1 as 1 cases"), std::string::npos) << err;
+  EXPECT_EQ(Ste({"select", "--format", "runner"}).out, "-R '^(gt)$'\n");
+  Spawned filter = Ste({"select", "--format", "gtest-filter"});
+  ASSERT_EQ(filter.exit_code, 0) << filter.err;
+  EXPECT_EQ(filter.out, "Files.ReadsTwo\n");
+  // The GitHub format gives it as the gtest_filter output.
+  const std::string outputs = MakeTempDir() + "/github_output";
+  Spawned github = Spawn({kSte, "select", "--format", "github", "--tests-file", outputs + ".tests"},
+                         {"GITHUB_OUTPUT=" + outputs}, root_);
+  ASSERT_EQ(github.exit_code, 0) << github.err;
+  const std::string written = ReadFile(outputs);
+  const size_t entry = written.find("gtest_filter<<");
+  ASSERT_NE(entry, std::string::npos) << written;
+  EXPECT_NE(written.find("\nFiles.ReadsTwo\n", entry), std::string::npos) << written;
+  // The runner takes them back: only that case runs.
+  Spawned rerun = Spawn({"ctest", "--test-dir", root_ + "/build", "-V", "-R", "^(gt)$"},
+                        {"GTEST_FILTER=Files.ReadsTwo"});
+  EXPECT_EQ(rerun.exit_code, 0) << rerun.out;
+  EXPECT_NE(rerun.out.find("[ RUN      ] Files.ReadsTwo"), std::string::npos) << rerun.out;
+  EXPECT_EQ(rerun.out.find("Files.ReadsOne"), std::string::npos) << rerun.out;
+  W("data/case_two.txt", "2\n");
+  // ReadsOne ran first: ReadsTwo may see what it left.
+  W("data/case_one.txt", "11\n");
+  EXPECT_EQ(Selected(&err), (std::set<std::string>{"gt::Files.ReadsOne", "gt::Files.ReadsTwo"})) << err;
+  EXPECT_EQ(Ste({"select", "--format", "gtest-filter"}).out, "Files.ReadsOne:Files.ReadsTwo\n");
+  // A test selected whole (alpha: its library changed) makes the filter
+  // every case.
+  W("data/case_one.txt", "1\n");
+  W("alpha.cc", "int alpha() { return 1; }\nint alpha_v2() { return 2; }\n");
+  Build();
+  W("data/case_two.txt", "22\n");
+  EXPECT_EQ(Selected(&err), (std::set<std::string>{"alpha", "gt::Files.ReadsTwo"})) << err;
+  EXPECT_EQ(Ste({"select", "--format", "gtest-filter"}).out, "*\n");
+  W("data/case_two.txt", "2\n");
+
+  // Shuffled, the next run's order may differ: no case scope, gt whole.
+  Spawned shuffled = Spawn({kSte, "record", "--progress", "none"}, {"GTEST_SHUFFLE=1"}, root_);
+  ASSERT_EQ(shuffled.exit_code, 0) << shuffled.out << shuffled.err;
+  W("data/case_two.txt", "22\n");
+  Spawned s = Spawn({kSte, "select"}, {"GTEST_SHUFFLE=1"}, root_);
+  EXPECT_EQ(::ste::testing::SelectedTests(s.out), std::set<std::string>{"gt"}) << s.err;
+}
+
 TEST_F(CTestRepo, NoBuildTreeMeansNoTestListAndExit3) {
   Spawned rm = Spawn({"rm", "-rf", root_ + "/build"});
   ASSERT_EQ(rm.exit_code, 0);

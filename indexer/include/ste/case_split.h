@@ -19,6 +19,14 @@
 // So the cases' run order is kept too (TestDependencies::case_order), and
 // a change to what case A owns selects A and every case that ran after it
 // in the same run (selection.cc); without a known order, no case at all.
+//
+// A GoogleTest case (runner.kind = "ctest", the listener of
+// integrations/gtest/) has no definition tracker: its code is the
+// binary, which the process loaded before any case (the file's shared
+// part). What it can own is what it read: the interceptor records each
+// path once per scope, so a case's reads are all there (reads_own). A
+// file read in an earlier case and kept in memory is the run-order rule's
+// business, as a cache is; a file the file's scope read too is shared.
 #ifndef STE_CASE_SPLIT_H_
 #define STE_CASE_SPLIT_H_
 
@@ -36,17 +44,19 @@ namespace ste {
 // text or place view ("F/\x01ste-def:<unit>", "F/\x01ste-at:<unit>")?
 bool IsCaseOwnKind(const DepKey& key);
 
-// Rewrites *deps, the share of `test` (a batch's test file) of a run whose
-// whole reduction is `all`: each scope one level beneath the test's
-// ("//r/<test>/<case>") keeps only its IsCaseOwnKind keys, and none when
-// it is one of all.unsplit_scopes; what it loses, and every scope deeper
+// Rewrites *deps, the share of `test` (a batch's test file, or a ctest
+// test) of a run whose whole reduction is `all`: each scope one level
+// beneath the test's ("//r/<test>/<case>") keeps only its IsCaseOwnKind
+// keys (and, with `reads_own`, its content keys of plain files: what the
+// case read), and none when it is one of all.unsplit_scopes; what it loses, and every scope deeper
 // down, goes to the test's own scope (added if missing). A case scope left
 // with no key is dropped. Sets deps->case_order: the test's case scopes
 // that all.scope_entries has, by the n of their first entry, when one
 // process (pid) entered them all and every case scope of *deps is among
 // them; otherwise empty. File-level selection is unchanged by it: scopes
 // beneath a test roll up to it.
-void SplitCaseScopes(const TestDependencies& all, const std::string& test, TestDependencies* deps);
+void SplitCaseScopes(const TestDependencies& all, const std::string& test, TestDependencies* deps,
+                     bool reads_own = false);
 
 // The case a case scope name stands for (the rule of integrations/README.md
 // reversed: each %XX back to its byte), or none when it cannot be told: the

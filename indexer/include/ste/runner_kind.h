@@ -57,6 +57,11 @@ bool IsBatchRunner(RunnerKind kind);
 // the tree's files matching tests.include.
 bool TestsAreCTestNames(RunnerKind kind);
 
+// With tests.unit = "case": true when a case also owns the files it read
+// (SplitCaseScopes' reads_own), not only the definitions it ran: ctest,
+// whose GoogleTest cases have no definition tracker (case_split.h).
+bool CaseReadsOwn(RunnerKind kind);
+
 // The command of a kind when ste.toml gives none; "" when it must be given
 // (generic, batch).
 std::string DefaultRunnerCommand(RunnerKind kind);

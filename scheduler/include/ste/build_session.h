@@ -74,6 +74,11 @@ struct BuildSpec {
   // tests.unit = "case" where the build was asked for: the index keeps each
   // file's cases (FeedCases), as with Options::cases.
   bool cases = false;
+  // With cases: a case also owns the files it read (content keys left in
+  // its scope by SplitCaseScopes with reads_own), not only definition
+  // views. runner.kind = "ctest": a GoogleTest case has no definition
+  // tracker (case_split.h).
+  bool case_reads = false;
 };
 
 // One scope of a result; ids come from InternPath.

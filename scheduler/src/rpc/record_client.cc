@@ -268,6 +268,7 @@ absl::StatusOr<RecordSummary> RecordBaseline(const RecordOptions& o) {
   create.set_mri(sum.mri);
   create.set_no_external(!config.inventory_external);
   create.set_cases(config.selection.cases);
+  create.set_case_reads(config.selection.cases && CaseReadsOwn(config.runner_kind));
   for (const std::string& t : *tests) create.add_tests()->set_test(t);
   create.set_inventory(inventory->Serialize());
   v1::CreateBuildResponse created;

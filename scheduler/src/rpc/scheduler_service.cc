@@ -158,6 +158,7 @@ Status SchedulerService::CreateBuild(grpc::ServerContext* ctx, const v1::CreateB
   spec.mri = req->mri();
   spec.external = !req->no_external();
   spec.cases = req->cases();
+  spec.case_reads = req->case_reads();
   if (spec.mri < 0) return Invalid("mri must be >= 0");
   for (const v1::TestSpec& t : req->tests()) {
     if (!(t.historical_seconds() >= 0)) return Invalid("historical_seconds must be >= 0");
