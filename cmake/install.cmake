@@ -16,6 +16,8 @@
 #   lib/ste/python/_ste_tracer.*.so      the Python definition tracker's
 #                                        fast backend (CPython 3.11; found
 #                                        beside the interceptor, ste_defs.py)
+#   lib/ste/python/ste_site/*.pyc        ste's Python start-up modules,
+#                                        compiled (ste_site/ste_boot.py)
 #   share/ste/integrations/              the runner integrations
 #   share/ste/ci/ste-ci.sh               the CI steps (any CI; the GitHub
 #                                        actions call the same script)
@@ -33,6 +35,9 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/deploy/ste-checkout.sh
   DESTINATION ${STE_PRIVATE_LIBDIR} RENAME ste-checkout)
 if(TARGET ste_python_tracer)
   install(TARGETS ste_python_tracer LIBRARY DESTINATION ${STE_PRIVATE_LIBDIR}/python)
+endif()
+if(TARGET ste_site_bytecode)
+  install(DIRECTORY ${CMAKE_BINARY_DIR}/python/ste_site DESTINATION ${STE_PRIVATE_LIBDIR}/python)
 endif()
 # (ste_tracer/: the extension's sources, built above)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/integrations/ DESTINATION share/ste/integrations

@@ -4,7 +4,8 @@
 (runner.python_imports = "names", the default), so every Python process of
 a test imports this module at startup (site.py imports `sitecustomize`).
 The hook itself is ste_names.py beside it (read its top); this file only
-calls its late(): install the hook if ste_userbase's .pth did not already
+calls its late() (through ste_boot.py, which loads ste's modules from the
+bytecode the build compiled): install the hook if ste_userbase's .pth did not already
 (the user site is disabled), take this folder off sys.path (a plain run
 does not have it there), and run the `sitecustomize` that would have been
 imported without ste (the next one on sys.path, e.g. Debian's
@@ -21,6 +22,6 @@ one).
 import sys
 
 if sys.version_info >= (3, 5):
-    import ste_names
+    import ste_boot
 
-    ste_names.late()
+    ste_boot.late()

@@ -147,9 +147,11 @@ _WARNING_LINES = frozenset(("formatwarning", "showwarning", "warn_explicit", "_f
 
 
 def _binding_ops():
-    import dis
+    # opcode, not dis (which imports collections, types... into every
+    # tracked process): the same tables.
+    import opcode
 
-    return frozenset(dis.opmap[n] for n in ("STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM") if n in dis.opmap)
+    return frozenset(opcode.opmap[n] for n in ("STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM") if n in opcode.opmap)
 
 
 _BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = None
@@ -601,25 +603,25 @@ def setup(root, stat, mark_broken):
     global _root, _stat, _mark_broken
     _root, _stat, _mark_broken = root, stat, mark_broken
     global _BINDING_OPS, _OPS, _OPS_DOC_STOP, _OPS_IMPORT_STAR, _MODULE_DICT, _MODULE_GETATTRIBUTE, _FIRST_CONST_IS_DOC, _not_watching
-    import dis
+    import opcode
 
-    _OPS = dis.opmap
+    _OPS = opcode.opmap
     _BINDING_OPS = _binding_ops()
     global _NAME_OPS, _NAME_SHIFT, _EXTENDED_ARG, _IMPORT_FROM
-    _NAME_OPS = frozenset(dis.hasname)
-    _IMPORT_FROM = dis.opmap["IMPORT_FROM"]
-    _EXTENDED_ARG = dis.EXTENDED_ARG
+    _NAME_OPS = frozenset(opcode.hasname)
+    _IMPORT_FROM = opcode.opmap["IMPORT_FROM"]
+    _EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
     # The name index is the argument shifted: LOAD_GLOBAL (3.11+) and
     # LOAD_ATTR (3.12+) carry a flag bit, LOAD_SUPER_ATTR (3.12+) two.
     _NAME_SHIFT = {}
     if sys.version_info >= (3, 11):
-        _NAME_SHIFT[dis.opmap["LOAD_GLOBAL"]] = 1
+        _NAME_SHIFT[opcode.opmap["LOAD_GLOBAL"]] = 1
     if sys.version_info >= (3, 12):
-        _NAME_SHIFT[dis.opmap["LOAD_ATTR"]] = 1
-        if "LOAD_SUPER_ATTR" in dis.opmap:
-            _NAME_SHIFT[dis.opmap["LOAD_SUPER_ATTR"]] = 2
-    _OPS_DOC_STOP = frozenset(v for k, v in dis.opmap.items() if k.startswith(("CALL", "RETURN", "JUMP", "POP_JUMP", "IMPORT")))
-    _OPS_IMPORT_STAR = frozenset(dis.opmap[k] for k in ("IMPORT_STAR",) if k in dis.opmap)
+        _NAME_SHIFT[opcode.opmap["LOAD_ATTR"]] = 1
+        if "LOAD_SUPER_ATTR" in opcode.opmap:
+            _NAME_SHIFT[opcode.opmap["LOAD_SUPER_ATTR"]] = 2
+    _OPS_DOC_STOP = frozenset(v for k, v in opcode.opmap.items() if k.startswith(("CALL", "RETURN", "JUMP", "POP_JUMP", "IMPORT")))
+    _OPS_IMPORT_STAR = frozenset(opcode.opmap[k] for k in ("IMPORT_STAR",) if k in opcode.opmap)
     _MODULE_DICT = type(sys).__dict__["__dict__"]
     _MODULE_GETATTRIBUTE = type(sys).__getattribute__
     # CPython puts a function's docstring first in co_consts (None when it
