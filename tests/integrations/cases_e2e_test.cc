@@ -254,27 +254,8 @@ class Cases : public ::ste::testing::DefinitionSuiteTest<Setup> {
   // fails alone is selected, as itself or with its file), undoes it.
   std::set<std::string> Change(const std::string& name, const std::string& rel, const std::string& from,
                                const std::string& to, bool fails) {
-    SCOPED_TRACE(name);
-    const std::string path = root_ + "/" + rel;
-    const std::string before = ::ste::testing::ReadFile(path);
-    std::string after = before;
-    const size_t at = after.find(from);
-    EXPECT_NE(at, std::string::npos);
-    if (at != std::string::npos) after.replace(at, from.size(), to);
-    ::ste::testing::WriteFile(path, after);
-    const std::set<std::string> selected = Select();
-    size_t failing = 0;
-    for (const std::string& c : cases_) {
-      Spawned alone = RunAlone(c);
-      if (alone.exit_code == 0) continue;
-      failing++;
-      const std::string file = c.substr(0, c.find("::"));
-      EXPECT_TRUE(selected.count(c) || selected.count(file))
-          << c << " fails after the change but was not selected\n" << alone.out;
-    }
-    EXPECT_EQ(failing > 0, fails) << "the change was meant " << (fails ? "" : "not ") << "to fail a case";
-    ::ste::testing::WriteFile(path, before);
-    return selected;
+    return EditCases(name, rel, from, to, fails, cases_,
+                     [](const std::string& c) { return c.substr(0, c.find("::")); });
   }
 
   std::vector<std::string> cases_;  // every case, in run order per file

@@ -7,6 +7,7 @@
 #ifndef STE_TESTS_INTEGRATIONS_DEFINITION_SUITE_H_
 #define STE_TESTS_INTEGRATIONS_DEFINITION_SUITE_H_
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,6 +75,37 @@ class DefinitionSuiteTest : public ::testing::TestWithParam<Param> {
         if (RunAlone(t).exit_code != 0) failing->insert(t);
       }
     }
+    WriteFile(path, before);
+    return selected;
+  }
+
+  // The same for test cases (the `unit = "case"` suites): replaces `from`
+  // by `to` in root_/`rel` (the change `name`), selects, runs each of
+  // `cases` alone (RunAlone) and checks the ground truth: every case that
+  // fails is selected, as itself or with its file (`file_of`); `fails`
+  // says whether one was meant to. Undoes the change; returns the
+  // selection.
+  std::set<std::string> EditCases(const std::string& name, const std::string& rel, const std::string& from,
+                                  const std::string& to, bool fails, const std::vector<std::string>& cases,
+                                  const std::function<std::string(const std::string&)>& file_of) {
+    SCOPED_TRACE(name);
+    const std::string path = root_ + "/" + rel;
+    const std::string before = ReadFile(path);
+    std::string after = before;
+    const size_t at = after.find(from);
+    EXPECT_NE(at, std::string::npos);
+    if (at != std::string::npos) after.replace(at, from.size(), to);
+    WriteFile(path, after);
+    const std::set<std::string> selected = Select();
+    size_t failing = 0;
+    for (const std::string& c : cases) {
+      Spawned alone = RunAlone(c);
+      if (alone.exit_code == 0) continue;
+      failing++;
+      EXPECT_TRUE(selected.count(c) || selected.count(file_of(c)))
+          << c << " fails after the change but was not selected\n" << alone.out << alone.err;
+    }
+    EXPECT_EQ(failing > 0, fails) << "the change was meant " << (fails ? "" : "not ") << "to fail a case";
     WriteFile(path, before);
     return selected;
   }
