@@ -280,6 +280,9 @@ int SelectCommand(const std::vector<std::string>& args) {
     config = in.config();  // with --store
   }
   if (config == nullptr) return in.exit_code();
+  if (format == OutputFormat::kGtestFilter && !TestsAreCTestNames(config->runner_kind)) {
+    return in.UsageError("--format gtest-filter is for runner.kind = \"ctest\" (GoogleTest cases)");
+  }
 
   absl::StatusOr<BaselineQuery> query = BaselineQuery::FromFlag(flags->Get("base"));
   if (!query.ok()) return in.UsageError(std::string(query.status().message()));

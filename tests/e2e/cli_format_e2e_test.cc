@@ -169,6 +169,8 @@ TEST_F(CliFormat, ABadFormatIsExit2NamingTheAllowedValues) {
        "ste baseline list: --format is text or json, not 'xml'"},
       {{"log", "dump", "--format", "github", "/nonexistent"},
        "ste log dump: --format is text or json, not 'github'"},
+      {{"select", "--format", "gtest-filter"},
+       "ste select: --format gtest-filter is for runner.kind = \"ctest\" (GoogleTest cases)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args[0]);
