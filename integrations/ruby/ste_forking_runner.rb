@@ -240,8 +240,9 @@ module SteForkingRunner
       @opts.preload.each { |file| require File.expand_path(file) }
       seeded = @args.any? { |a| a == "-s" || a.start_with?("--seed") } || ENV["SEED"]
       @seed_args = seeded ? [] : ["--seed", (Random.new_seed % 0xFFFF).to_s]
-      @case_scopes = @opts.case_scopes && @scope && seeded
-      return unless @opts.case_scopes && @scope && !seeded
+      wanted = @opts.case_scopes && @scope
+      @case_scopes = wanted && seeded
+      return unless wanted && !seeded
 
       warn "#{PROGRAM}: no case scopes: minitest runs the cases in a random order without a " \
            "seed, and the next run's may differ (give one: -- --seed N); each file is selected whole"

@@ -24,15 +24,24 @@ import sys
 _NAMES = ("ste_names", "ste_defs", "ste_parts", "ste_tracers")
 
 
+def interceptor_folders():
+    """The folders of the interceptors LD_PRELOAD names (build/ in the
+    build tree, lib/ste/ installed): what ste compiled for Python is in
+    python/ there (this bytecode; ste_tracers.py's _ste_tracer)."""
+    import os
+
+    suffix = "/libste_preload.so"
+    tokens = os.environ.get("LD_PRELOAD", "").replace(":", " ").split()
+    return [t[: -len(suffix)] for t in tokens if t.endswith(suffix)]
+
+
 def _bytecode_dir():
     """python/ste_site/ beside the interceptor, or None."""
     import os
 
-    for token in os.environ.get("LD_PRELOAD", "").replace(":", " ").split():
-        if token.endswith("/libste_preload.so"):
-            folder = token[: -len("/libste_preload.so")] + "/python/ste_site"
-            if os.path.isdir(folder):
-                return folder
+    for folder in interceptor_folders():
+        if os.path.isdir(folder + "/python/ste_site"):
+            return folder + "/python/ste_site"
     return None
 
 

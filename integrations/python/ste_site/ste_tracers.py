@@ -223,11 +223,11 @@ def _compiled_tracer():
     it: build/ in the build tree, lib/ste/ installed), or None."""
     from importlib import _bootstrap, _bootstrap_external
 
+    import ste_boot
+
     suffix = _bootstrap_external.EXTENSION_SUFFIXES[0]  # ".cpython-311-<arch>.so"
-    for token in os.environ.get("LD_PRELOAD", "").replace(":", " ").split():
-        if not token.endswith("/libste_preload.so"):
-            continue
-        path = "%s/python/_ste_tracer%s" % (token[: -len("/libste_preload.so")], suffix)
+    for folder in ste_boot.interceptor_folders():
+        path = "%s/python/_ste_tracer%s" % (folder, suffix)
         if not os.path.exists(path):
             continue
         loader = _bootstrap_external.ExtensionFileLoader("_ste_tracer", path)
