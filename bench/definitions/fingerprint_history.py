@@ -59,10 +59,13 @@ def main():
         for name in git(a.repo, "diff", "--name-only", "--diff-filter=M", c + "^", c, "--", "*" + ext).decode().split():
             pairs.append((c, name, git(a.repo, "show", "%s^:%s" % (c, name)), git(a.repo, "show", "%s:%s" % (c, name))))
     blobs = [x for p in pairs for x in (p[2], p[3])]
-    with tempfile.NamedTemporaryFile(suffix=ext) as old:
-        old.write(old_text)
-        old.flush()
-        before = modules(command, old.name, blobs)
+    # The old script beside the files of its folder at that revision (the
+    # Ruby one requires ste_consts.rb beside it).
+    with tempfile.TemporaryDirectory() as old:
+        folder = os.path.dirname(rel)
+        archive = subprocess.run(["git", "-C", STE, "archive", a.old, folder], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+        before = modules(command, os.path.join(old, rel), blobs)
     after = modules(command, os.path.join(STE, rel), blobs)
 
     def changed(fps, i):

@@ -587,6 +587,107 @@ TEST(RubyFingerprint, ADefPassedToACallIsAUnitNamedAsAPlainDef) {
   }
 }
 
+// Issue 24, item 1: a def in a body of a statement that runs where it
+// stands (if/elsif/else, unless, case/when, begin/rescue/else/ensure, a
+// call's block) is a unit: its body runs only when the method is called.
+// The statement around it is module-level code. A block assigned to a
+// constant names its methods under the constant.
+const char kBranches[] =
+    "module Esc\n"
+    "  if defined?(CGI)\n"
+    "    def self.html(s)\n"
+    "      CGI.escapeHTML(s)\n"
+    "    end\n"
+    "  elsif defined?(ERB)\n"
+    "    def self.html(s)\n"
+    "      ERB::Util.h(s)\n"
+    "    end\n"
+    "  else\n"
+    "    def self.html(s)\n"
+    "      s.gsub(\"<\", \"&lt;\")\n"
+    "    end\n"
+    "  end\n"
+    "\n"
+    "  unless method_defined?(:wide)\n"
+    "    def wide\n"
+    "      1\n"
+    "    end\n"
+    "  end\n"
+    "\n"
+    "  begin\n"
+    "    require \"zlib\"\n"
+    "    def crc(s) = Zlib.crc32(s)\n"
+    "  rescue LoadError\n"
+    "    def crc(s) = 0\n"
+    "  end\n"
+    "\n"
+    "  case RUBY_ENGINE\n"
+    "  when \"ruby\"\n"
+    "    def engine; :mri; end\n"
+    "  else\n"
+    "    def engine; :other; end\n"
+    "  end\n"
+    "\n"
+    "  Point = Struct.new(:x, :y) do\n"
+    "    def norm\n"
+    "      x.abs + y.abs\n"
+    "    end\n"
+    "  end\n"
+    "\n"
+    "  class_eval do\n"
+    "    private def hidden\n"
+    "      2\n"
+    "    end\n"
+    "  end\n"
+    "end\n";
+
+TEST(RubyFingerprint, ADefInABranchOrABlockIsAUnit) {
+  const std::vector<ShopEdit> edits = {
+      {"if body", "      CGI.escapeHTML(s)\n", "      CGI.escapeHTML(s.to_s)\n", "Esc.html"},
+      {"elsif body", "ERB::Util.h(s)", "ERB::Util.html_escape(s)", "Esc.html#2"},
+      {"else body", "s.gsub(\"<\", \"&lt;\")", "s.gsub(\">\", \"&gt;\")", "Esc.html#3"},
+      {"unless body", "      1\n", "      (1)\n", "Esc#wide"},
+      {"begin body", "Zlib.crc32(s)", "Zlib.crc32(s.b)", "Esc#crc"},
+      {"rescue body", "def crc(s) = 0", "def crc(s) = -1", "Esc#crc#2"},
+      {"when body", ":mri", ":cruby", "Esc#engine"},
+      {"case else body", ":other", ":jruby", "Esc#engine#2"},
+      {"Struct block", "x.abs + y.abs", "(x.abs + y.abs)", "Esc::Point#norm"},
+      {"a def passed to a call in a block", "      2\n", "      3\n", "Esc#hidden"},
+      {"the condition", "if defined?(CGI)", "if defined?(::CGI)", ""},
+      {"the rescued class", "rescue LoadError", "rescue StandardError", ""},
+      {"the block's call", "Struct.new(:x, :y)", "Struct.new(:x, :y, :z)", ""},
+      {"a parameter", "def norm\n", "def norm(k = 1)\n", ""},
+      {"code beside the def", "    require \"zlib\"\n", "    require \"zlib/x\"\n", ""},
+  };
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("esc.rb", kBranches, edits, true);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const FileDefinitions& base = (*run)[0];
+  ASSERT_TRUE(base.parsed) << base.error;
+  std::vector<std::string> names;
+  for (const DefinitionUnit& u : base.units) names.push_back(u.name);
+  ASSERT_EQ(names, (std::vector<std::string>{"Esc.html", "Esc.html#2", "Esc.html#3", "Esc#wide", "Esc#crc",
+                                             "Esc#crc#2", "Esc#engine", "Esc#engine#2", "Esc::Point#norm",
+                                             "Esc#hidden"}));
+  EXPECT_EQ(base.units[0].first_line, 3u);
+  EXPECT_EQ(base.units[0].last_line, 5u);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    const FileDefinitions& now = (*run)[i + 1];
+    ASSERT_TRUE(now.parsed) << now.error;
+    if (edits[i].unit.empty()) {
+      EXPECT_NE(Hex(now.module), Hex(base.module));
+      continue;
+    }
+    EXPECT_EQ(Hex(now.module), Hex(base.module));
+    ASSERT_EQ(now.units.size(), base.units.size());
+    for (size_t u = 0; u < base.units.size(); u++) {
+      ASSERT_EQ(now.units[u].name, base.units[u].name);
+      EXPECT_EQ(now.units[u].name == edits[i].unit, Hex(now.units[u].hash) != Hex(base.units[u].hash))
+          << base.units[u].name;
+    }
+  }
+}
+
 // Issue 24, the move rule: a unit's hash is its text, its place (the `at`
 // line) its text and position. A pure move keeps every hash and changes
 // the places; lines added inside one method change its hash and the places

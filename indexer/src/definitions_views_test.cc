@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -161,6 +162,84 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
   FileDefinitions blank = variant("    return w * h\n", "\n    return w * h\n");
   EXPECT_TRUE(Same(blank.units[0].hash, base.units[0].hash));
   EXPECT_FALSE(Same(blank.units[0].place, base.units[0].place));
+}
+
+// Issue 24, item 1 (format 5): a def in a block of a compound statement at
+// the top or in a class (try/except, if/else, with, for, while, match) is a
+// unit: a body edit changes it only. The statement around it, and the
+// def's header there, are module-level code. A name repeated in the file
+// (a branch's def or class of the same name) is "#k"-suffixed, a class's
+// docstring and methods with it.
+const char kBranches[] =
+    "import sys\n"                                  // 1
+    "try:\n"                                        // 2
+    "    from _speedups import crc\n"               // 3
+    "except ImportError:\n"                         // 4
+    "    def crc(b):\n"                             // 5
+    "        return sum(b) % 255\n"                 // 6
+    "if sys.platform == 'win32':\n"                 // 7
+    "    class Path:\n"                             // 8
+    "        \"\"\"Windows.\"\"\"\n"                   // 9
+    "        def sep(self):\n"                      // 10
+    "            return '\\\\'\n"                     // 11
+    "else:\n"                                       // 12
+    "    class Path:\n"                             // 13
+    "        \"\"\"POSIX.\"\"\"\n"                     // 14
+    "        def sep(self):\n"                      // 15
+    "            return '/'\n"                      // 16
+    "with open(__file__) as f:\n"                   // 17
+    "    def first():\n"                            // 18
+    "        return 1\n"                            // 19
+    "for k in range(2):\n"                          // 20
+    "    def loop():\n"                             // 21
+    "        return k\n"                            // 22
+    "class Box:\n"                                  // 23
+    "    if True:\n"                                // 24
+    "        def size(self):\n"                     // 25
+    "            return 0\n";                       // 26
+
+TEST(PythonDefinitions, ADefInACompoundStatementIsAUnit) {
+  FileDefinitions base = One(kBranches);
+  ASSERT_TRUE(base.parsed) << base.error;
+  std::vector<std::string> names;
+  for (const DefinitionUnit& u : base.units) names.push_back(u.name);
+  ASSERT_EQ(names, (std::vector<std::string>{"crc", "Path.sep", "Path#2.sep", "first", "loop", "Box.size"}));
+  EXPECT_EQ(base.UnitAt(6)->name, "crc");
+  EXPECT_EQ(base.UnitAt(16)->name, "Path#2.sep");
+  EXPECT_EQ(base.UnitAt(7), nullptr) << "the if statement is module-level code";
+  std::vector<std::string> docs;
+  for (const DefinitionDoc& d : base.docs) docs.push_back(d.name);
+  EXPECT_EQ(docs, (std::vector<std::string>{"Path", "Path#2"}));
+  for (const auto& [from, to, unit] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"return sum(b) % 255", "return sum(b) % 256", "crc"},
+           {"return '\\\\'", "return '\\\\\\\\'", "Path.sep"},
+           {"return '/'", "return ':'", "Path#2.sep"},
+           {"return 1", "return 2", "first"},
+           {"return k", "return -k", "loop"},
+           {"return 0", "return 1", "Box.size"},
+       }) {
+    FileDefinitions v = Variant(kBranches, from, to);
+    ASSERT_EQ(v.units.size(), base.units.size()) << from;
+    EXPECT_TRUE(Same(v.module, base.module)) << from << " -> " << to;
+    for (size_t i = 0; i < base.units.size(); i++) {
+      EXPECT_EQ(Same(v.units[i].hash, base.units[i].hash), base.units[i].name != unit) << from << ": " << base.units[i].name;
+    }
+  }
+  // A docstring of a class in a branch: its own part, by its own name.
+  FileDefinitions doc = Variant(kBranches, "POSIX.", "Unix.");
+  EXPECT_TRUE(Same(doc.module, base.module));
+  ASSERT_EQ(doc.docs.size(), 2u);
+  EXPECT_TRUE(Same(doc.docs[0].hash, base.docs[0].hash));
+  EXPECT_FALSE(Same(doc.docs[1].hash, base.docs[1].hash));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"except ImportError:", "except (ImportError, OSError):"},
+           {"if sys.platform == 'win32':", "if sys.platform.startswith('win'):"},
+           {"def crc(b):", "def crc(b, seed=0):"},
+           {"for k in range(2):", "for k in range(3):"},
+           {"    if True:\n", "    if False:\n"},
+       }) {
+    EXPECT_FALSE(Same(Variant(kBranches, from, to).module, base.module)) << from << " -> " << to;
+  }
 }
 
 // Format 4 ("names" in ste_fingerprint.py): a plain function or simple

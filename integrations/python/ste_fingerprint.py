@@ -33,9 +33,14 @@ same protocol.)
 
 A *definition* (unit) is a `def` or `async def` statement directly in the
 module's body or directly in the body of a class that is itself a unit's
-sibling there (classes nest: "Outer.Inner.method"). Its name is its
-qualified name, with "#<k>" added to the k-th (k >= 2) repetition of a name
-(a property's setter). <first> is its first line (the first decorator's),
+sibling there (classes nest: "Outer.Inner.method"), or in a block of a
+compound statement there (`if`/`elif`/`else`, `try`/`except`/`else`/
+`finally`, `with`, `for`, `while`, `match`: a fallback defined when an
+import fails, a def per platform); the statement around it is module-level
+code, the def's body runs only when the function is called. Its name is
+its qualified name, with "#<k>" added to the k-th (k >= 2) repetition of a
+name in the file (a property's setter, the `else:` branch's def of the same
+name, a class defined twice). <first> is its first line (the first decorator's),
 <last> its last; the code objects that start in [first, last] are its.
 
 What goes where (each is a BLAKE2b-128 over a tag, the interpreter's name
@@ -125,7 +130,7 @@ import ast
 import hashlib
 import sys
 
-FORMAT = 4
+FORMAT = 5  # 5: defs inside if/try/with/for/while/match are units
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -417,6 +422,22 @@ def _names_in(nodes, free):
     return ",".join(sorted(found))
 
 
+def _blocks(stmt):
+    """The statement lists inside a compound statement that runs in its
+    enclosing scope (if, for, while, with, try, match): a def there is a
+    unit like one directly in the body (its code runs only when called)."""
+    cls = stmt.__class__
+    if cls in (ast.If, ast.For, ast.AsyncFor, ast.While):
+        return [stmt.body, stmt.orelse]
+    if cls in (ast.With, ast.AsyncWith):
+        return [stmt.body]
+    if cls is ast.Try or cls.__name__ == "TryStar":
+        return [stmt.body] + [h.body for h in stmt.handlers] + [stmt.orelse, stmt.finalbody]
+    if cls.__name__ == "Match":
+        return [case.body for case in stmt.cases]
+    return []
+
+
 def _with_names(text, names):
     return text if not names else "%s\0names:%s" % (text, names)
 
@@ -457,8 +478,9 @@ def fingerprint(source):
     detached = "__getattr__" not in bindings.count
     _take_docstring(tree.body, 0, "<module>", docs)
 
+    seen = {}  # qualified name -> how many so far, over the whole file
+
     def visit(body, prefix):
-        seen = {}
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = prefix + node.name
@@ -476,8 +498,15 @@ def fingerprint(source):
                 node.body = kept + [ast.Expr(value=marker)]
             elif isinstance(node, ast.ClassDef):
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                _take_docstring(node.body, first, prefix + node.name, docs)
-                visit(node.body, prefix + node.name + ".")
+                name = prefix + node.name
+                seen[name] = seen.get(name, 0) + 1
+                if seen[name] > 1:  # (its docstring and methods are its own)
+                    name = "%s#%d" % (name, seen[name])
+                _take_docstring(node.body, first, name, docs)
+                visit(node.body, name + ".")
+            else:
+                for inner in _blocks(node):
+                    visit(inner, prefix)
 
     visit(tree.body, "")
     # Each simple constant and plain function: its part, with its anchor

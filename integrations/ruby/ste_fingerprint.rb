@@ -35,7 +35,14 @@
 # `module_function def`, `private_class_method def self.m`, `memoize def
 # m`, `obj.m def x`, nested (`private memoize def m`): a def's value is
 # its name, the call gets that symbol; the method is defined as a plain
-# def's, the call itself is module-level code. Names: "Geo::Polygon#area" (instance method),
+# def's, the call itself is module-level code; or such a def in a body of
+# a statement there that runs where it stands: `if`/`elsif`/`else`,
+# `unless`, `case`/`when`/`in`, `begin`/`rescue`/`else`/`ensure`, a call's
+# block (`Point = Struct.new(:x) do`, `class_eval do`, `included do`): the
+# def's body runs only when the method is called, the statement around it
+# is module-level code (branches). A block assigned to a constant names
+# its methods under it ("Geo::Point#norm"); any other keeps the enclosing
+# name (a label: ste matches ran code to units by line). Names: "Geo::Polygon#area" (instance method),
 # "Geo::Polygon.create" (singleton method, `def self.` or `class << self`),
 # "helper" and "self.helper" in the file's body; "#<k>" is added to the
 # k-th (k >= 2) repetition of a name; '%', '/' and control bytes of a name
@@ -121,8 +128,9 @@ module SteFingerprint
   # 2: bodies are the def's span past its signature (hole); 3: a unit's
   # hash is its text without its position, which is the `at` line's; 4:
   # a comment is code only where Ruby reads it as magic (MAGIC); 5: a
-  # simple constant's value is its `const` line's, not the module's
-  FORMAT = 5
+  # simple constant's value is its `const` line's, not the module's; 6:
+  # defs in if/unless/case/begin bodies and in blocks are units (branches)
+  FORMAT = 6
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
@@ -177,8 +185,59 @@ module SteFingerprint
         next if singleton || prefix.nil? || node.children[0].type != :SELF
 
         collect(node.children[1].children[2], prefix, true, units)
+      else
+        branches(node).each { |inner, name| collect(inner, name ? qualify(prefix, name) : prefix, singleton, units) }
       end
     end
+  end
+
+  def qualify(prefix, name)
+    prefix.nil? ? name.to_s : "#{prefix}::#{name}"
+  end
+
+  # The bodies inside a statement that runs where it stands, whose defs are
+  # units like those directly in the body (a def's code runs only when the
+  # method is called; the statement around it is module-level code):
+  # `if`/`elsif`/`else`, `unless`, `case`/`when`, `begin`/`rescue`/`else`/
+  # `ensure`, and the block of a call (`Struct.new(:a) do ... end`,
+  # `class_eval do`, `included do`). [[body, name]]: name, a constant the
+  # statement assigns the call's value to (`Point = Struct.new(:x) do`),
+  # names the methods of its block ("M::Point#norm"); nil keeps the prefix.
+  def branches(node)
+    case node.type
+    when :IF, :UNLESS then [[node.children[1], nil], [node.children[2], nil]]
+    when :CASE, :CASE2, :CASE3 then branches(node.children.last)
+    when :WHEN, :IN
+      rest = node.children[2]
+      [[node.children[1], nil]] + (rest.is_a?(Node) && %i[WHEN IN].include?(rest.type) ? branches(rest) : [[rest, nil]])
+    when :BEGIN then [[node.children[0], nil]]
+    when :RESCUE then [[node.children[0], nil]] + branches_of_rescue(node.children[1]) + [[node.children[2], nil]]
+    when :ENSURE then [[node.children[0], nil], [node.children[1], nil]]
+    when :ITER then block_body(node) ? [[block_body(node), nil]] : []
+    when :CDECL
+      value = node.children[1]
+      name = node.children[0]
+      return [] unless name.is_a?(Symbol) && value.is_a?(Node) && value.type == :ITER && block_body(value)
+
+      [[block_body(value), name]]
+    else []
+    end
+  end
+
+  def branches_of_rescue(resbody)
+    out = []
+    while resbody.is_a?(Node) && resbody.type == :RESBODY
+      out << [resbody.children[1], nil]
+      resbody = resbody.children[2]
+    end
+    out
+  end
+
+  # The statements of a call's block (ITER: the call, then the block's
+  # SCOPE), nil for a `for` loop or anything else.
+  def block_body(iter)
+    scope = iter.children[1]
+    scope.is_a?(Node) && scope.type == :SCOPE ? scope.children[2] : nil
   end
 
   # The defs a statement makes: itself when it is a def; the defs among the
@@ -329,6 +388,7 @@ module SteFingerprint
     lines = source.lines
     units = []
     collect(tree.children[2], nil, false, units)
+    units.sort_by! { |u| [u.first, u.last] } # (collect's order is the file's; kept whatever a node's children's)
     # Units sharing a line with another unit stay module-level code.
     shared = {}
     units.each_cons(2) do |a, b|

@@ -59,7 +59,7 @@ const Setup kPytestProfile = {"PytestProfile", kPytest.runner, true};
 
 const char kInit[] =
     "from .calc import add, mul, sub, unused, Vec\n"
-    "from .text import shout, whisper\n"
+    "from .text import shout, whisper, pad, Pair\n"
     "from .table import TABLE\n"
     "from . import meta\n"
     "from .meta import __version__\n";
@@ -147,7 +147,24 @@ const char kText[] =
     "\n"
     "\n"
     "def whisper(s):\n"
-    "    return s.lower() + '...'\n";
+    "    return s.lower() + '...'\n"
+    "\n"
+    "\n"
+    "# Defs inside compound statements at the top (issue 24): units too.\n"
+    "try:\n"
+    "    from _shapes_speedups import pad\n"
+    "except ImportError:\n"
+    "    def pad(s):\n"
+    "        return '[' + s + ']'\n"
+    "\n"
+    "if len('ab') == 2:\n"
+    "    class Pair:\n"
+    "        def total(self, a, b):\n"
+    "            return a + b\n"
+    "else:\n"
+    "    class Pair:\n"
+    "        def total(self, a, b):\n"
+    "            return a - b\n";
 
 const char kTable[] =
     "def _build():\n"
@@ -166,6 +183,8 @@ const std::map<std::string, std::string> kTestBodies = {
     {"test_shout", "self.assertEqual(shapes.shout('a'), 'A!')"},
     {"test_whisper", "self.assertEqual(shapes.whisper('A'), 'a...')"},
     {"test_table", "self.assertEqual(shapes.TABLE['b'], 2)"},
+    {"test_pad", "self.assertEqual(shapes.pad('x'), '[x]')"},
+    {"test_pair", "self.assertEqual(shapes.Pair().total(1, 2), 3)"},
     // Reads a definition's source without running it: file level.
     {"test_source", "import inspect\n        self.assertIn(\"'unused'\", inspect.getsource(shapes.unused))"},
     // Runs mul on a thread of its own (profiled too).
@@ -271,6 +290,13 @@ std::vector<Change> Changes() {
        Paths({"test_shout", "test_exec"})},
       {"whisper body", "text.py", "return s.lower() + '...'", "return s.lower() + '.'",
        Paths({"test_whisper"})},
+      // A def inside a top-level `try`/`except` or `if`/`else` (a class's
+      // methods there too) is a unit: a body edit selects the tests that ran
+      // it; the statement around it is module-level code (issue 24, item 1).
+      {"a def in an except block", "text.py", "return '[' + s + ']'", "return '<' + s + '>'", Paths({"test_pad"})},
+      {"a method of a class in an if block", "text.py", "return a + b", "return a + b + 1", Paths({"test_pair"})},
+      {"the else branch's method", "text.py", "return a - b", "return b - a", {}, false, false},
+      {"the if's test", "text.py", "if len('ab') == 2:", "if len('ab') == 3:", {}, true},
       {"import-time function", "table.py", "'b': 2", "'b': 3", {}, true},
       {"a constant no code names", "calc.py", "LIMIT = 100", "LIMIT = 101", Paths({"test_source"}), false, false},
       {"class attribute", "calc.py", "dims = 2", "dims = 3", {}, true, false},

@@ -116,6 +116,23 @@ const char kText[] =
     "  def self.fail!\n"
     "    raise ArgumentError, \"no\"\n"
     "  end\n"
+    "\n"
+    "  # Defs in an if/else and in a block (issue 24): units too.\n"
+    "  if RUBY_VERSION >= \"2.0\"\n"
+    "    def self.pad(s)\n"
+    "      \"[#{s}]\"\n"
+    "    end\n"
+    "  else\n"
+    "    def self.pad(s)\n"
+    "      \"(#{s})\"\n"
+    "    end\n"
+    "  end\n"
+    "\n"
+    "  Pair = Struct.new(:a, :b) do\n"
+    "    def total\n"
+    "      a + b\n"
+    "    end\n"
+    "  end\n"
     "end\n";
 
 const char kTable[] =
@@ -141,6 +158,8 @@ const std::map<std::string, Body> kTestBodies = {
     {"shout", {"", "Shapes.shout(\"a\") == \"A!\""}},
     {"whisper", {"", "Shapes.whisper(\"A\") == \"a...\""}},
     {"table", {"", "Shapes::TABLE[\"b\"] == 2"}},
+    {"pad", {"", "Shapes.pad(\"x\") == \"[x]\""}},
+    {"pair", {"", "Shapes::Pair.new(1, 2).total == 3"}},
     // Simple constants: one a method names, one read by name at run time,
     // one read at load by another file's module-level code.
     {"triple", {"", "Shapes.triple(2) == 6"}},
@@ -215,6 +234,13 @@ std::vector<Change> Changes() {
       {"comment outside", "calc.rb", "# Arithmetic.", "# Sums.", {"source"}, false, false},
       {"shout body", "text.rb", "\"#{s.upcase}!\"", "\"#{s.upcase}?\"", {"shout"}},
       {"whisper body", "text.rb", "\"#{s.downcase}...\"", "\"#{s.downcase}.\"", {"whisper"}},
+      // Defs in a branch of an `if` and in a call's block (Struct.new do)
+      // are units: a body edit selects the tests that ran them; the `if`
+      // itself is module-level code (issue 24, item 1).
+      {"a def in an if branch", "text.rb", "\"[#{s}]\"", "\"<#{s}>\"", {"pad"}},
+      {"the else branch's def", "text.rb", "\"(#{s})\"", "\"{#{s}}\"", {}, false, false},
+      {"a def in a Struct block", "text.rb", "      a + b\n", "      a + b + 1\n", {"pair"}},
+      {"the if's condition", "text.rb", "if RUBY_VERSION >= \"2.0\"", "if RUBY_VERSION < \"2.0\"", {}, true},
       {"load-time method", "table.rb", "\"b\" => 2", "\"b\" => 3", {}, true},
       // A simple constant's value: the tests whose code that ran names it,
       // or that read it by a name made at run time (const_get), or all
