@@ -113,8 +113,13 @@ _root = None  # "<abs root>/", from setup()
 _stat = _mark_broken = None  # ste_defs's, from setup()
 _CodeType = type((lambda: None).__code__)
 _names_used = set()  # names that code which ran uses
-_deferred = []  # code objects that also bind or import names: classified on demand
-_classified = set()  # ids of _deferred code objects classified
+# Code that ran, (code, co_names, names in its constants' tuples, whether
+# it is the repository's), whose names are taken (_take_names) only when
+# one of them is a name that matters (emit()): most never are, and reading
+# a code object's bytecode costs (its co_code is made on first use).
+_deferred = []
+_deferred_checked = 0  # _deferred[:_deferred_checked] hold none of _keys_checked
+_keys_checked = set()
 _const_index = {}  # name -> abs files binding it at top level to a plain value or a function of theirs
 _indexed = set()  # module files indexed
 _name_records = set()  # (file, name) recorded
@@ -155,17 +160,30 @@ def _binding_ops():
 
 
 _BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = None
+# bytes.translate's table: each binding opcode to _BINDING_BYTE, any other
+# to 0 (one C call over a code object's opcodes, where a set test per
+# opcode was twice as slow).
+_BINDING_TABLE = None
+_BINDING_BYTE = b"\x01"
 
 
 def _string_names(consts, direct, nested, depth=0):
     """The identifiers and dotted names among string constants: those of
-    `consts` itself into `direct`, those inside its tuples into `nested`."""
+    `consts` itself into `direct`, those inside its tuples into `nested`.
+    (A string of at most 200 characters, letters, digits, '_' and '.': each
+    of its dot-separated parts that is an identifier. Every process runs
+    this on every code object that ran: an identifier, the usual case, is
+    taken in two C calls.)"""
+    into = nested if depth else direct
     for c in consts:
         if type(c) is str:
-            if len(c) <= 200 and c.replace(".", "").replace("_", "a").isalnum():
+            if c.isidentifier():
+                if len(c) <= 200 and (c.isascii() or c.replace("_", "a").isalnum()):
+                    into.add(c)
+            elif "." in c and len(c) <= 200 and c.replace(".", "").replace("_", "a").isalnum():
                 for part in c.split("."):
                     if part.isidentifier():
-                        (nested if depth else direct).add(part)
+                        into.add(part)
         elif type(c) in (tuple, frozenset):
             _string_names(c, direct, nested, depth + 1)
 
@@ -204,13 +222,42 @@ def look_at(code):
         if not _DUNDERS.isdisjoint(names):
             names = tuple(n for n in names if n not in _DUNDERS)
     _names_used.update(direct)
-    if _BINDING_OPS.isdisjoint(code.co_code[::2]):
-        _names_used.update(names)
-        _names_used.update(nested)
+    _deferred.append((code, names, nested, repo))
+
+
+def _take_names(code, names, nested, repo):
+    """The names of a deferred code object into _names_used: all of them
+    when it binds or imports none; else those it uses (`from m import X`
+    holds "X" in a tuple: a copy, no use)."""
+    if _BINDING_BYTE not in code.co_code[::2].translate(_BINDING_TABLE):
+        used = set(names)
+        used.update(nested)
     else:
-        # Binds or imports names: classified when one of them matters
-        # (`from m import X` holds "X" in a tuple: a copy, no use).
-        _deferred.append((code, frozenset(names).union(nested), nested))
+        used, imported = _used_names(code)
+        used.update(nested - imported)
+    if not repo:
+        used.difference_update(_DUNDERS)
+    _names_used.update(used)
+
+
+def _take_deferred(pending):
+    """Takes the names of each deferred code object that holds one of
+    `pending` (names bound by the repository not yet used). The ones
+    checked before are checked again only against keys new since then."""
+    global _deferred_checked
+    fresh = pending - _keys_checked
+    start = 0 if fresh else _deferred_checked
+    kept = _deferred[:start]
+    for at in range(start, len(_deferred)):
+        item = _deferred[at]
+        against = fresh if at < _deferred_checked else pending
+        if against.isdisjoint(item[1]) and against.isdisjoint(item[2]):
+            kept.append(item)
+        else:
+            _take_names(*item)
+    _deferred[:] = kept
+    _deferred_checked = len(kept)
+    _keys_checked.update(pending)
 
 
 def _used_names(code):
@@ -268,14 +315,7 @@ def emit():
     _index_modules()
     pending = _const_index.keys() - _names_used
     if pending and _deferred:
-        for code, mentioned, nested in _deferred:
-            if id(code) not in _classified and not pending.isdisjoint(mentioned):
-                _classified.add(id(code))
-                used, imported = _used_names(code)
-                used.update(nested - imported)
-                if not code.co_filename.startswith(_root):
-                    used.difference_update(_DUNDERS)
-                _names_used.update(used)
+        _take_deferred(pending)
     for name in _const_index.keys() & _names_used:
         for filename in _const_index[name]:
             if (filename, name) not in _name_records:
@@ -607,6 +647,8 @@ def setup(root, stat, mark_broken):
 
     _OPS = opcode.opmap
     _BINDING_OPS = _binding_ops()
+    global _BINDING_TABLE
+    _BINDING_TABLE = bytes(1 if op in _BINDING_OPS else 0 for op in range(256))
     global _NAME_OPS, _NAME_SHIFT, _EXTENDED_ARG, _IMPORT_FROM
     _NAME_OPS = frozenset(opcode.hasname)
     _IMPORT_FROM = opcode.opmap["IMPORT_FROM"]
