@@ -437,6 +437,47 @@ struct ShopEdit {
   std::string unit;  // the unit edited; "" = not a body: the module changes
 };
 
+// `text` (at `path`) and each of `edits` fingerprinted: the base has
+// the units `names`, the first on lines first..last; an edit whose `unit`
+// is "" changes the module's fingerprint, any other the fingerprint of
+// that unit only (the module's and every other unit's stay).
+void ExpectEachEditChangesItsUnitOnly(const std::string& path, const char* text, const std::vector<ShopEdit>& edits,
+                                      const std::vector<std::string>& names, uint32_t first, uint32_t last) {
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits(path, text, edits, true);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const FileDefinitions& base = (*run)[0];
+  ASSERT_TRUE(base.parsed) << base.error;
+  std::vector<std::string> got;
+  for (const DefinitionUnit& u : base.units) got.push_back(u.name);
+  ASSERT_EQ(got, names);
+  EXPECT_EQ(base.units[0].first_line, first);
+  EXPECT_EQ(base.units[0].last_line, last);
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    const FileDefinitions& now = (*run)[i + 1];
+    ASSERT_TRUE(now.parsed) << now.error;
+    if (edits[i].unit.empty()) {
+      EXPECT_NE(Hex(now.module), Hex(base.module));
+      continue;
+    }
+    EXPECT_EQ(Hex(now.module), Hex(base.module));
+    ASSERT_EQ(now.units.size(), base.units.size());
+    for (size_t u = 0; u < base.units.size(); u++) {
+      ASSERT_EQ(now.units[u].name, base.units[u].name);
+      if (base.units[u].name == edits[i].unit) {
+        EXPECT_NE(Hex(now.units[u].hash), Hex(base.units[u].hash)) << "the edited unit";
+      } else {
+        // Every other unit keeps its text, moved down or not; a moved one
+        // changes only its place (AMoveChangesOnlyThePlace).
+        EXPECT_EQ(Hex(now.units[u].hash), Hex(base.units[u].hash)) << base.units[u].name;
+        EXPECT_EQ(Hex(now.units[u].place) == Hex(base.units[u].place),
+                  now.units[u].first_line == base.units[u].first_line)
+            << base.units[u].name;
+      }
+    }
+  }
+}
+
 TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
   const std::vector<ShopEdit> edits = {
       {"parentheses", "    sum * rate\n", "    (sum * rate)\n", "Shop#total"},
@@ -479,38 +520,10 @@ TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
       {"constant made not simple", "TAX = 2", "TAX = rate", ""},
       {"one-line def becomes endless", "def one; 1; end", "def one = 1", ""},
   };
-  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("shop.rb", kShop, edits, true);
-  ASSERT_TRUE(run.ok()) << run.status();
-  const FileDefinitions& base = (*run)[0];
-  ASSERT_TRUE(base.parsed) << base.error;
-  std::vector<std::string> names;
-  for (const DefinitionUnit& u : base.units) names.push_back(u.name);
-  ASSERT_EQ(names, (std::vector<std::string>{"Shop#total", "Shop#name", "Shop#count", "Shop#noop", "Shop#double",
-                                             "Shop#one", "Shop.build", "Shop.origin"}));
-  for (size_t i = 0; i < edits.size(); i++) {
-    SCOPED_TRACE(edits[i].name);
-    const FileDefinitions& now = (*run)[i + 1];
-    ASSERT_TRUE(now.parsed) << now.error;
-    if (edits[i].unit.empty()) {
-      EXPECT_NE(Hex(now.module), Hex(base.module));
-      continue;
-    }
-    EXPECT_EQ(Hex(now.module), Hex(base.module));
-    ASSERT_EQ(now.units.size(), base.units.size());
-    for (size_t u = 0; u < base.units.size(); u++) {
-      ASSERT_EQ(now.units[u].name, base.units[u].name);
-      if (base.units[u].name == edits[i].unit) {
-        EXPECT_NE(Hex(now.units[u].hash), Hex(base.units[u].hash)) << "the edited unit";
-      } else {
-        // Every other unit keeps its text, moved down or not; a moved one
-        // changes only its place (AMoveChangesOnlyThePlace).
-        EXPECT_EQ(Hex(now.units[u].hash), Hex(base.units[u].hash)) << base.units[u].name;
-        EXPECT_EQ(Hex(now.units[u].place) == Hex(base.units[u].place),
-                  now.units[u].first_line == base.units[u].first_line)
-            << base.units[u].name;
-      }
-    }
-  }
+  ExpectEachEditChangesItsUnitOnly("shop.rb", kShop, edits,
+                                   {"Shop#total", "Shop#name", "Shop#count", "Shop#noop", "Shop#double", "Shop#one",
+                                    "Shop.build", "Shop.origin"},
+                                   5, 8);
 }
 
 // Issue 24: a def that is a call's argument (`private def x`; the call
@@ -559,32 +572,10 @@ TEST(RubyFingerprint, ADefPassedToACallIsAUnitNamedAsAPlainDef) {
       {"the call removed", "  memoize def total", "  def total", ""},
       {"a parameter", "def fee(n)", "def fee(n, m = 1)", ""},
   };
-  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("acct.rb", kCalls, edits, true);
-  ASSERT_TRUE(run.ok()) << run.status();
-  const FileDefinitions& base = (*run)[0];
-  ASSERT_TRUE(base.parsed) << base.error;
-  std::vector<std::string> names;
-  for (const DefinitionUnit& u : base.units) names.push_back(u.name);
-  ASSERT_EQ(names, (std::vector<std::string>{"Acct#fee", "Acct#rate", "Acct#open", "Acct.make", "Acct#total",
-                                             "Acct#cached", "Util#clamp"}));
-  EXPECT_EQ(base.units[0].first_line, 2u);
-  EXPECT_EQ(base.units[0].last_line, 4u);
-  for (size_t i = 0; i < edits.size(); i++) {
-    SCOPED_TRACE(edits[i].name);
-    const FileDefinitions& now = (*run)[i + 1];
-    ASSERT_TRUE(now.parsed) << now.error;
-    if (edits[i].unit.empty()) {
-      EXPECT_NE(Hex(now.module), Hex(base.module));
-      continue;
-    }
-    EXPECT_EQ(Hex(now.module), Hex(base.module));
-    ASSERT_EQ(now.units.size(), base.units.size());
-    for (size_t u = 0; u < base.units.size(); u++) {
-      ASSERT_EQ(now.units[u].name, base.units[u].name);
-      EXPECT_EQ(now.units[u].name == edits[i].unit, Hex(now.units[u].hash) != Hex(base.units[u].hash))
-          << base.units[u].name;
-    }
-  }
+  ExpectEachEditChangesItsUnitOnly("acct.rb", kCalls, edits,
+                                   {"Acct#fee", "Acct#rate", "Acct#open", "Acct.make", "Acct#total", "Acct#cached",
+                                    "Util#clamp"},
+                                   2, 4);
 }
 
 // Issue 24, item 1: a def in a body of a statement that runs where it
@@ -659,33 +650,10 @@ TEST(RubyFingerprint, ADefInABranchOrABlockIsAUnit) {
       {"a parameter", "def norm\n", "def norm(k = 1)\n", ""},
       {"code beside the def", "    require \"zlib\"\n", "    require \"zlib/x\"\n", ""},
   };
-  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("esc.rb", kBranches, edits, true);
-  ASSERT_TRUE(run.ok()) << run.status();
-  const FileDefinitions& base = (*run)[0];
-  ASSERT_TRUE(base.parsed) << base.error;
-  std::vector<std::string> names;
-  for (const DefinitionUnit& u : base.units) names.push_back(u.name);
-  ASSERT_EQ(names, (std::vector<std::string>{"Esc.html", "Esc.html#2", "Esc.html#3", "Esc#wide", "Esc#crc",
-                                             "Esc#crc#2", "Esc#engine", "Esc#engine#2", "Esc::Point#norm",
-                                             "Esc#hidden"}));
-  EXPECT_EQ(base.units[0].first_line, 3u);
-  EXPECT_EQ(base.units[0].last_line, 5u);
-  for (size_t i = 0; i < edits.size(); i++) {
-    SCOPED_TRACE(edits[i].name);
-    const FileDefinitions& now = (*run)[i + 1];
-    ASSERT_TRUE(now.parsed) << now.error;
-    if (edits[i].unit.empty()) {
-      EXPECT_NE(Hex(now.module), Hex(base.module));
-      continue;
-    }
-    EXPECT_EQ(Hex(now.module), Hex(base.module));
-    ASSERT_EQ(now.units.size(), base.units.size());
-    for (size_t u = 0; u < base.units.size(); u++) {
-      ASSERT_EQ(now.units[u].name, base.units[u].name);
-      EXPECT_EQ(now.units[u].name == edits[i].unit, Hex(now.units[u].hash) != Hex(base.units[u].hash))
-          << base.units[u].name;
-    }
-  }
+  ExpectEachEditChangesItsUnitOnly("esc.rb", kBranches, edits,
+                                   {"Esc.html", "Esc.html#2", "Esc.html#3", "Esc#wide", "Esc#crc", "Esc#crc#2",
+                                    "Esc#engine", "Esc#engine#2", "Esc::Point#norm", "Esc#hidden"},
+                                   3, 5);
 }
 
 // Issue 24, the move rule: a unit's hash is its text, its place (the `at`
