@@ -22,6 +22,7 @@
 #include "ste/little_endian.h"
 #include "ste/repo_path.h"
 #include "ste/status_macros.h"
+#include "pytest_ini.h"
 
 namespace ste {
 namespace {
@@ -32,6 +33,8 @@ constexpr std::string_view kDistsNamedPrefix = "ste-dists:";
 constexpr std::string_view kEntryPointsPrefix = "ste-entry-points:";
 constexpr std::string_view kDefinitionModuleName = "ste-def";
 constexpr std::string_view kEnvPrefix = "ste-env:";
+constexpr std::string_view kPytestIniName = "ste-pytest-ini";
+constexpr std::string_view kPytestIniFile = "pyproject.toml";
 // The named parts of a source file (definitions.h, "Views").
 constexpr std::pair<std::string_view, DefinitionPart> kDefinitionPrefixes[] = {
     {"ste-def:", DefinitionPart::kUnit},
@@ -114,6 +117,8 @@ std::string CanonicalName(const View& v) {
       break;  // not computed here
     case ViewKind::kEnv:
       return EnvViewName(v.arg);
+    case ViewKind::kPytestIni:
+      return std::string(kPytestIniName);
   }
   return v.name;
 }
@@ -230,6 +235,23 @@ absl::StatusOr<EntryFile> ReadEntryFile(ScanFileSystem* fs, const std::string& p
   }
 }
 
+// The ste-pytest-ini view `path` of the file `abs` (inventory.h, "Views"):
+// kMissing when it is missing, unreadable the ways Path.is_file() or
+// read_text() fail, or no regular file (pytest then reads nothing there).
+absl::StatusOr<InventoryEntry> PytestIniEntry(ScanFileSystem* fs, const std::string& path, const std::string& abs) {
+  InventoryEntry e;
+  e.path = path;
+  std::string text;
+  STE_ASSIGN_OR_RETURN(EntryFile read, ReadEntryFile(fs, abs, &text));
+  if (read != EntryFile::kText) return e;  // kMissing, all zeros
+  std::string value(kPytestIniName);
+  value.push_back('\0');
+  value.append(PytestIniValue(text));
+  e.type = FileType::kRegular;  // stat fields stay zero
+  e.hash = XXH3_128bits(value.data(), value.size());
+  return e;
+}
+
 // A directory's names as os.listdir gives them (symlinks followed), or
 // nullopt when Python would see none because it is not a listable
 // directory (missing, not a directory, EACCES).
@@ -289,6 +311,10 @@ std::optional<View> ParseView(std::string_view path) {
     if (!variable || v.dir != "/") return std::nullopt;
     v.kind = ViewKind::kEnv;
     v.arg = *std::move(variable);
+  } else if (name == kPytestIniName) {
+    // Of a file: <dir> is a pyproject.toml.
+    if (BaseNameOf(v.dir) != kPytestIniFile) return std::nullopt;
+    v.kind = ViewKind::kPytestIni;
   } else if (name == kDefinitionModuleName || name == kDefinitionNamesName) {
     // A part of a source file (definitions.h): <dir> is the file.
     v.kind = ViewKind::kDefinition;
@@ -330,7 +356,9 @@ std::string NormalizeDistName(std::string_view name) {
 }
 
 bool ViewWatches(const View& view, std::string_view dir_basename, std::string_view name) {
-  if (view.kind == ViewKind::kDefinition || view.kind == ViewKind::kEnv) return false;  // no entries
+  if (view.kind == ViewKind::kDefinition || view.kind == ViewKind::kEnv || view.kind == ViewKind::kPytestIni) {
+    return false;  // no entries
+  }
   if (view.kind == ViewKind::kPth) {
     // site.addsitedir: names = [name for name in os.listdir(sitedir) if
     // name.endswith(".pth")] (3.13 also skips names starting with '.').
@@ -366,6 +394,8 @@ std::string DescribeView(const View& view) {
       return absl::StrCat("entry points [", view.arg, "] of its distributions");
     case ViewKind::kEnv:
       return absl::StrCat("the environment variable ", absl::CHexEscape(view.arg));
+    case ViewKind::kPytestIni:
+      return "its [tool.pytest] table (what pytest reads of it)";
     case ViewKind::kDefinition:
       switch (view.part) {
         case DefinitionPart::kModule: return "its module-level code";
@@ -432,6 +462,11 @@ absl::StatusOr<std::vector<InventoryEntry>> ComputeViews(const std::string& root
     }
     const bool repo = v.dir[0] != '/';
     const std::string abs = !repo ? v.dir : v.dir == kRootPath ? root : JoinUnder(root, v.dir);
+    if (v.kind == ViewKind::kPytestIni) {
+      STE_ASSIGN_OR_RETURN(InventoryEntry e, PytestIniEntry(fs, paths[i], abs));
+      out.push_back(std::move(e));
+      continue;
+    }
     auto it = listings.find(abs);
     if (it == listings.end()) {
       absl::StatusOr<std::optional<std::vector<std::string>>> listed = ListForView(fs, abs);

@@ -152,6 +152,8 @@ TEST(ViewPath, DescribesEachView) {
   EXPECT_EQ(DescribeView(*ParseView(kMark + "ste-dists:Foo")), "the distributions named foo");
   EXPECT_EQ(DescribeView(*ParseView(kMark + "ste-entry-points:pytest11")),
             "entry points [pytest11] of its distributions");
+  EXPECT_EQ(DescribeView(*ParseView("pyproject.toml/" + kMark + "ste-pytest-ini")),
+            "its [tool.pytest] table (what pytest reads of it)");
 }
 
 // ---- ste-pth ---------------------------------------------------------------
@@ -364,6 +366,84 @@ TEST(EntryPointsView, TheEggCaseReadsTheFileUnderEggInfo) {
 }
 
 // ---- the directory itself -------------------------------------------------------
+
+// ste-pytest-ini: a pyproject.toml as pytest's configuration discovery
+// reads it, its [tool.pytest] table only.
+const char kPyproject[] =
+    "[project]\n"
+    "name = \"geo\"\n"
+    "version = \"1.0\"\n"
+    "dependencies = [\"attrs>=22\"]\n"
+    "\n"
+    "[tool.pytest.ini_options]\n"
+    "addopts = \"-q\"\n"
+    "markers = [\"slow: slow ones\"]\n"
+    "\n"
+    "[tool.ruff]\n"
+    "line-length = 100\n";
+
+TEST(PytestIniView, OnlyThePytestTableCounts) {
+  TempTree t;
+  t.Write("pyproject.toml", kPyproject);
+  const std::string view = V("pyproject.toml", "ste-pytest-ini");
+  const InventoryEntry entry = ViewOf(t, view);
+  EXPECT_EQ(entry.type, FileType::kRegular);
+  const XXH128_hash_t before = entry.hash;
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string text = kPyproject;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    t.Write("pyproject.toml", text);
+    return HashOf(t, view);
+  };
+  // A version, a dependency, another tool's table, a comment, the order
+  // of keys or tables: pytest sees none of them.
+  EXPECT_TRUE(Same(edited("version = \"1.0\"", "version = \"1.1\""), before));
+  EXPECT_TRUE(Same(edited("attrs>=22", "attrs>=23"), before));
+  EXPECT_TRUE(Same(edited("line-length = 100", "line-length = 88"), before));
+  EXPECT_TRUE(Same(edited("[tool.ruff]\n", "# lint\n[tool.ruff]\n"), before));
+  EXPECT_TRUE(Same(edited("addopts = \"-q\"\nmarkers = [\"slow: slow ones\"]\n",
+                          "markers = [\"slow: slow ones\"]\naddopts = \"-q\"\n"),
+                   before));
+  // Its own table: any value, a key, a type.
+  EXPECT_FALSE(Same(edited("addopts = \"-q\"", "addopts = \"-q -x\""), before));
+  EXPECT_FALSE(Same(edited("markers = [\"slow: slow ones\"]", "markers = [\"slow: slow\"]"), before));
+  EXPECT_FALSE(Same(edited("addopts = \"-q\"\n", "addopts = \"-q\"\ntestpaths = [\"tests\"]\n"), before));
+  EXPECT_FALSE(Same(edited("addopts = \"-q\"", "addopts = [\"-q\"]"), before));
+  // A [tool.pytest] key beside ini_options, and no table at all.
+  EXPECT_FALSE(Same(edited("[tool.ruff]", "[tool.pytest.other]\nx = 1\n[tool.ruff]"), before));
+  const XXH128_hash_t none = edited("[tool.pytest.ini_options]", "[tool.other]");
+  EXPECT_FALSE(Same(none, before));
+  t.Write("pyproject.toml", "[project]\nname = \"x\"\n");
+  EXPECT_TRUE(Same(HashOf(t, view), none)) << "no [tool.pytest]: the same nothing for pytest";
+  t.Write("pyproject.toml", "tool = 1\n");
+  EXPECT_FALSE(Same(HashOf(t, view), none)) << "[tool] no table: pytest fails";
+}
+
+TEST(PytestIniView, AFileThatDoesNotParseCountsWholeAndAMissingOneIsMissing) {
+  TempTree t;
+  const std::string view = V("pyproject.toml", "ste-pytest-ini");
+  t.Write("pyproject.toml", kPyproject);
+  const XXH128_hash_t good = HashOf(t, view);
+  // pytest fails on a file tomllib rejects: every change of it counts.
+  t.Write("pyproject.toml", std::string(kPyproject) + "[project]\n");  // a table defined twice
+  const XXH128_hash_t bad = HashOf(t, view);
+  EXPECT_FALSE(Same(bad, good));
+  t.Write("pyproject.toml", std::string(kPyproject) + "[project]\nname = \"y\"\n");
+  EXPECT_FALSE(Same(HashOf(t, view), bad));
+  t.Write("pyproject.toml", std::string(kPyproject) + "x = \"\xff\"\n");  // not UTF-8
+  EXPECT_FALSE(Same(HashOf(t, view), good));
+  // Missing, a directory: pytest reads nothing there.
+  ASSERT_EQ(unlink((t.root() + "/pyproject.toml").c_str()), 0);
+  EXPECT_EQ(ViewOf(t, view).type, FileType::kMissing);
+  t.MkDir("pyproject.toml");
+  EXPECT_EQ(ViewOf(t, view).type, FileType::kMissing);
+  // Only a file named pyproject.toml has the view.
+  EXPECT_FALSE(ParseView(V("setup.cfg", "ste-pytest-ini")).has_value());
+  EXPECT_TRUE(ParseView(V("sub/pyproject.toml", "ste-pytest-ini")).has_value());
+  EXPECT_TRUE(ParseView(V("/outside/pyproject.toml", "ste-pytest-ini")).has_value());
+}
 
 TEST(ViewDirectory, MissingOrNotADirectoryIsMissing) {
   TempTree t;

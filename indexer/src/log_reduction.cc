@@ -117,6 +117,34 @@ void NoteUnsplitScopes(const std::vector<ProcessCode>& code,
   }
 }
 
+// ste-pytest-ini (inventory.h, "Views"): the files one process's pytest
+// read for its table only. Its startup hook stats "<file>/\x01ste-pytest-
+// ini" around pytest's read, and "<file>/\x01ste-file-read" when the
+// process's Python code opened the file otherwise: the `content` record of
+// such a file is dropped (the view stands for it) unless the second came
+// too. The second is no dependency itself.
+constexpr std::string_view kPytestIniMark = "/\x01ste-pytest-ini";
+constexpr std::string_view kFileReadMark = "/\x01ste-file-read";
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The files of `log` whose content record the pytest view stands for.
+absl::flat_hash_set<std::string> ReadOnlyByPytest(const ProcessLog& log) {
+  absl::flat_hash_set<std::string> pytest, whole;
+  for (const LogRecord& r : log.records) {
+    if (r.kind != RecordKind::kAbsent && r.kind != RecordKind::kContent) continue;
+    if (EndsWith(r.path, kPytestIniMark)) {
+      pytest.insert(r.path.substr(0, r.path.size() - kPytestIniMark.size()));
+    } else if (EndsWith(r.path, kFileReadMark)) {
+      whole.insert(r.path.substr(0, r.path.size() - kFileReadMark.size()));
+    }
+  }
+  for (const std::string& file : whole) pytest.erase(file);
+  return pytest;
+}
+
 // True iff `path` is an environment variable's view whose name
 // selection.env_ignore names (a name with '/' never: globs read it as a
 // path).
@@ -157,8 +185,11 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
   ContentRecorders content_by;
   for (size_t li = 0; li < logs.size(); li++) {
     const ProcessLog& log = logs[li];
+    const absl::flat_hash_set<std::string> pytest_only = ReadOnlyByPytest(log);
     for (const LogRecord& r : log.records) {
       if (r.path == policy.log_dir || Under(policy.log_dir, r.path)) continue;
+      if (EndsWith(r.path, kFileReadMark)) continue;
+      if (r.kind == RecordKind::kContent && !pytest_only.empty() && pytest_only.contains(r.path)) continue;
       if (r.kind != RecordKind::kUnfollowed && !policy.private_tmp.empty() &&
           (r.path == policy.private_tmp || Under(policy.private_tmp, r.path))) {
         continue;

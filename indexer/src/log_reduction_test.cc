@@ -117,6 +117,32 @@ std::vector<ReduceCase> ReduceCases() {
        {{{kA, kWrite, "/repo/out.txt"}, {kB, kContent, "/repo/in.txt"}}},
        {}, {}, absl::OkStatus(),
        {kB + ": in.txt(content)"}, {}, {}},
+      // ste-pytest-ini (inventory.h, "Views"): a process whose pytest read
+      // pyproject.toml for its table depends on that view, not on the
+      // file; unless its Python code also opened the file otherwise (the
+      // ste-file-read mark, never a dependency itself), or the record is
+      // another process's (a shell's cat).
+      {"APytestReadOfPyprojectIsItsView",
+       {{{kA, kContent, "/repo/pyproject.toml"},
+         {kA, kAbsent, "/repo/pyproject.toml/\x01ste-pytest-ini"},
+         {kA, kContent, "/repo/src/a.py"}}},
+       {}, {}, absl::OkStatus(),
+       {kA + ": pyproject.toml/\x01ste-pytest-ini(content) src/a.py(content)"}, {}, {}},
+      {"AnotherReadOfPyprojectKeepsTheFile",
+       {{{kA, kContent, "/repo/pyproject.toml"},
+         {kA, kAbsent, "/repo/pyproject.toml/\x01ste-pytest-ini"},
+         {kA, kAbsent, "/repo/pyproject.toml/\x01ste-file-read"}},
+        {{kB, kContent, "/repo/sub/pyproject.toml"},
+         {kB, kAbsent, "/repo/sub/pyproject.toml/\x01ste-file-read"}}},
+       {}, {}, absl::OkStatus(),
+       {kA + ": pyproject.toml(content) pyproject.toml/\x01ste-pytest-ini(content)",
+        kB + ": sub/pyproject.toml(content)"}, {}, {}},
+      {"AnotherProcesssReadOfPyprojectKeepsTheFile",
+       {{{kA, kContent, "/repo/pyproject.toml"},
+         {kA, kAbsent, "/repo/pyproject.toml/\x01ste-pytest-ini"}},
+        {{kA, kContent, "/repo/pyproject.toml"}}},
+       {}, {}, absl::OkStatus(),
+       {kA + ": pyproject.toml(content) pyproject.toml/\x01ste-pytest-ini(content)"}, {}, {}},
       {"AWrittenFileReadBackThatStillExistsIsADependency",
        {{{kA, kWrite, "/repo/out.txt"}, {kA, kContent, "/repo/out.txt"}}},
        {}, {}, absl::OkStatus(),

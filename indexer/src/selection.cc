@@ -276,6 +276,11 @@ std::string DescribeViewChange(std::string_view path, std::string_view change) {
                                         : ": bound now, or no longer (the tests looked it up)");
     }
   }
+  if (view->kind == ViewKind::kPytestIni) {
+    // "pyproject.toml: its [tool.pytest] table (what pytest reads of it) changed"
+    return absl::StrCat(view->dir, ": ", DescribeView(*view), " changed",
+                        change == "added" ? " (the file appeared)" : change == "deleted" ? " (the file went)" : "");
+  }
   if (view->kind == ViewKind::kEnv) {
     // "the environment variable CI_DB_URL changed (was unset)"
     return absl::StrCat(DescribeView(*view), " changed",

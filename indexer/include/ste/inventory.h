@@ -143,6 +143,28 @@
 //                             by ComputeViews (InvalidArgument): their values
 //                             are fingerprints, made by
 //                             integrations/python/ste_fingerprint.py.
+//     ste-pytest-ini          of a *file* <dir> named pyproject.toml
+//                             ("pyproject.toml/\x01ste-pytest-ini"): what
+//                             pytest's config discovery takes from it
+//                             (_pytest/config/findpaths.py, load_config_
+//                             dict_from_file: tomllib.loads of the file,
+//                             then ["tool"]["pytest"]["ini_options"]). Its
+//                             value: that table as JSON (toml++'s
+//                             json_formatter; keys sorted) when the file
+//                             parses as TOML and has it; a mark when it
+//                             parses without one; a mark and the XXH3-128
+//                             of the whole file when it does not parse
+//                             (pytest fails on it: any change counts).
+//                             kMissing when <dir> is missing or no regular
+//                             file. So a version, a dependency or another
+//                             tool's table edited leaves it as it was.
+//                             Recorded by ste's Python startup hook around
+//                             pytest's read (ste_names.py); ReduceLogs then
+//                             drops that process's `content` record of the
+//                             file itself, unless the process also stat'ed
+//                             "<file>/\x01ste-file-read": its Python code
+//                             opened the file other than in pytest's read
+//                             (that marker is never a dependency).
 //     ste-env:<escaped name>  of "/" only ("/\x01ste-env:HOME"): an
 //                             environment variable (environment.h): not a
 //                             function of a directory but of the
@@ -400,7 +422,7 @@ inline constexpr char kViewMark = '\x01';
 // path, of a known view or not.
 bool IsViewPath(std::string_view path);
 
-enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints, kDefinition, kEnv };
+enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints, kDefinition, kEnv, kPytestIni };
 
 // Which part of a source file a kDefinition view is (definitions.h,
 // "Views"): "ste-def", "ste-def:<unit>", "ste-at:<unit>", "ste-doc:<name>",

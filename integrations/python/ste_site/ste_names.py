@@ -64,8 +64,14 @@ does not run and sitecustomize (ste_site/, first on PYTHONPATH) calls
    read: os.environ.copy() (how an environment is handed to a child, whose
    own reads are recorded), a write, and STE_* (ste's own). Reads made
    before this hook ran (site.py's) are not seen. Any CPython 3.
+5. pytest's read of a pyproject.toml (its configuration discovery, for the
+   [tool.pytest.ini_options] table): recorded as the view ste-pytest-ini
+   of the file; any other opening of a pyproject.toml by the process's
+   Python code after it leaves the mark "<file>/\x01ste-file-read" (the
+   file then counts whole). Installed with 3, when pytest's
+   _pytest.config.findpaths loads.
 
-Steps 1 and 3 are skipped (Python then lists, as without this hook) when the
+Steps 1, 3 and 5 are skipped (Python then lists, as without this hook) when the
 interpreter is not CPython 3.6-3.13 on Linux, or when sys.path_hooks holds
 no CPython FileFinder hook (something replaced it).
 """
@@ -282,11 +288,110 @@ class _PatchAfterImport(object):
 
 
 def _install_metadata_views():
-    patches = {"importlib.metadata": _patch_metadata}
-    already = sys.modules.get("importlib.metadata")
-    if already is not None:
-        _patch_metadata(already)
+    patches = {"importlib.metadata": _patch_metadata, "_pytest.config.findpaths": _patch_pytest_config}
+    for name, patch in patches.items():
+        already = sys.modules.get(name)
+        if already is not None:
+            patch(already)
     sys.meta_path.insert(0, _PatchAfterImport(patches))
+
+
+# ---- 5. pytest's read of pyproject.toml as a view --------------------------------
+#
+# pytest's configuration discovery reads each pyproject.toml it finds for
+# its [tool.pytest.ini_options] table (_pytest/config/findpaths.py,
+# load_config_dict_from_file): every test would depend on the whole file,
+# and a version or a dependency bumped there would select them all. Around
+# that read the view ste-pytest-ini of the file is recorded (ste computes
+# it: the [tool.pytest] table, or whether the file parses), and from then
+# on any other opening of a file named pyproject.toml by this process's
+# Python code (open, io.open, os.open, pathlib's) stats "<file>/\x01ste-
+# file-read": ste drops the process's `content` record of the file only
+# without that mark (docs/concepts.md, "Views"). Not seen: a read before
+# pytest's (a .pth hook), by C code, or through os.stat's size or times.
+
+_PYPROJECT = "pyproject.toml"
+_FILE_READ = "\x01ste-file-read"
+_pytest_reading = [None]  # the thread in pytest's read, while it reads
+
+
+def _patch_pytest_config(module):
+    original = getattr(module, "load_config_dict_from_file", None)
+    if original is None or getattr(original, "_ste_view", False) or not _VIEWS_UNDERSTOOD:
+        return
+
+    def load_config_dict_from_file(filepath):
+        try:
+            path = os.path.abspath(os.fspath(filepath))
+        except (TypeError, ValueError):
+            return original(filepath)
+        if os.path.basename(path) != _PYPROJECT:
+            return original(filepath)
+        _note_other_reads()
+        record_view(path, "ste-pytest-ini")
+        import _thread
+
+        before = _pytest_reading[0]
+        _pytest_reading[0] = _thread.get_ident()
+        try:
+            return original(filepath)
+        finally:
+            _pytest_reading[0] = before
+
+    load_config_dict_from_file._ste_view = True
+    load_config_dict_from_file.__doc__ = original.__doc__
+    load_config_dict_from_file.__wrapped__ = original
+    module.load_config_dict_from_file = load_config_dict_from_file
+
+
+def _note_read(file):
+    """Stats "<file>/\x01ste-file-read" when `file` names a pyproject.toml
+    and this is not pytest's own read of it."""
+    if type(file) is int:
+        return
+    try:
+        name = os.fspath(file)
+        if type(name) is bytes:
+            name = os.fsdecode(name)
+        if not name.endswith(_PYPROJECT) or os.path.basename(name) != _PYPROJECT:
+            return
+        if _pytest_reading[0] is not None:
+            import _thread
+
+            if _pytest_reading[0] == _thread.get_ident():
+                return
+        _stat_quietly(os.path.join(os.path.abspath(name), _FILE_READ))
+    except Exception:
+        pass
+
+
+_reads_noted = [False]
+
+
+def _note_other_reads():
+    """Wraps open, io.open and os.open (once) to note the openings of a
+    pyproject.toml (_note_read)."""
+    if _reads_noted[0]:
+        return
+    _reads_noted[0] = True
+    import builtins
+    import io
+
+    def noting(original):
+        def wrapper(file, *args, **kwargs):
+            _note_read(file)
+            return original(file, *args, **kwargs)
+
+        wrapper.__doc__ = original.__doc__
+        wrapper.__name__ = original.__name__
+        wrapper.__wrapped__ = original
+        return wrapper
+
+    # (builtins.open may be another wrapper already: the definition
+    # tracker's. Each is wrapped as it is.)
+    builtins.open = noting(builtins.open)
+    io.open = noting(io.open)
+    os.open = noting(os.open)
 
 
 # ---- 2. site.py's *.pth scan as a view -----------------------------------------
