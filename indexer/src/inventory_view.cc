@@ -22,7 +22,7 @@
 #include "ste/little_endian.h"
 #include "ste/repo_path.h"
 #include "ste/status_macros.h"
-#include "pytest_ini.h"
+#include "ste/pytest_ini.h"
 
 namespace ste {
 namespace {

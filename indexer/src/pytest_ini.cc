@@ -1,6 +1,6 @@
-// PytestIniValue (pytest_ini.h), with toml++ (toml.h: a TOML 1.0 parser,
+// PytestIniValue (ste/pytest_ini.h), with toml++ (toml.h: a TOML 1.0 parser,
 // as Python's tomllib is).
-#include "pytest_ini.h"
+#include "ste/pytest_ini.h"
 
 #include <xxhash.h>
 

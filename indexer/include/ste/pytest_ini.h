@@ -1,7 +1,7 @@
 // The value of a pyproject.toml's ste-pytest-ini view (ste/inventory.h,
 // "Views"): what pytest's configuration discovery takes from the file.
-#ifndef STE_INDEXER_SRC_PYTEST_INI_H_
-#define STE_INDEXER_SRC_PYTEST_INI_H_
+#ifndef STE_PYTEST_INI_H_
+#define STE_PYTEST_INI_H_
 
 #include <string>
 #include <string_view>
@@ -24,4 +24,4 @@ std::string PytestIniValue(std::string_view text);
 
 }  // namespace ste
 
-#endif  // STE_INDEXER_SRC_PYTEST_INI_H_
+#endif  // STE_PYTEST_INI_H_
