@@ -250,6 +250,19 @@ class Stats(unittest.TestCase):
                 self.assertEqual(kinds(after, "^ste-data"), {"pkg/meta.py/^ste-data"} if data else set())
 
 
+    def test_os_answers_about_its_wrapped_functions_as_without_ste(self):
+        # The tracker wraps os.open, os.stat and os.lstat; code asks os's
+        # supports_* sets about them (shutil.rmtree's symlink protection,
+        # decided as shutil loads).
+        run("""
+            assert os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
+            assert os.stat in os.supports_follow_symlinks
+            assert os.stat in os.supports_fd
+            import importlib, shutil
+            assert importlib.reload(shutil).rmtree.avoids_symlink_attacks
+        """)
+
+
 class Imports(unittest.TestCase):
     def test_a_warning_made_at_import_points_at_the_importer(self):
         # (sympy's test_deprecated checks its deprecation warnings' stacklevel.)

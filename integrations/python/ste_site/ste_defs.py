@@ -334,6 +334,8 @@ def _wrap_reads():
     import builtins
     import io
 
+    from ste_names import same_os_support as _same_os_support  # shutil.rmtree asks os.supports_dir_fd
+
     original_open = io.open
 
     def open(file, mode="r", *args, **kwargs):
@@ -354,7 +356,7 @@ def _wrap_reads():
             _note_read(path)
         return original_os_open(path, flags, *args, **kwargs)
 
-    os.open = os_open
+    os.open = _same_os_support(original_os_open, os_open)
 
     # A stat of a source says it is there, and ste depends on that through
     # the module's view where the module loaded; a stat that hands out its
@@ -382,7 +384,8 @@ def _wrap_reads():
         wrapper.__name__, wrapper.__doc__ = original.__name__, original.__doc__
         return wrapper
 
-    stat, lstat = noting(original_stat), noting(original_lstat)
+    stat = _same_os_support(original_stat, noting(original_stat))
+    lstat = _same_os_support(original_lstat, noting(original_lstat))
     os.stat, os.lstat = stat, lstat
     if sys.version_info < (3, 11):  # pathlib took os.stat as it loaded
         import pathlib

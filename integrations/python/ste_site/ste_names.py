@@ -391,7 +391,20 @@ def _note_other_reads():
     # tracker's. Each is wrapped as it is.)
     builtins.open = noting(builtins.open)
     io.open = noting(io.open)
-    os.open = noting(os.open)
+    os.open = same_os_support(os.open, noting(os.open))
+
+
+def same_os_support(original, wrapper):
+    """`wrapper`, put in each of os.supports_dir_fd, supports_fd,
+    supports_follow_symlinks and supports_effective_ids that holds
+    `original`: code asks those sets about os's functions (`os.open in
+    os.supports_dir_fd`: shutil.rmtree's protection from symlink attacks,
+    os.fwalk), and a wrapper missing from them would change its answer."""
+    for name in ("supports_dir_fd", "supports_fd", "supports_follow_symlinks", "supports_effective_ids"):
+        supported = getattr(os, name, None)
+        if isinstance(supported, set) and original in supported:
+            supported.add(wrapper)
+    return wrapper
 
 
 # ---- 2. site.py's *.pth scan as a view -----------------------------------------
