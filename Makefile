@@ -108,7 +108,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 SAN_TESTS := ste_indexer_test ste_store_test ste_scheduler_test ste_cli_test
 TSAN_TESTS := ste_store_test ste_scheduler_test
 FUZZ_TARGETS := log_reader inventory selection_index config runner_results baseline_archive report_stream \
-  env_file
+  env_file pytest_ini
 SAN_TARGETS := ste $(SAN_TESTS) $(addprefix ste_fuzz_,$(FUZZ_TARGETS)) ste_fuzz_make_report_seeds
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
