@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "definition_resolution.h"
@@ -123,21 +124,17 @@ void NoteUnsplitScopes(const std::vector<ProcessCode>& code,
 // process's Python code opened the file otherwise: the `content` record of
 // such a file is dropped (the view stands for it) unless the second came
 // too. The second is no dependency itself.
-constexpr std::string_view kPytestIniMark = "/\x01ste-pytest-ini";
-constexpr std::string_view kFileReadMark = "/\x01ste-file-read";
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
+constexpr absl::string_view kPytestIniMark = "/\x01ste-pytest-ini";
+constexpr absl::string_view kFileReadMark = "/\x01ste-file-read";
 
 // The files of `log` whose content record the pytest view stands for.
 absl::flat_hash_set<std::string> ReadOnlyByPytest(const ProcessLog& log) {
   absl::flat_hash_set<std::string> pytest, whole;
   for (const LogRecord& r : log.records) {
     if (r.kind != RecordKind::kAbsent && r.kind != RecordKind::kContent) continue;
-    if (EndsWith(r.path, kPytestIniMark)) {
+    if (absl::EndsWith(r.path, kPytestIniMark)) {
       pytest.insert(r.path.substr(0, r.path.size() - kPytestIniMark.size()));
-    } else if (EndsWith(r.path, kFileReadMark)) {
+    } else if (absl::EndsWith(r.path, kFileReadMark)) {
       whole.insert(r.path.substr(0, r.path.size() - kFileReadMark.size()));
     }
   }
@@ -188,8 +185,8 @@ TestDependencies ReduceLogs(const std::vector<ProcessLog>& logs,
     const absl::flat_hash_set<std::string> pytest_only = ReadOnlyByPytest(log);
     for (const LogRecord& r : log.records) {
       if (r.path == policy.log_dir || Under(policy.log_dir, r.path)) continue;
-      if (EndsWith(r.path, kFileReadMark)) continue;
-      if (r.kind == RecordKind::kContent && !pytest_only.empty() && pytest_only.contains(r.path)) continue;
+      if (absl::EndsWith(r.path, kFileReadMark)) continue;
+      if (r.kind == RecordKind::kContent && pytest_only.contains(r.path)) continue;
       if (r.kind != RecordKind::kUnfollowed && !policy.private_tmp.empty() &&
           (r.path == policy.private_tmp || Under(policy.private_tmp, r.path))) {
         continue;

@@ -287,7 +287,7 @@ class _PatchAfterImport(object):
         pass
 
 
-def _install_metadata_views():
+def _install_patches_after_import():
     patches = {"importlib.metadata": _patch_metadata, "_pytest.config.findpaths": _patch_pytest_config}
     for name, patch in patches.items():
         already = sys.modules.get(name)
@@ -514,7 +514,7 @@ def _install():
         except Exception:
             pass  # not tracked: no `end` marker, file level
     if _supported() and _install_finder():
-        _install_metadata_views()
+        _install_patches_after_import()
 
 
 def early(known_paths=None):
