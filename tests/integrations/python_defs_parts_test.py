@@ -69,6 +69,11 @@ PACKAGE = {
     # A library outside the repository (on sys.path) that names its own
     # __version__ and reads lines.
     "lib/outside.py": '__version__ = "9"\n\ndef version():\n    return __version__\n',
+    # A module named like the builtin (click has one), imported by name:
+    # no read of a namespace. The builtin called is one.
+    "pkg/globals.py": "G = 1\n",
+    "pkg/ns.py": "from .globals import G\n\n\ndef via_import():\n    return G\n\n\n"
+                 "def via_builtin():\n    return sorted(globals())\n",
     # A deprecated module: it warns as it is imported, at its importer.
     "pkg/old.py": 'import warnings\nwarnings.warn("old", DeprecationWarning, stacklevel=2)\n',
     # A test runner's package (by its name, as the tracker finds pytest's):
@@ -186,6 +191,12 @@ class Constants(unittest.TestCase):
             with self.subTest(case):
                 _, after = run(case)
                 self.assertEqual(kinds(after, "^ste-namespace"), {"pkg/meta.py/^ste-namespace"} if read else set())
+
+    def test_a_module_named_globals_imported_is_no_read_of_a_namespace(self):
+        for case, read in [("from pkg import ns\nns.via_import()", False), ("from pkg import ns\nns.via_builtin()", True)]:
+            with self.subTest(case):
+                _, after = run(case)
+                self.assertEqual(kinds(after, "^ste-namespace"), {"pkg/ns.py/^ste-namespace"} if read else set())
 
 
 class NamesLookedUp(unittest.TestCase):

@@ -52,7 +52,8 @@ top level of the repository modules loaded, and the functions defined and
 bound there under their own name (a plain function's header is a part of
 its own: ste_fingerprint.py, "sig"). A module's namespace read by
 string (`dir(m)`, `vars(m)`, `m.__dict__`, `inspect.getmembers`, except by
-the import system and `import *`; `globals()` in the module's own code)
+the import system and `import *`; `globals()` in the module's own code,
+not a module named `globals` imported: click's `from .globals import x`)
 makes all of its constants dependencies: its class becomes a ModuleType
 subclass that notes `__dir__` and `__dict__` (attribute access is
 untouched); a module that already has a class of its own is read by
@@ -197,7 +198,7 @@ def look_at(code):
     filename = code.co_filename
     names = code.co_names
     repo = filename.startswith(_root)
-    if repo and ("globals" in names or ("locals" in names and not code.co_flags & 1)):
+    if repo and ("globals" in names or ("locals" in names and not code.co_flags & 1)) and _reads_namespace(code):
         _namespaces.add(filename)
     if not filename.startswith(_not_watching) and filename not in _reader_files:
         if not _FRAME_LINES.isdisjoint(names) and "CodeType" not in names:
@@ -282,6 +283,15 @@ def _used_names(code):
                 elif op == _IMPORT_FROM:
                     imported.add(names[index])
     return used, imported
+
+
+def _reads_namespace(code):
+    """Whether `code` uses the name globals (or, unoptimised, locals) other
+    than by binding or importing it: the builtin called, handed on or
+    reached as an attribute. Not a module of that name imported (`from
+    .globals import x`, click's), which is no read of a namespace."""
+    used = _used_names(code)[0]
+    return "globals" in used or ("locals" in used and not code.co_flags & 1)
 
 
 def _module_dict(module):
