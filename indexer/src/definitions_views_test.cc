@@ -311,10 +311,96 @@ TEST(PythonDefinitions, AnAddedPlainFunctionOrConstantChangesWhatNamesItNotTheMo
     FileDefinitions v = Variant(base_text, "class Shop:", std::string(extra) + "class Shop:");
     EXPECT_FALSE(Same(v.module, base.module)) << extra;
   }
-  // A module with its own __getattr__ answers names it does not bind: there
-  // an added function stays module-level code.
-  const std::string lazy = base_text + "def __getattr__(name):\n    return 1\n";
-  EXPECT_FALSE(Same(One(lazy).module, Variant(lazy, "class Shop:", "def helper():\n    return 1\nclass Shop:").module));
+  // A module with its own __getattr__ answers names it does not bind. One
+  // that spells out every name it answers (format 6): another name added is
+  // no module-level code, one of those is.
+  const std::string lazy = base_text +
+                           "def __getattr__(name):\n    if name == 'old':\n        return 1\n"
+                           "    if name in ('older', 'oldest'):\n        return 2\n    raise AttributeError(name)\n";
+  FileDefinitions lazy_added = Variant(lazy, "class Shop:", "def helper():\n    return 1\nclass Shop:");
+  EXPECT_TRUE(Same(One(lazy).module, lazy_added.module));
+  EXPECT_FALSE(Same(One(lazy).names, lazy_added.names));
+  for (const char* answered : {"old", "oldest"}) {
+    FileDefinitions v = Variant(lazy, "class Shop:", std::string("def ") + answered + "():\n    return 1\nclass Shop:");
+    EXPECT_FALSE(Same(One(lazy).module, v.module)) << answered;
+  }
+  // Any other __getattr__ (an unguarded return, no raise at its end, an
+  // assignment, a def in a branch, two): an added function stays
+  // module-level code.
+  for (const char* other : {"def __getattr__(name):\n    return 1\n",
+                            "def __getattr__(name):\n    if name == 'old':\n        return 1\n",
+                            "def __getattr__(name):\n    if name == 'old':\n        return 1\n    else:\n        return 2\n"
+                            "    raise AttributeError(name)\n",
+                            "__getattr__ = make_lazy()\n", "if LAZY:\n    def __getattr__(name):\n        raise AttributeError\n",
+                            "def __getattr__(name):\n    raise KeyError\ndef __getattr__(name):\n    raise KeyError\n"}) {
+    const std::string bound = base_text + other;
+    EXPECT_FALSE(Same(One(bound).module, Variant(bound, "class Shop:", "def helper():\n    return 1\nclass Shop:").module))
+        << other;
+  }
+}
+
+// typing.overload's defs (format 6) are part of their implementation's
+// unit: no module-level code, no anchor, no other binding of the name.
+TEST(PythonDefinitions, TypingOverloadsArePartOfTheirImplementationsUnit) {
+  const std::string base_text =
+      "from __future__ import annotations\n"
+      "import typing as t\n"
+      "from typing import overload\n"
+      "TAX = 1\n"
+      "@t.overload\n"
+      "def f(x: int) -> int: ...\n"
+      "@t.overload\n"
+      "def f(x: str) -> str: ...\n"
+      "def f(x):\n"
+      "    return x\n"
+      "class C:\n"
+      "    @overload\n"
+      "    def m(self, x: int) -> int: ...\n"
+      "    def m(self, x):\n"
+      "        return x\n"
+      "LIMIT = 2\n";
+  const FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed) << base.error;
+  auto unit = [](const FileDefinitions& d, const std::string& name) {
+    for (const DefinitionUnit& u : d.units) {
+      if (u.name == name) return u.hash;
+    }
+    ADD_FAILURE() << "no unit " << name;
+    return XXH128_hash_t{0, 0};
+  };
+  std::set<std::string> names;
+  for (const DefinitionUnit& u : base.units) names.insert(u.name);
+  EXPECT_EQ(names, (std::set<std::string>{"f", "C.m"}));
+  EXPECT_NE(base.Sig("f"), nullptr) << "the implementation is a plain function";
+  // An overload retyped, added or removed: its implementation's unit.
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"def f(x: str) -> str: ...", "def f(x: bytes) -> bytes: ..."},
+           {"def f(x: str) -> str: ...\n", "def f(x: str) -> str: ...\n@t.overload\ndef f(x: float) -> float: ...\n"},
+           {"@t.overload\ndef f(x: int) -> int: ...\n", ""}}) {
+    FileDefinitions v = Variant(base_text, from, to);
+    EXPECT_TRUE(Same(v.module, base.module)) << to;
+    EXPECT_FALSE(Same(unit(v, "f"), unit(base, "f"))) << to;
+    EXPECT_TRUE(Same(unit(v, "C.m"), unit(base, "C.m"))) << to;
+    EXPECT_TRUE(Same(v.Const("LIMIT")->hash, base.Const("LIMIT")->hash)) << "no anchor moved: " << to;
+  }
+  FileDefinitions method = Variant(base_text, "def m(self, x: int) -> int: ...", "def m(self, x: float) -> float: ...");
+  EXPECT_TRUE(Same(method.module, base.module));
+  EXPECT_FALSE(Same(unit(method, "C.m"), unit(base, "C.m")));
+  // What stays module-level (an overload's annotation edit changes the
+  // module): a default that runs code, another module's `overload`, one
+  // used before its import, one with no implementation right after it.
+  for (const std::string& context : std::vector<std::string>{
+           "import typing as t\n@t.overload\ndef g(x: T, y=compute()) -> T: ...\ndef g(x, y=0):\n    return x\n",
+           "from mylib import overload\n@overload\ndef g(x: T) -> T: ...\ndef g(x):\n    return x\n",
+           "@t.overload\ndef g(x: T) -> T: ...\ndef g(x):\n    return x\nimport typing as t\n",
+           "import typing as t\n@t.overload\ndef g(x: T) -> T: ...\nG = 1\ndef g(x):\n    return x\n"}) {
+    auto with = [&](const char* type) {
+      std::string text = "from __future__ import annotations\n" + context;
+      text.replace(text.find("x: T"), 4, std::string("x: ") + type);
+      return One(text);
+    };
+    EXPECT_FALSE(Same(with("int").module, with("str").module)) << context;
+  }
 }
 
 // Docstrings and simple constants are parts of their own; whether one

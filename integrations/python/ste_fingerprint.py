@@ -106,8 +106,11 @@ in order, made in one pass.)
 - names (format 4): a simple constant's or plain function's statement is
   no module-level code: the module's fingerprint leaves it out entirely,
   so one added or removed does not change it (unless the module binds
-  `__getattr__`, which answers names it does not bind: then each stays
-  as a marker). What can tell that one was added or removed:
+  `__getattr__`, which answers names it does not bind: then each stays as
+  a marker, except beside a `def __getattr__` that spells out every name
+  it answers, format 6, _getattr_answers: another name added is as
+  without it, one of those changes the module). What can tell that one
+  was added or removed:
   - code of the module that names it (a Name, or a string constant that is
     the name or a dotted name holding it): each unit's text and place,
     each plain function's header, and the module's own fingerprint hold
@@ -124,13 +127,32 @@ in order, made in one pass.)
     it (the tracker's name records), and each const and sig part holds its
     *anchor*, how many other statements of the module's body come before
     it, so one that moved past other module-level code changes its part.
+- overloads (format 6): a `def` whose one decorator is typing's (or
+  typing_extensions') `overload` (`@overload` bound once by `from typing
+  import overload`, or `@t.overload` with `import typing as t`, before
+  it), directly in the module's body or a class body there, whose
+  defaults and annotations cannot fail or do anything as the module runs
+  it (as a plain function's), right before more of them and then the def
+  of the same name they describe (its implementation). Running one only
+  stores the function in typing's registry and binds the name to a dummy
+  the implementation replaces at once: no code of the module sees it, and
+  only typing.get_overloads hands it out. So it is part of its
+  implementation's unit (its text and place hold it after their own),
+  and no module-level code: neither a statement of the module's body (the
+  anchors do not count it) nor another binding of the name (an
+  implementation with overloads can be a plain function). The tracker
+  takes code that names get_overloads for a read of code objects' lines:
+  every unit's place of every file loaded. Anything else decorated stays
+  module-level (an overload with no implementation right after it, one
+  inside a branch).
 """
 
 import ast
 import hashlib
 import sys
 
-FORMAT = 5  # 5: defs inside if/try/with/for/while/match are units
+FORMAT = 6  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
+# module's def __getattr__, typing.overload's defs part of their implementation's unit
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -466,16 +488,166 @@ def _type_checking(tree, bindings):
             stmt.body = [ast.Expr(value=ast.Constant(value="ste:type-checking"))]
 
 
+def _getattr_answers(tree, bindings):
+    """The names a module's own __getattr__ can answer: an empty set when
+    it has none; None when they are not all spelled out. Spelled out: one
+    `def __getattr__(p)` directly in the module's body, bound nowhere else,
+    whose every `return` is in the body of an `if` testing `p == "x"`,
+    `"x" == p` or `p in (<strings>)` (a tuple, list or set), and whose last
+    statement is a `raise`: any other name raises."""
+    if "__getattr__" not in bindings.count:
+        return set()
+    if bindings.count["__getattr__"] != 1 or "__getattr__" in bindings.unsafe or "__getattr__" in bindings.deleted:
+        return None
+    defs = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "__getattr__"]
+    if len(defs) != 1:
+        return None
+    f = defs[0]
+    args = f.args
+    if len(args.args) != 1 or args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg or \
+            not f.body or not isinstance(f.body[-1], ast.Raise):
+        return None
+    param = args.args[0].arg
+    names = set()
+
+    def guard(test):
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left, op, right = test.left, test.ops[0], test.comparators[0]
+            if isinstance(op, ast.Eq):
+                for a, b in ((left, right), (right, left)):
+                    if isinstance(a, ast.Name) and a.id == param and isinstance(b, ast.Constant) and type(b.value) is str:
+                        return {b.value}
+            if isinstance(op, ast.In) and isinstance(left, ast.Name) and left.id == param and \
+                    isinstance(right, (ast.Tuple, ast.List, ast.Set)) and \
+                    all(isinstance(e, ast.Constant) and type(e.value) is str for e in right.elts):
+                return {e.value for e in right.elts}
+        return None
+
+    def walk(stmts, guarded):
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue  # another scope (its returns are its own)
+            if isinstance(stmt, ast.If):
+                g = guard(stmt.test)
+                if g is not None:
+                    names.update(g)
+                if not walk(stmt.body, guarded or g is not None) or not walk(stmt.orelse, guarded):
+                    return False
+                continue
+            for sub in ast.walk(stmt):
+                if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
+                    return False
+                if isinstance(sub, ast.Return) and not guarded:
+                    return False
+            for inner in _blocks(stmt):
+                if not walk(inner, guarded):
+                    return False
+        return True
+
+    return names if walk(f.body, False) else None
+
+
+def _overload_names(tree, bindings):
+    """How the module names typing's `overload`: {name: index of the
+    statement directly in the module's body that binds it}, for `from
+    typing import overload [as o]` (or typing_extensions') and for `import
+    typing [as t]` (then `t.overload`), each bound once and never deleted,
+    by a walrus or `global`."""
+    bare, modules = {}, {}
+    for at, stmt in enumerate(tree.body):
+        if isinstance(stmt, ast.ImportFrom) and stmt.module in ("typing", "typing_extensions") and stmt.level == 0:
+            for a in stmt.names:
+                if a.name == "overload":
+                    bare[a.asname or a.name] = at
+        elif isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.name in ("typing", "typing_extensions"):
+                    modules[a.asname or a.name] = at
+
+    def once(names):
+        return {n: at for n, at in names.items()
+                if bindings.count.get(n) == 1 and n not in bindings.unsafe and n not in bindings.deleted}
+
+    return once(bare), once(modules)
+
+
+def _overloads(tree, bindings):
+    """Takes each overload (see top, "overloads") out of its body: {id of
+    the implementation's def: [its overloads, in order]}. Directly in the
+    module's body and in class bodies there (nested classes too); a
+    top-level overload no longer counts as a binding of its name."""
+    bare, modules = _overload_names(tree, bindings)
+    if not bare and not modules:
+        return {}
+    lazy = _future_annotations(tree)
+    deleted = bindings.deleted
+    found = {}
+
+    def is_overload(stmt, at, bound):
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(stmt.decorator_list) != 1 or \
+                getattr(stmt, "type_params", None):
+            return False
+        d = stmt.decorator_list[0]
+        if isinstance(d, ast.Name):
+            ok = d.id in bare and bare[d.id] < at
+        elif isinstance(d, ast.Attribute) and d.attr == "overload" and isinstance(d.value, ast.Name):
+            ok = d.value.id in modules and modules[d.value.id] < at
+        else:
+            ok = False
+        if not ok:
+            return False
+        args = stmt.args
+        usable = bound - deleted
+        defaults = args.defaults + [x for x in args.kw_defaults if x is not None]
+        notes = [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+                 if a is not None and a.annotation is not None] + ([stmt.returns] if stmt.returns is not None else [])
+        return all(_safe(x, usable) for x in defaults) and (lazy or all(_safe(n, usable) for n in notes))
+
+    def take(body, at_of, bound_of, top):
+        kept, run = [], []
+        for i, stmt in enumerate(body):
+            over = is_overload(stmt, at_of(i), bound_of(i))
+            if run and not (over and stmt.name == run[-1].name):
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == run[-1].name:
+                    found[id(stmt)] = run
+                    if top:
+                        bindings.count[stmt.name] -= len(run)
+                else:
+                    kept.extend(run)  # no implementation right after them: they stay
+                run = []
+            if over:
+                run.append(stmt)
+                continue
+            kept.append(stmt)
+            if isinstance(stmt, ast.ClassDef):
+                at, bound = at_of(i), bound_of(i)
+                stmt.body = take(stmt.body, lambda _j, at=at: at, lambda _j, bound=bound: bound, False)
+        kept.extend(run)
+        return kept
+
+    # (names bound before each top-level statement by those directly in the
+    # module's body: an overload's defaults and annotations may use them)
+    bound_before, bound = [], set()
+    for stmt in tree.body:
+        bound_before.append(set(bound))
+        bound.update(_bound_by(stmt))
+    tree.body = take(tree.body, lambda i: i, lambda i: bound_before[i], True)
+    return found
+
+
 def fingerprint(source):
     tree = ast.parse(source)
     units, docs, consts, sigs = [], [], [], []
     bindings = _bindings(tree)
+    overloads = _overloads(tree, bindings)
     simple = _simple_constants(tree, bindings)
     plain = _plain_functions(tree, bindings)
     free = {name for _, name in simple + plain}
     # A module's own __getattr__ answers names it does not bind: one added
-    # would change what it answers, unseen (see top, "names").
-    detached = "__getattr__" not in bindings.count
+    # changes what it answers. Unless it answers only names it spells out
+    # (see top, "names"), the names stay module-level.
+    answers = _getattr_answers(tree, bindings)
+    detached = answers is not None
     _take_docstring(tree.body, 0, "<module>", docs)
 
     seen = {}  # qualified name -> how many so far, over the whole file
@@ -490,7 +662,11 @@ def fingerprint(source):
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 _take_docstring(node.body, first, name, docs)
                 text, at, yields = _unit_texts(node)
-                named = _names_in([node], free)
+                taken = overloads.get(id(node), [])
+                for over in taken:  # (see top, "overloads")
+                    over_text, over_at, _ = _unit_texts(over)
+                    text, at = "%s\0overload:%s" % (text, over_text), "%s\0overload:%s" % (at, over_at)
+                named = _names_in([node] + taken, free)
                 text, at = _digest(b"unit", _with_names(text, named)), _digest(b"at", _with_names(at, named))
                 units.append((text, at, first, node.end_lineno, name))
                 marker = ast.Constant(value="ste:yields" if yields else "ste:body")
@@ -537,6 +713,9 @@ def fingerprint(source):
         tree.body = [stmt for stmt in tree.body if id(stmt) not in free_statements]
     _type_checking(tree, bindings)
     module = _with_names(_text(tree), _names_in([tree], free))
+    if answers:
+        # (one of them added: what a lookup of it gives changes)
+        module = "%s\0answers:%s" % (module, ",".join(sorted(free & answers)))
     names_digest = _digest(b"names", "%s%s" % (",".join(names), "" if detached else "\0attached"))
     return _digest(b"module", module), units, docs, consts, sigs, names_digest
 

@@ -133,15 +133,28 @@ const char kCalc[] =
     "        return abs(self.x) + abs(self.y)\n"
     "\n"
     "    def scale(self, k):\n"
-    "        return Vec(self.x * k, self.y * k)\n";
+    "        return Vec(self.x * k, self.y * k)\n"
+    "\n"
+    "\n"
+    "# A module's own __getattr__ (a deprecated alias): a name added is\n"
+    "# a change for the tests that ran it (fingerprint format 6).\n"
+    "def __getattr__(name):\n"
+    "    if name == 'minus':\n"
+    "        return sub\n"
+    "    raise AttributeError(name)\n";
 
 const char kText[] =
-    "from typing import TYPE_CHECKING\n"
+    "from typing import TYPE_CHECKING, overload\n"
     "\n"
     "if TYPE_CHECKING:\n"
     "    from os import PathLike\n"
     "\n"
     "\n"
+    "# typing's overloads: part of shout's unit (fingerprint format 6).\n"
+    "@overload\n"
+    "def shout(s: str) -> str: ...\n"
+    "@overload\n"
+    "def shout(s: bytes) -> bytes: ...\n"
     "def shout(s):\n"
     "    return s.upper() + '!'\n"
     "\n"
@@ -185,6 +198,7 @@ const std::map<std::string, std::string> kTestBodies = {
     {"test_table", "self.assertEqual(shapes.TABLE['b'], 2)"},
     {"test_pad", "self.assertEqual(shapes.pad('x'), '[x]')"},
     {"test_pair", "self.assertEqual(shapes.Pair().total(1, 2), 3)"},
+    {"test_alias", "self.assertEqual(shapes.calc.minus(5, 3), 2)"},
     // Reads a definition's source without running it: file level.
     {"test_source", "import inspect\n        self.assertIn(\"'unused'\", inspect.getsource(shapes.unused))"},
     // Runs mul on a thread of its own (profiled too).
@@ -278,7 +292,7 @@ std::vector<Change> Changes() {
   return {
       {"add body", "calc.py", "return a + b", "return a - b", Paths({"test_add", "test_subprocess", "test_source"})},
       {"mul body", "calc.py", "return a * b", "return a * b + 1", Paths({"test_mul", "test_thread", "test_source"})},
-      {"sub body", "calc.py", "return a - b", "return b - a", Paths({"test_sub", "test_source"})},
+      {"sub body", "calc.py", "return a - b", "return b - a", Paths({"test_sub", "test_source", "test_alias"})},
       {"method body", "calc.py", "return abs(self.x) + abs(self.y)", "return self.x + self.y",
        Paths({"test_norm", "test_source"})},
       {"unused body", "calc.py", "return 'unused'", "return 'changed'", Paths({"test_source"})},
@@ -288,6 +302,8 @@ std::vector<Change> Changes() {
       // change of calc.py, as data; its text, not its lines.)
       {"shout body", "text.py", "return s.upper() + '!'", "return s.upper() + '?'",
        Paths({"test_shout", "test_exec"})},
+      {"an overload retyped", "text.py", "def shout(s: bytes) -> bytes: ...",
+       "def shout(s: bytearray) -> bytearray: ...", Paths({"test_shout", "test_exec"}), false, false},
       {"whisper body", "text.py", "return s.lower() + '...'", "return s.lower() + '.'",
        Paths({"test_whisper"})},
       // A def inside a top-level `try`/`except` or `if`/`else` (a class's
@@ -308,11 +324,18 @@ std::vector<Change> Changes() {
        Paths({"test_star"}), false, false},
       {"a plain function added that tests look up", "text.py", "def whisper(s):",
        "def loud(s):\n    return s.upper()\n\n\ndef whisper(s):", Paths({"test_probe", "test_star"})},
+      // (calc.py's own __getattr__ spells out the one name it answers:
+      // beside it another name added is as without it, that one is
+      // module-level code. Every test ran that __getattr__: the import
+      // system asks each module it imports from for `__path__`; test_lines
+      // reads lines of frames, and the lines added above moved it.)
       {"a helper added and called", "calc.py", "def add(a, b):\n    return a + b",
        "def _off(x):\n    return x + 1\n\n\ndef add(a, b):\n    return _off(a + b)",
-       Paths({"test_add", "test_subprocess", "test_source"})},
+       Paths({"test_add", "test_subprocess", "test_source", "test_lines"})},
       {"a function named like a builtin", "calc.py", "class Vec:", "def abs(x):\n    return 0\n\n\nclass Vec:",
-       Paths({"test_norm", "test_source"})},
+       Paths({"test_norm", "test_source", "test_lines"})},
+      {"a function added that __getattr__ answered", "calc.py", "class Vec:",
+       "def minus(a, b):\n    return 0\n\n\nclass Vec:", {}, true},
       {"a constant added that module-level code reads", "calc.py", "LIMIT = 100\n",
        "LIMIT = 100\nSTEP = 1\nSTEPS = LIMIT // STEP\n", {}, true, false},
       {"a module docstring no test reads", "calc.py", "\"\"\"Arithmetic.\"\"\"", "\"\"\"Sums.\"\"\"",

@@ -74,6 +74,9 @@ PACKAGE = {
     "pkg/globals.py": "G = 1\n",
     "pkg/ns.py": "from .globals import G\n\n\ndef via_import():\n    return G\n\n\n"
                  "def via_builtin():\n    return sorted(globals())\n",
+    # A module answering names it does not bind; a class's __getattr__.
+    "pkg/lazy.py": "NEW = 1\n\n\ndef __getattr__(name):\n    if name == 'old_name':\n        return NEW\n"
+                   "    raise AttributeError(name)\n\n\nclass Box:\n    def __getattr__(self, name):\n        return 2\n",
     # A deprecated module: it warns as it is imported, at its importer.
     "pkg/old.py": 'import warnings\nwarnings.warn("old", DeprecationWarning, stacklevel=2)\n',
     # A test runner's package (by its name, as the tracker finds pytest's):
@@ -228,6 +231,17 @@ class NamesLookedUp(unittest.TestCase):
                 raise AssertionError("no error")
             """)
         self.assertEqual(kinds(after, "^ste-absent:"), {"pkg/meta.py/^ste-absent:missing"})
+
+    def test_a_name_a_modules_own_getattr_does_not_answer_is_absent(self):
+        # (What ste_fingerprint.py's format 6 relies on: beside a
+        # __getattr__ that spells out its names, any other name added is
+        # seen by the lookups that failed.)
+        for case, names in [("from pkg import lazy\nlazy.old_name", set()),
+                            ("from pkg import lazy\nhasattr(lazy, 'other')", {"other"}),
+                            ("from pkg import lazy\nlazy.Box().anything", set())]:
+            with self.subTest(case):
+                _, after = run(case)
+                self.assertEqual(kinds(after, "lazy.py/^ste-absent:"), {"pkg/lazy.py/^ste-absent:" + n for n in names})
 
     def test_a_star_import_without_all_records_the_names_it_copied(self):
         _, after = run("exec('from pkg.meta import *', {})")

@@ -28,7 +28,8 @@
 //                                     `getattr(m, n, d)`, `from m import n`
 //                                     in a try): whether <file> binds it
 //   "<abs file>/\x01ste-star"         `from <file's module> import *` copied
-//                                     its namespace (no `__all__`): which
+//                                     its namespace (no `__all__`), or its
+//                                     own `def __getattr__` ran: which
 //                                     names it binds
 //   "/\x01ste-defs-begin:<pid>"       the process is tracked from here on
 //                                     (at its start, after a fork, after a
@@ -80,8 +81,9 @@
 //                             ran it depend on its unit, which holds it);
 //   "F/\x01ste-names"        which plain functions and simple constants
 //                             it binds, in order (Python), for the tests
-//                             that read its namespace by string or
-//                             star-imported it: a name added or removed;
+//                             that read its namespace by string,
+//                             star-imported it or ran its own
+//                             `def __getattr__`: a name added or removed;
 //   "F/\x01ste-absent:<name>" whether it binds <name> (a plain function
 //                             or a simple constant; Python), for the tests
 //                             that looked it up and did not find it.

@@ -90,7 +90,9 @@ location and each skip's report). Not reads: code that also names
 CodeType (it makes code objects, copying their lines, as attrs does),
 typing.overload (its registry is keyed by first lines, but get_overloads
 gives its values in the order they came) and hypothesis's impersonate (it
-gives a wrapper its target's line). ste then makes the definitions
+gives a wrapper its target's line). Code that names `get_overloads`
+(outside typing's own) reads lines of code objects: the overloads it
+hands out are parts of their implementation's unit (ste_fingerprint.py). ste then makes the definitions
 that ran (frames; in the scope or an enclosing one) or every definition of
 every file loaded (code objects) dependencies with their lines.
 
@@ -145,6 +147,7 @@ _CODE_LINES_NAMES = frozenset(("co_firstlineno",))
 # gives its values in the order they came); hypothesis's impersonate gives a
 # wrapper its target's file and line (every strategy it defines, at import).
 _LINE_COPIES = (("typing.py", "overload"), (os.sep.join(("hypothesis", "internal", "reflection.py")), "accept"))
+_TYPING_FILES = (os.sep + "typing.py", os.sep + "typing_extensions.py")
 _PLAIN = (str, bytes, int, float, complex, bool, type(None), tuple, list, dict, set, frozenset)
 _FunctionType = type(lambda: None)
 _DUNDER_CONSTANTS = ("__version__", "__version_info__")
@@ -212,6 +215,12 @@ def look_at(code):
             code.co_name == name and filename.endswith(suffix) for suffix, name in _LINE_COPIES
         ):
             # (Code that makes code objects copies lines, as attrs does.)
+            _reads["code"] = True
+        elif "get_overloads" in names and not filename.endswith(_TYPING_FILES):
+            # typing.get_overloads hands out the overloads of a function,
+            # which are parts of its implementation's unit and place
+            # (ste_fingerprint.py, "overloads"): as a read of lines of code
+            # objects, every unit's place of every file loaded.
             _reads["code"] = True
     direct, nested = set(), set()
     if "__all__" not in names:  # the names __all__ lists: `import *` copies them
