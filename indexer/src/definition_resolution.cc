@@ -264,6 +264,9 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
           if (defs.Sig(name) != nullptr) {
             deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kSig, name), DepKind::kContent});
           }
+          if (defs.Import(name) != nullptr) {
+            deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kImport, name), DepKind::kContent});
+          }
         }
       });
     }

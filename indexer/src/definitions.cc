@@ -139,6 +139,30 @@ absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text,
       c.hash = *h;
       c.name = std::string(name);
       (sig ? cur->sigs : cur->consts).push_back(std::move(c));
+    } else if (line.substr(0, 7) == "import ") {
+      // "import <hex> <name> <level> <module> <attr>"
+      std::vector<absl::string_view> f = absl::StrSplit(line.substr(7), ' ');
+      DefinitionImport i;
+      std::optional<XXH128_hash_t> h = f.size() == 5 ? ParseHex128(f[0]) : std::nullopt;
+      if (!h || f[1].empty() || !absl::SimpleAtoi(f[2], &i.level) || f[3].empty() || f[4].empty() ||
+          cur->Import(std::string_view(f[1].data(), f[1].size())) != nullptr) {
+        return bad(line);
+      }
+      i.hash = *h;
+      i.name = std::string(f[1]);
+      i.module = std::string(f[3]);
+      i.attr = std::string(f[4]);
+      cur->imports.push_back(std::move(i));
+    } else if (line.substr(0, 5) == "full ") {
+      std::optional<XXH128_hash_t> h = ParseHex128(line.substr(5));
+      if (!h || cur->has_full) return bad(line);
+      cur->module_full = *h;
+      cur->has_full = true;
+    } else if (line.substr(0, 5) == "binds" && (line.size() == 5 || line[5] == ' ')) {
+      if (cur->has_binds) return bad(line);
+      cur->has_binds = true;
+      for (absl::string_view n : absl::StrSplit(line.substr(5), ' ', absl::SkipEmpty())) cur->binds.emplace_back(n);
+      if (!std::is_sorted(cur->binds.begin(), cur->binds.end())) return bad(line);
     } else if (line.substr(0, 6) == "names ") {
       std::optional<XXH128_hash_t> h = ParseHex128(line.substr(6));
       if (!h || cur->has_names) return bad(line);
@@ -175,6 +199,7 @@ std::string DefinitionPartPath(std::string_view file, DefinitionPart part, std::
     case DefinitionPart::kSig: return absl::StrCat(AV(file), "/\x01ste-sig:", AV(name));
     case DefinitionPart::kNames: return absl::StrCat(AV(file), "/\x01ste-names");
     case DefinitionPart::kAbsent: return absl::StrCat(AV(file), "/\x01ste-absent:", AV(name));
+    case DefinitionPart::kImport: return absl::StrCat(AV(file), "/\x01ste-import:", AV(name));
   }
   return "";
 }
@@ -191,6 +216,7 @@ std::string DescribeDefinition(std::string_view view_path) {
     case DefinitionPart::kSig: return absl::StrCat(v->dir, "::", v->arg, " (signature)");
     case DefinitionPart::kNames: return absl::StrCat(v->dir, " (its top-level names)");
     case DefinitionPart::kAbsent: return absl::StrCat(v->dir, "::", v->arg, " (a name looked up)");
+    case DefinitionPart::kImport: return absl::StrCat(v->dir, "::", v->arg, " (an import)");
   }
   return "";
 }
@@ -222,6 +248,18 @@ const DefinitionConst* FileDefinitions::Sig(std::string_view name) const {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+const DefinitionImport* FileDefinitions::Import(std::string_view name) const {
+  for (const DefinitionImport& i : imports) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+bool FileDefinitions::Binds(std::string_view name) const {
+  return std::binary_search(binds.begin(), binds.end(), name,
+                            [](std::string_view a, std::string_view b) { return a < b; });
 }
 
 XXH128_hash_t AbsentNameHash(bool bound) {
@@ -413,6 +451,11 @@ std::string FingerprintAnswer(const FileDefinitions& defs) {
   for (const DefinitionConst& c : defs.consts) absl::StrAppend(&out, "const ", HashToHex(c.hash), " ", c.name, "\n");
   for (const DefinitionConst& c : defs.sigs) absl::StrAppend(&out, "sig ", HashToHex(c.hash), " ", c.name, "\n");
   if (defs.has_names) absl::StrAppend(&out, "names ", HashToHex(defs.names), "\n");
+  for (const DefinitionImport& i : defs.imports) {
+    absl::StrAppend(&out, "import ", HashToHex(i.hash), " ", i.name, " ", i.level, " ", i.module, " ", i.attr, "\n");
+  }
+  if (defs.has_full) absl::StrAppend(&out, "full ", HashToHex(defs.module_full), "\n");
+  if (defs.has_binds) absl::StrAppend(&out, "binds", defs.binds.empty() ? "" : " ", absl::StrJoin(defs.binds, " "), "\n");
   absl::StrAppend(&out, "end\n");
   return out;
 }
@@ -709,12 +752,15 @@ std::shared_ptr<const FileDefinitions> DefinitionCache::Get(const std::string& a
 
 std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, const View& view,
                                                   const FileDefinitions& defs,
-                                                  std::string_view content) {
+                                                  std::string_view content, bool imports_hold) {
   InventoryEntry e;
   e.path = view_path;
   e.type = FileType::kRegular;
   if (view.part == DefinitionPart::kModule) {
-    e.hash = defs.parsed ? defs.module : UnparsedModuleHash(content);
+    // Without the imports that only bind names only when each is sure to
+    // find its name (ImportsHold); else with them.
+    const bool lean = defs.imports.empty() || !defs.has_full || imports_hold;
+    e.hash = !defs.parsed ? UnparsedModuleHash(content) : lean ? defs.module : defs.module_full;
     return e;
   }
   if (!defs.parsed) return std::nullopt;
@@ -753,10 +799,119 @@ std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, 
       // Only a fingerprinter that says which names it binds (`names`) says
       // whether one is bound: without one, no entry (a change: selected).
       if (!defs.has_names) break;
-      e.hash = AbsentNameHash(defs.Const(view.arg) != nullptr || defs.Sig(view.arg) != nullptr);
+      e.hash = AbsentNameHash(defs.Const(view.arg) != nullptr || defs.Sig(view.arg) != nullptr ||
+                              defs.Import(view.arg) != nullptr);
       return e;
+    case DefinitionPart::kImport:
+      if (const DefinitionImport* i = defs.Import(view.arg)) {
+        e.hash = i->hash;
+        return e;
+      }
+      break;
   }
   return std::nullopt;
+}
+
+namespace {
+
+bool IsPackageInit(std::string_view file) {
+  return file == "__init__.py" || absl::EndsWith(absl::string_view(file.data(), file.size()), "/__init__.py");
+}
+
+std::string ParentDir(std::string_view dir) {
+  const size_t slash = dir.rfind('/');
+  return slash == std::string_view::npos ? std::string() : std::string(dir.substr(0, slash));
+}
+
+std::string BaseName(std::string_view dir) {
+  const size_t slash = dir.rfind('/');
+  return std::string(slash == std::string_view::npos ? dir : dir.substr(slash + 1));
+}
+
+}  // namespace
+
+ImportTree ImportTreeOf(const Inventory& tree) {
+  ImportTree t;
+  t.is_file = [&tree](const std::string& path) {
+    const InventoryEntry* e = tree.Find(path);
+    return e != nullptr && e->type == FileType::kRegular;
+  };
+  t.has_extension_module = [&tree](const std::string& stem) {
+    const std::string prefix = stem + ".";
+    for (auto it = std::lower_bound(tree.begin(), tree.end(), prefix,
+                                    [](const InventoryEntry& e, const std::string& p) { return e.path < p; });
+         it != tree.end() && absl::StartsWith(it->path, prefix); ++it) {
+      if (absl::EndsWith(it->path, ".so") || absl::EndsWith(it->path, ".pyd")) return true;
+    }
+    return false;
+  };
+  return t;
+}
+
+ImportTree ImportTreeOnDisk(const std::string& root) {
+  ImportTree t;
+  t.is_file = [root](const std::string& path) {
+    struct stat st;
+    return lstat(absl::StrCat(root, "/", path).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  t.has_extension_module = [root](const std::string& stem) {
+    const size_t slash = stem.rfind('/');
+    const std::string dir = absl::StrCat(root, "/", slash == std::string::npos ? "" : stem.substr(0, slash));
+    const std::string prefix = absl::StrCat(slash == std::string::npos ? stem : stem.substr(slash + 1), ".");
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) return true;  // (not known: as if there were one)
+    bool found = false;
+    while (struct dirent* e = readdir(d)) {
+      const absl::string_view name = e->d_name;
+      if (absl::StartsWith(name, prefix) && (absl::EndsWith(name, ".so") || absl::EndsWith(name, ".pyd"))) {
+        found = true;
+        break;
+      }
+    }
+    closedir(d);
+    return found;
+  };
+  return t;
+}
+
+std::string ImportedFile(std::string_view init_file, const DefinitionImport& import, const ImportTree& tree) {
+  if (!IsPackageInit(init_file) || import.module.empty()) return "";
+  // The package's folder ("" at the root), then the folder the module's
+  // dotted name starts from.
+  std::string base = ParentDir(init_file);
+  std::vector<std::string> parts = absl::StrSplit(import.module, '.');
+  if (import.level == 0) {
+    // `from pkg.sub import x` in pkg/__init__.py: pkg is this package only
+    // when it is this folder's name (more is not told apart: none).
+    if (base.empty() || parts[0] != BaseName(base)) return "";
+    parts.erase(parts.begin());
+    if (parts.empty()) return "";
+  } else {
+    for (uint32_t up = 1; up < import.level; up++) {
+      if (base.empty()) return "";
+      base = ParentDir(base);
+    }
+  }
+  for (const std::string& p : parts) {
+    if (p.empty() || p == "." || p == "..") return "";
+  }
+  const std::string rel = absl::StrCat(base, base.empty() ? "" : "/", absl::StrJoin(parts, "/"));
+  // The import system's order: a package's folder, then an extension
+  // module (none may be there), then the source.
+  if (tree.is_file(rel + "/__init__.py")) return rel + "/__init__.py";
+  if (!tree.is_file(rel + ".py") || tree.has_extension_module(rel)) return "";
+  return rel + ".py";
+}
+
+bool ImportsHold(std::string_view init_file, const FileDefinitions& defs, const ImportTree& tree,
+                 const std::function<const FileDefinitions*(const std::string&)>& defs_of) {
+  for (const DefinitionImport& i : defs.imports) {
+    const std::string target = ImportedFile(init_file, i, tree);
+    if (target.empty()) return false;
+    const FileDefinitions* d = defs_of(target);
+    if (d == nullptr || !d->parsed || !d->has_binds || !d->Binds(i.attr)) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
@@ -795,18 +950,55 @@ absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
     changed.push_back(file);
     contents.push_back(*std::move(bytes));
   }
-  std::vector<FileDefinitions> defs(changed.size());
-  if (!changed.empty()) {
-    absl::StatusOr<std::vector<FileDefinitions>> run = fingerprinter.Run(changed, contents);
+  auto fingerprint = [&](const std::vector<std::string>& files, const std::vector<std::string>& bytes) {
+    std::vector<FileDefinitions> got(files.size());
+    if (files.empty()) return got;
+    absl::StatusOr<std::vector<FileDefinitions>> run = fingerprinter.Run(files, bytes);
     if (run.ok()) {
-      defs = *std::move(run);
+      got = *std::move(run);
     } else {
-      for (FileDefinitions& d : defs) d.error = std::string(run.status().message());
+      for (FileDefinitions& d : got) d.error = std::string(run.status().message());
+    }
+    return got;
+  };
+  std::vector<FileDefinitions> defs = fingerprint(changed, contents);
+  // The files the imports of a changed package's __init__.py name, to know
+  // whether each binds what is imported (ImportsHold): those not among the
+  // changed ones are fingerprinted too (a file that cannot be read is not
+  // known: the imports do not hold).
+  std::map<std::string, const FileDefinitions*> known;
+  for (size_t i = 0; i < changed.size(); i++) known[changed[i]] = &defs[i];
+  std::vector<std::string> more, more_contents;
+  const ImportTree import_tree = ImportTreeOf(head);
+  for (size_t i = 0; i < changed.size(); i++) {
+    if (!defs[i].parsed || defs[i].imports.empty() || !IsPackageInit(changed[i])) continue;
+    for (const DefinitionImport& imp : defs[i].imports) {
+      const std::string target = ImportedFile(changed[i], imp, import_tree);
+      if (target.empty() || known.count(target) ||
+          std::find(more.begin(), more.end(), target) != more.end()) {
+        continue;
+      }
+      const InventoryEntry* now = head.Find(target);
+      absl::StatusOr<std::string> bytes = ReadFileBytes(target == kRootPath ? root : absl::StrCat(root, "/", target));
+      if (now == nullptr || !bytes.ok()) continue;
+      XXH128_hash_t h = XXH3_128bits(bytes->data(), bytes->size());
+      if (h.low64 != now->hash.low64 || h.high64 != now->hash.high64) {
+        return absl::AbortedError(absl::StrCat(target, " changed while it was fingerprinted"));
+      }
+      more.push_back(target);
+      more_contents.push_back(*std::move(bytes));
     }
   }
+  std::vector<FileDefinitions> more_defs = fingerprint(more, more_contents);
+  for (size_t i = 0; i < more.size(); i++) known[more[i]] = &more_defs[i];
+  auto defs_of = [&](const std::string& file) -> const FileDefinitions* {
+    auto it = known.find(file);
+    return it == known.end() ? nullptr : it->second;
+  };
   for (size_t i = 0; i < changed.size(); i++) {
+    const bool hold = defs[i].parsed && !defs[i].imports.empty() && ImportsHold(changed[i], defs[i], import_tree, defs_of);
     for (const auto& [path, view] : by_file[changed[i]]) {
-      if (std::optional<InventoryEntry> e = DefinitionViewEntry(path, view, defs[i], contents[i])) {
+      if (std::optional<InventoryEntry> e = DefinitionViewEntry(path, view, defs[i], contents[i], hold)) {
         out.push_back(*std::move(e));
       }
     }

@@ -43,6 +43,7 @@ constexpr std::pair<std::string_view, DefinitionPart> kDefinitionPrefixes[] = {
     {"ste-const:", DefinitionPart::kConst},
     {"ste-sig:", DefinitionPart::kSig},
     {"ste-absent:", DefinitionPart::kAbsent},
+    {"ste-import:", DefinitionPart::kImport},
 };
 constexpr std::string_view kDefinitionNamesName = "ste-names";
 constexpr int kMaxReadAttempts = 3;
@@ -406,6 +407,7 @@ std::string DescribeView(const View& view) {
         case DefinitionPart::kSig: return absl::StrCat("the signature of ", view.arg);
         case DefinitionPart::kNames: return "which plain functions and constants it binds";
         case DefinitionPart::kAbsent: return absl::StrCat("whether it binds ", view.arg);
+        case DefinitionPart::kImport: return absl::StrCat("what its import binds to ", view.arg);
       }
       break;
   }

@@ -270,6 +270,9 @@ std::string DescribeViewChange(std::string_view path, std::string_view change) {
         return absl::StrCat(view->dir, gone ? ": gone, or not a file"
                                             : ": a plain function or constant was added, removed or reordered "
                                               "(the tests read its namespace)");
+      case DefinitionPart::kImport:
+        // "src/geo/__init__.py::area: what its import binds changed"
+        return absl::StrCat(named, gone ? ": no longer imported there" : ": what its import binds changed");
       case DefinitionPart::kAbsent:
         // "src/geo.py::area: now bound (the tests looked it up and did not find it)"
         return absl::StrCat(named, gone ? ": gone, or not a file"

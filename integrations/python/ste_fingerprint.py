@@ -547,6 +547,62 @@ def _getattr_answers(tree, bindings):
     return names if walk(f.body, False) else None
 
 
+def _from_imports(tree, bindings):
+    """The from-imports that only bind names once their module is loaded
+    (see top, "imports"): [(statement, repeat, [(name, attr)])], where
+    repeat says an earlier statement directly in the module's body imports
+    the same module."""
+    found, loaded = [], set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module is not None:
+            key = (stmt.level, stmt.module)
+            names = []
+            for a in stmt.names:
+                bound = a.asname or a.name
+                if a.name == "*" or (bound.startswith("__") and bound.endswith("__")) or \
+                        bindings.count.get(bound) != 1 or bound in bindings.unsafe or bound in bindings.deleted:
+                    names = None
+                    break
+                names.append((bound, a.name))
+            if names:
+                found.append((stmt, key in loaded, names))
+            loaded.add(key)
+        elif isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                parts = a.name.split(".")
+                for i in range(1, len(parts) + 1):
+                    loaded.add((0, ".".join(parts[:i])))
+    return found
+
+
+def _surely_bound(stmts):
+    """The names statements bind however they run without failing: each
+    statement's (_bound_by), those both branches of an `if`/`else` bind,
+    and those a `try`'s body (or its `else:`) and every one of its
+    handlers bind, or its `finally:` (a handler that binds nothing, such as
+    `except ImportError: pass`, leaves them unsure)."""
+    names = set()
+    for stmt in stmts:
+        names.update(_bound_by(stmt))
+        cls = stmt.__class__
+        if cls is ast.If and stmt.orelse:
+            names.update(_surely_bound(stmt.body) & _surely_bound(stmt.orelse))
+        elif cls is ast.Try or cls.__name__ == "TryStar":
+            sure = _surely_bound(stmt.body) | _surely_bound(stmt.orelse)
+            for handler in stmt.handlers:
+                sure &= _surely_bound(handler.body)
+            names.update(sure | _surely_bound(stmt.finalbody))
+    return names
+
+
+def _binds(tree, bindings):
+    """The names the module's top-level code binds however it runs (an
+    import, a def, a class, an assignment, in both branches of an if/else
+    or a try and all its handlers), never deleted: what an importer finds
+    on the module once it is loaded."""
+    return sorted(n for n in _surely_bound(tree.body) - bindings.deleted if n.isidentifier())
+
+
 def _overload_names(tree, bindings):
     """How the module names typing's `overload`: {name: index of the
     statement directly in the module's body that binds it}, for `from
@@ -642,7 +698,10 @@ def fingerprint(source):
     overloads = _overloads(tree, bindings)
     simple = _simple_constants(tree, bindings)
     plain = _plain_functions(tree, bindings)
+    binds = _binds(tree, bindings)
+    from_imports = _from_imports(tree, bindings)
     free = {name for _, name in simple + plain}
+    free.update(name for _, _, names in from_imports for name, _ in names)
     # A module's own __getattr__ answers names it does not bind: one added
     # changes what it answers. Unless it answers only names it spells out
     # (see top, "names"), the names stay module-level.
@@ -686,13 +745,25 @@ def fingerprint(source):
 
     visit(tree.body, "")
     # Each simple constant and plain function: its part, with its anchor
-    # (how many other statements of the module's body come before it).
+    # (how many other statements of the module's body come before it). An
+    # import that only binds names is not one of those others; the first
+    # import of its module is (it loads the module).
     free_statements = {id(stmt): name for stmt, name in simple + plain}
+    repeats = {id(stmt) for stmt, repeat, _ in from_imports if repeat}
+    import_names = {id(stmt): names for stmt, _, names in from_imports}
     anchors, others, names = {}, 0, []  # names: theirs, in the module's order
+    imports = []
     for stmt in tree.body:
         if id(stmt) in free_statements:
             anchors[id(stmt)] = others
             names.append(free_statements[id(stmt)])
+        elif id(stmt) in import_names:
+            for bound, attr in import_names[id(stmt)]:
+                imports.append((_digest(b"import", "%d %s %s@%d" % (stmt.level, stmt.module, attr, others)),
+                                bound, stmt.level, stmt.module, attr))
+                names.append(bound)
+            if id(stmt) not in repeats:
+                others += 1
         else:
             others += 1
     for stmt, name in simple:
@@ -712,12 +783,27 @@ def fingerprint(source):
     if detached:
         tree.body = [stmt for stmt in tree.body if id(stmt) not in free_statements]
     _type_checking(tree, bindings)
-    module = _with_names(_text(tree), _names_in([tree], free))
-    if answers:
-        # (one of them added: what a lookup of it gives changes)
-        module = "%s\0answers:%s" % (module, ",".join(sorted(free & answers)))
+    named = _names_in([tree], free)
+    tail = "" if not answers else "\0answers:%s" % ",".join(sorted(free & answers))
+    # (one of the names __getattr__ answers added: what a lookup gives changes)
+    full = _digest(b"module-full", _with_names(_text(tree), named) + tail)
+    if from_imports and detached:
+        # The module without the imports that only bind names: a repeat
+        # goes, a first import stays as which module it loads, where.
+        kept = []
+        for stmt in tree.body:
+            if id(stmt) in import_names:
+                if id(stmt) in repeats:
+                    continue
+                stmt = ast.ImportFrom(module=stmt.module, names=[ast.alias(name="ste:import")], level=stmt.level)
+            kept.append(stmt)
+        tree.body = kept
+    module = _with_names(_text(tree), named) + tail
     names_digest = _digest(b"names", "%s%s" % (",".join(names), "" if detached else "\0attached"))
-    return _digest(b"module", module), units, docs, consts, sigs, names_digest
+    if not detached:
+        imports = []  # (the names stay module-level: see "names")
+    extra = {"full": full, "imports": imports, "binds": binds}
+    return _digest(b"module", module), units, docs, consts, sigs, names_digest, extra
 
 
 def main():
@@ -736,7 +822,7 @@ def main():
             out.write("error truncated input\n")
             break
         try:
-            module, units, docs, consts, sigs, names = fingerprint(source)
+            module, units, docs, consts, sigs, names, extra = fingerprint(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             out.write("error %s\n" % (" ".join(("%s: %s" % (type(e).__name__, e)).split()) or "unparseable"))
             out.flush()
@@ -751,6 +837,10 @@ def main():
         for digest, name in sigs:
             out.write("sig %s %s\n" % (digest, name))
         out.write("names %s\n" % names)
+        for digest, bound, level, module_name, attr in extra["imports"]:
+            out.write("import %s %s %d %s %s\n" % (digest, bound, level, module_name, attr))
+        out.write("full %s\n" % extra["full"])
+        out.write("binds %s\n" % " ".join(extra["binds"]))
         out.write("end\n")
         out.flush()  # each answer as it is made: ste may keep the process for its next files
 

@@ -362,6 +362,20 @@ std::vector<Change> Changes() {
       {"a decorated function's parameter", "meta.py", "def helptext():", "def helptext(x=1):", {}, true, false},
       {"a TYPE_CHECKING block", "text.py", "from os import PathLike\n", "from os import PathLike, sep\n", {},
        false, false},
+      // `from .text import whisper` in __init__.py looks whisper up: with it
+      // gone every test that loads the package fails.
+      {"a plain function removed that __init__ imports", "text.py", "def whisper(s):\n    return s.lower() + '...'\n",
+       "", {}, true},
+      // Imports that only bind names in a package's __init__.py (format 6):
+      // one of a name the module binds is no module-level code; one of a
+      // name it does not bind is; a name no longer imported selects the
+      // tests whose code names it.
+      {"an import added of a name the module binds", "__init__.py", "from .table import TABLE\n",
+       "from .table import TABLE\nfrom .calc import LIMIT\n", {}, false, false},
+      {"an import added of a name the module does not bind", "__init__.py", "from .table import TABLE\n",
+       "from .table import TABLE\nfrom .calc import NOPE\n", {}, true},
+      {"a name no longer imported", "__init__.py", "from .calc import add, mul, sub, unused, Vec",
+       "from .calc import add, mul, sub, Vec", Paths({"test_source"})},
       {"syntax error", "text.py", "def shout(s):", "def shout(s:", {}, true},
   };
 }

@@ -104,6 +104,7 @@
 #include <xxhash.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -164,10 +165,30 @@ struct DefinitionConst {
   XXH128_hash_t hash = {0, 0};
 };
 
+// A name a from-import binds at the top of a module (Python, format 6:
+// ste_fingerprint.py, "imports"): `from <level dots><module> import
+// <attr> as <name>`.
+struct DefinitionImport {
+  std::string name;
+  uint32_t level = 0;
+  std::string module;
+  std::string attr;
+  XXH128_hash_t hash = {0, 0};
+};
+
 struct FileDefinitions {
   bool parsed = false;
   std::string error;  // why not, when !parsed
+  // The module-level code without the imports that only bind names (see
+  // `imports`), and with them (`module_full`, when the fingerprinter says).
   XXH128_hash_t module = {0, 0};
+  bool has_full = false;
+  XXH128_hash_t module_full = {0, 0};
+  std::vector<DefinitionImport> imports;
+  // The names bound directly in the module's body (Python, format 6;
+  // has_binds when the fingerprinter says), sorted.
+  bool has_binds = false;
+  std::vector<std::string> binds;
   std::vector<DefinitionUnit> units;  // in file order, not overlapping
   std::vector<DefinitionDoc> docs;
   std::vector<DefinitionConst> consts;
@@ -182,11 +203,14 @@ struct FileDefinitions {
   const DefinitionDoc* DocAt(uint32_t line) const;
   const DefinitionConst* Const(std::string_view name) const;
   const DefinitionConst* Sig(std::string_view name) const;
-  // Each part a name selects (constants, then headers): fn(part, name).
+  const DefinitionImport* Import(std::string_view name) const;
+  bool Binds(std::string_view name) const;
+  // Each part a name selects (constants, headers, imports): fn(part, name).
   template <typename Fn>
   void ForEachNamedPart(Fn&& fn) const {
     for (const DefinitionConst& c : consts) fn(DefinitionPart::kConst, c.name);
     for (const DefinitionConst& c : sigs) fn(DefinitionPart::kSig, c.name);
+    for (const DefinitionImport& i : imports) fn(DefinitionPart::kImport, i.name);
   }
 };
 
@@ -311,10 +335,36 @@ std::optional<FileDefinitions> ParseFingerprintAnswer(std::string_view text);
 
 // The inventory entry of a definition view (see top) of `defs`; nullopt
 // when the file has no such definition (or did not parse, for a unit).
-// `content` is the file's bytes (for UnparsedModuleHash).
+// `content` is the file's bytes (for UnparsedModuleHash). The module view
+// leaves out the imports that only bind names only when `imports_hold`
+// (ImportsHold); else it holds them (`module_full`).
 std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, const View& view,
                                                   const FileDefinitions& defs,
-                                                  std::string_view content);
+                                                  std::string_view content, bool imports_hold = false);
+
+// Imports that only bind names (Python format 6, ste_fingerprint.py
+// "imports"). They are left out of a module's own code only in a package's
+// `__init__.py` (a submodule it imports cannot be still loading when it
+// does) and only when each one names a file of the tree that binds what
+// it imports directly in its body: `from .sub import x` (level 1 and up,
+// from the package's folder) or `from pkg.sub import x` (pkg this
+// folder's name), `sub/__init__.py` or `sub.py` (no extension module
+// beside it). ImportedFile: that file, repo-relative, or "" when it is
+// none of those; ImportsHold: whether every import of `defs` (the
+// fingerprints of `init_file`) holds, given each file's fingerprints
+// (`defs_of`: null when not known).
+// What ImportedFile asks of the tree (repo-relative paths): whether a path
+// is a regular file, and whether an extension module `<stem>.*.so` (or
+// .pyd) is beside `<stem>`: of an inventory, or of the disk under a root.
+struct ImportTree {
+  std::function<bool(const std::string&)> is_file;
+  std::function<bool(const std::string&)> has_extension_module;
+};
+ImportTree ImportTreeOf(const Inventory& tree);  // (kept by reference)
+ImportTree ImportTreeOnDisk(const std::string& root);
+std::string ImportedFile(std::string_view init_file, const DefinitionImport& import, const ImportTree& tree);
+bool ImportsHold(std::string_view init_file, const FileDefinitions& defs, const ImportTree& tree,
+                 const std::function<const FileDefinitions*(const std::string&)>& defs_of);
 
 // Select time: the entries now of the definition views `view_paths` (repo-
 // relative), given the tree's inventory `head` (scanned) and, when there is

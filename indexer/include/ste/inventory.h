@@ -426,8 +426,9 @@ enum class ViewKind : uint8_t { kPth, kDists, kDistsNamed, kEntryPoints, kDefini
 
 // Which part of a source file a kDefinition view is (definitions.h,
 // "Views"): "ste-def", "ste-def:<unit>", "ste-at:<unit>", "ste-doc:<name>",
-// "ste-const:<name>", "ste-sig:<name>", "ste-names", "ste-absent:<name>".
-enum class DefinitionPart : uint8_t { kModule, kUnit, kPlace, kDoc, kConst, kSig, kNames, kAbsent };
+// "ste-const:<name>", "ste-sig:<name>", "ste-names", "ste-absent:<name>",
+// "ste-import:<name>".
+enum class DefinitionPart : uint8_t { kModule, kUnit, kPlace, kDoc, kConst, kSig, kNames, kAbsent, kImport };
 
 // A view path of a known view, parsed.
 struct View {

@@ -68,7 +68,13 @@ and the class of every repository module (_Watched) notes the failure in
 its __getattr__, which the interpreter calls only then (`hasattr(m, n)`,
 `getattr(m, n, d)`, `from m import n`; not dunders other than
 __version__ and __version_info__); it raises the interpreter's own error
-(one frame of this file more in its traceback). `import *` of a module
+(one frame of this file more in its traceback). A `from m import n` that
+found n (code that ran imports n: IMPORT_FROM) is recorded the same way,
+for each repository module binding n: whether m still binds n matters
+to the importer (a function removed from m fails every test that loads
+it), not n's value, which it copies. A package's `__init__.py` has every
+name of its namespace indexed (its imports that only bind names are
+parts of their own: ste_fingerprint.py, "imports"). `import *` of a module
 without `__all__` is noted as a star record (the names it copied), a
 namespace read by string as before. Not seen: `object.__getattribute__(m,
 n)` and C code reading a module's dict directly.
@@ -126,6 +132,12 @@ _keys_checked = set()
 _const_index = {}  # name -> abs files binding it at top level to a plain value or a function of theirs
 _indexed = set()  # module files indexed
 _name_records = set()  # (file, name) recorded
+# (name, file of the code) of each name code that ran imported (`from m
+# import X`: a lookup of X on m, whose value it copies): whether m still
+# binds X matters to it, as an absent record says (the view
+# F/\x01ste-absent:X), not X's value.
+_imported_names = set()
+_imported_done = set()
 _namespaces = set()  # files whose namespace was read by string, not yet recorded
 _namespace_records = set()
 _absent = set()  # (file, name) looked up on a module and not found, not yet recorded
@@ -150,6 +162,8 @@ _LINE_COPIES = (("typing.py", "overload"), (os.sep.join(("hypothesis", "internal
 _TYPING_FILES = (os.sep + "typing.py", os.sep + "typing_extensions.py")
 _PLAIN = (str, bytes, int, float, complex, bool, type(None), tuple, list, dict, set, frozenset)
 _FunctionType = type(lambda: None)
+_ModuleType = type(sys)
+_INIT = os.sep + "__init__.py"
 _DUNDER_CONSTANTS = ("__version__", "__version_info__")
 _DUNDERS = frozenset(_DUNDER_CONSTANTS)
 _WARNING_LINES = frozenset(("formatwarning", "showwarning", "warn_explicit", "_formatwarnmsg_impl", "_showwarnmsg_impl"))
@@ -245,6 +259,8 @@ def _take_names(code, names, nested, repo):
     else:
         used, imported = _used_names(code)
         used.update(nested - imported)
+        if imported:
+            _imported_names.update((name, code.co_filename) for name in imported)
     if not repo:
         used.difference_update(_DUNDERS)
     _names_used.update(used)
@@ -319,12 +335,17 @@ def _index_modules():
         _indexed.add(filename)
         if type(module) is not _Watched:
             _namespaces.add(filename)  # read by string unseen: all its constants
+        package = filename.endswith(_INIT)
         for name, value in list(namespace.items()):
             if type(value) in _PLAIN and (not name.startswith("__") or name in _DUNDER_CONSTANTS):
                 _const_index.setdefault(name, set()).add(filename)
             elif type(value) is _FunctionType and not name.startswith("__") and \
                     value.__code__.co_filename == filename and value.__name__ == name:
                 # A plain function's header (ste_fingerprint.py, "sig").
+                _const_index.setdefault(name, set()).add(filename)
+            elif package and not name.startswith("__") and not isinstance(value, _ModuleType):
+                # A package's own names: what its imports bind (ste_fingerprint.py,
+                # "imports": a part of its own in an __init__.py).
                 _const_index.setdefault(name, set()).add(filename)
 
 
@@ -340,6 +361,17 @@ def emit():
             if (filename, name) not in _name_records:
                 _name_records.add((filename, name))
                 _stat("%s/%s%s" % (filename, _NAME, name))
+    if _imported_names:
+        # (each repository module binding the name but the importer, whose
+        # import binds it there: more than the one imported from, never
+        # fewer)
+        for key in _imported_names - _imported_done:
+            name, importer = key
+            _imported_done.add(key)
+            for filename in _const_index.get(name, ()):
+                if filename != importer:
+                    _absent.add((filename, name))
+        _imported_names.clear()
     while _namespaces:
         filename = _namespaces.pop()
         if filename not in _namespace_records:

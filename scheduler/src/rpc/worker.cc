@@ -220,7 +220,18 @@ bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* se
       std::ifstream in(o_.config.root + "/" + v.dir, std::ios::binary);
       content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
-    if (std::optional<InventoryEntry> e = DefinitionViewEntry(p, v, *defs, content)) {
+    // A package's imports that only bind names, against this checkout's
+    // files (ImportsHold).
+    bool hold = false;
+    if (defs->parsed && !defs->imports.empty() && v.part == DefinitionPart::kModule) {
+      const ImportTree tree = ImportTreeOnDisk(o_.config.root);
+      std::vector<std::shared_ptr<const FileDefinitions>> held;
+      hold = ImportsHold(v.dir, *defs, tree, [&](const std::string& rel) -> const FileDefinitions* {
+        held.push_back(definitions_->Get(o_.config.root + "/" + rel));
+        return held.back().get();
+      });
+    }
+    if (std::optional<InventoryEntry> e = DefinitionViewEntry(p, v, *defs, content, hold)) {
       external_.emplace(p, *std::move(e));
     }
   }
