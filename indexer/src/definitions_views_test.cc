@@ -403,6 +403,124 @@ TEST(PythonDefinitions, TypingOverloadsArePartOfTheirImplementationsUnit) {
   }
 }
 
+// Imports that only bind names (format 6): each name a from-import binds
+// is a part of its own; a repeat of a module already imported leaves the
+// module's code, a first import stays as which module it loads, where.
+TEST(PythonDefinitions, ImportsThatOnlyBindNamesArePartsOfTheirOwn) {
+  const std::string base_text =
+      "from .a import f\n"
+      "from .b import g as gee\n"
+      "X = 1\n"
+      "def use():\n"
+      "    return h()\n";
+  const FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed && base.has_full && base.has_binds) << base.error;
+  ASSERT_EQ(base.imports.size(), 2u);
+  EXPECT_EQ(base.imports[1].name, "gee");
+  EXPECT_EQ(base.imports[1].level, 1u);
+  EXPECT_EQ(base.imports[1].module, "b");
+  EXPECT_EQ(base.imports[1].attr, "g");
+  EXPECT_EQ(base.binds, (std::vector<std::string>{"X", "f", "gee", "use"}));
+  auto unit = [](const FileDefinitions& d, const std::string& name) {
+    for (const DefinitionUnit& u : d.units) {
+      if (u.name == name) return u.hash;
+    }
+    ADD_FAILURE() << "no unit " << name;
+    return XXH128_hash_t{0, 0};
+  };
+  // A repeat added: not the module's own code, a part of its own; the unit
+  // that names it changes (it found no module's h before).
+  FileDefinitions repeat = Variant(base_text, "X = 1\n", "from .a import h\nX = 1\n");
+  EXPECT_TRUE(Same(repeat.module, base.module));
+  EXPECT_FALSE(Same(repeat.module_full, base.module_full));
+  EXPECT_FALSE(Same(repeat.names, base.names));
+  ASSERT_NE(repeat.Import("h"), nullptr);
+  EXPECT_FALSE(Same(unit(repeat, "use"), unit(base, "use")));
+  // A name added to a first import: the same.
+  FileDefinitions more = Variant(base_text, "from .a import f\n", "from .a import f, h\n");
+  EXPECT_TRUE(Same(more.module, base.module));
+  // What an import binds, from where: its part.
+  FileDefinitions moved = Variant(base_text, "from .b import g as gee", "from .c import g as gee");
+  EXPECT_FALSE(Same(moved.Import("gee")->hash, base.Import("gee")->hash));
+  EXPECT_FALSE(Same(moved.module, base.module)) << "a first import of another module loads it";
+  FileDefinitions other = Variant(base_text, "from .b import g as gee", "from .b import k as gee");
+  EXPECT_FALSE(Same(other.Import("gee")->hash, base.Import("gee")->hash));
+  EXPECT_TRUE(Same(other.module, base.module));
+  // An import that moved past other module-level code: its part changes.
+  FileDefinitions past = Variant(base_text, "X = 1\n", "X = 1\nprint(X)\nfrom .a import h\n");
+  FileDefinitions before = Variant(base_text, "X = 1\n", "X = 1\nfrom .a import h\nprint(X)\n");
+  EXPECT_FALSE(Same(past.Import("h")->hash, before.Import("h")->hash));
+  // Not parts: a star, a dunder, `from . import sub` (it may load the
+  // submodule), a name bound twice; their statements stay.
+  for (const char* kept : {"from .a import *\n", "from .a import __version__\n", "from . import sub\n",
+                           "from .a import X\n"}) {
+    FileDefinitions v = Variant(base_text, "def use():", std::string(kept) + "def use():");
+    EXPECT_FALSE(Same(v.module, base.module)) << kept;
+  }
+  // Bound however the module runs: both branches of an if/else, a try's
+  // body and all its handlers; not an if without else, nor a handler that
+  // binds nothing.
+  const FileDefinitions branches = One(
+      "try:\n    from fast import pad\nexcept ImportError:\n    def pad(s):\n        return s\n"
+      "if X:\n    class Pair: pass\nelse:\n    class Pair: pass\n"
+      "if Y:\n    ONLY = 1\n"
+      "try:\n    import json as codec\nexcept ImportError:\n    pass\n");
+  EXPECT_EQ(branches.binds, (std::vector<std::string>{"Pair", "pad"}));
+}
+
+// Whether each of a package's imports that only bind names finds its name:
+// the file it names (ImportedFile), and that file's names.
+TEST(ImportsHold, TheFileAnImportNamesAndWhetherItBindsTheName) {
+  std::vector<InventoryEntry> entries;
+  for (const char* path : {"src/pkg/__init__.py", "src/pkg/a.py", "src/pkg/sub/__init__.py", "src/pkg/sub.py",
+                           "src/pkg/fast.py", "src/pkg/fast.cpython-311-x86_64-linux-gnu.so", "src/pkg/sub/deep.py"}) {
+    InventoryEntry e;
+    e.path = path;
+    e.type = FileType::kRegular;
+    entries.push_back(e);
+  }
+  absl::StatusOr<Inventory> tree = Inventory::FromEntries(entries, 0);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const ImportTree t = ImportTreeOf(*tree);
+  auto imp = [](uint32_t level, const char* module) {
+    DefinitionImport i;
+    i.name = i.attr = "x";
+    i.level = level;
+    i.module = module;
+    return i;
+  };
+  EXPECT_EQ(ImportedFile("src/pkg/__init__.py", imp(1, "a"), t), "src/pkg/a.py");
+  EXPECT_EQ(ImportedFile("src/pkg/__init__.py", imp(1, "sub"), t), "src/pkg/sub/__init__.py") << "a package first";
+  EXPECT_EQ(ImportedFile("src/pkg/__init__.py", imp(1, "sub.deep"), t), "src/pkg/sub/deep.py");
+  EXPECT_EQ(ImportedFile("src/pkg/sub/__init__.py", imp(2, "a"), t), "src/pkg/a.py");
+  EXPECT_EQ(ImportedFile("src/pkg/__init__.py", imp(0, "pkg.a"), t), "src/pkg/a.py");
+  EXPECT_EQ(ImportedFile("src/pkg/__init__.py", imp(0, "other.a"), t), "") << "another package";
+  EXPECT_EQ(ImportedFile("src/pkg/__init__.py", imp(1, "fast"), t), "") << "an extension module beside";
+  EXPECT_EQ(ImportedFile("src/pkg/__init__.py", imp(1, "missing"), t), "");
+  EXPECT_EQ(ImportedFile("src/pkg/a.py", imp(1, "sub"), t), "") << "only in a package's __init__.py";
+  EXPECT_EQ(ImportedFile("src/pkg/__init__.py", imp(4, "a"), t), "") << "above the root";
+
+  FileDefinitions init;
+  init.parsed = true;
+  init.imports = {imp(1, "a")};
+  init.imports[0].attr = "f";
+  FileDefinitions a;
+  a.parsed = true;
+  a.has_binds = true;
+  a.binds = {"X", "f"};
+  auto defs_of = [&](const std::string& file) -> const FileDefinitions* { return file == "src/pkg/a.py" ? &a : nullptr; };
+  EXPECT_TRUE(ImportsHold("src/pkg/__init__.py", init, t, defs_of));
+  EXPECT_FALSE(ImportsHold("src/pkg/a.py", init, t, defs_of));
+  init.imports[0].attr = "g";
+  EXPECT_FALSE(ImportsHold("src/pkg/__init__.py", init, t, defs_of)) << "a.py does not bind g";
+  init.imports[0].attr = "f";
+  a.has_binds = false;
+  EXPECT_FALSE(ImportsHold("src/pkg/__init__.py", init, t, defs_of)) << "a fingerprinter that does not say";
+  a.has_binds = true;
+  init.imports.push_back(imp(1, "sub"));
+  EXPECT_FALSE(ImportsHold("src/pkg/__init__.py", init, t, defs_of)) << "sub's names not known";
+}
+
 // Docstrings and simple constants are parts of their own; whether one
 // exists, and anything that is not simple, stays module-level.
 TEST(PythonDefinitions, DocstringsAndSimpleConstantsAreTheirOwnParts) {

@@ -23,6 +23,15 @@ bytes (the file's content, as ste hashed it). stdout, per file in order:
                                     functions it binds, in order (optional
                                     in the protocol: the Ruby script has
                                     none)
+    import <32 hex> <name> <level> <module> <attr>
+                                    one per name a from-import binds that
+                                    only binds it (format 6, "imports"):
+                                    `from <level dots><module> import
+                                    <attr> as <name>`, its part
+    full <32 hex>                   the module-level fingerprint with those
+                                    imports in it (optional, as the rest)
+    binds <name> ...                the names the module's top-level code
+                                    binds however it runs (optional)
     end
 
 Each file's answer is flushed as it is made: ste keeps one process for
@@ -127,6 +136,26 @@ in order, made in one pass.)
     it (the tracker's name records), and each const and sig part holds its
     *anchor*, how many other statements of the module's body come before
     it, so one that moved past other module-level code changes its part.
+- imports (format 6): a `from <module> import <attr> [as <name>]`
+  directly in the module's body (a module named, no `*`; each name bound
+  nowhere else in the module's scope, not a dunder) binds names: each is
+  an `import` part of its own, its value where it comes from and its
+  anchor (as a constant's; such an import is not one of the "others"
+  unless it is the first of its module), and its name is one of the names
+  the module binds (see "names": the code that names it holds it, the
+  `names` line lists it). The module's fingerprint then leaves out each
+  repeat (a module an earlier statement directly in the body imported:
+  it loads nothing) and keeps each first import as which module it loads,
+  where. Whether that holds is ste's to decide, not this script's (it
+  sees no other file): only in a package's `__init__.py` (a submodule it
+  imports cannot be still loading while it runs), and only when each
+  import names a file of the tree whose `binds` holds the attribute
+  (definitions.h, ImportsHold); else the module view is `full`, the
+  module-level fingerprint with every import in it.
+- binds (format 6): the names the module's top-level code binds however
+  it runs, never deleted: an import, a def, a class, an assignment
+  directly in the body, in both branches of an if/else, or in a try's
+  body (or else) and every one of its handlers, or its finally.
 - overloads (format 6): a `def` whose one decorator is typing's (or
   typing_extensions') `overload` (`@overload` bound once by `from typing
   import overload`, or `@t.overload` with `import typing as t`, before

@@ -243,6 +243,17 @@ class NamesLookedUp(unittest.TestCase):
                 _, after = run(case)
                 self.assertEqual(kinds(after, "lazy.py/^ste-absent:"), {"pkg/lazy.py/^ste-absent:" + n for n in names})
 
+    def test_a_name_imported_is_a_check_that_its_module_binds_it(self):
+        # `from m import f` fails once m no longer binds f: every test that
+        # ran the import depends on whether it does (not on f's value).
+        _, after = run("from pkg.meta import TAX, quiet")
+        self.assertEqual(kinds(after, "^ste-absent:"), {"pkg/meta.py/^ste-absent:TAX", "pkg/meta.py/^ste-absent:quiet"})
+        self.assertEqual(kinds(after, "^ste-name:"), set(), "a copy, no use of the value")
+        # Not of the importer itself, whose import binds the name there.
+        _, after = run("from pkg import ns")
+        self.assertEqual(kinds(after, "ns.py/^ste-absent:"), set())
+        self.assertEqual(kinds(after, "globals.py/^ste-absent:"), {"pkg/globals.py/^ste-absent:G"})
+
     def test_a_star_import_without_all_records_the_names_it_copied(self):
         _, after = run("exec('from pkg.meta import *', {})")
         self.assertEqual(kinds(after, "^ste-star"), {"pkg/meta.py/^ste-star"})

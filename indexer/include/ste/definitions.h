@@ -26,10 +26,11 @@
 //   "<abs file>/\x01ste-absent:<name>" <name> was looked up on <file>'s
 //                                     module and not found (`hasattr`,
 //                                     `getattr(m, n, d)`, `from m import n`
-//                                     in a try): whether <file> binds it
+//                                     in a try), or code that ran imported
+//                                     it (`from m import n`, found): whether
+//                                     <file> binds it
 //   "<abs file>/\x01ste-star"         `from <file's module> import *` copied
-//                                     its namespace (no `__all__`), or its
-//                                     own `def __getattr__` ran: which
+//                                     its namespace (no `__all__`): which
 //                                     names it binds
 //   "/\x01ste-defs-begin:<pid>"       the process is tracked from here on
 //                                     (at its start, after a fork, after a
@@ -82,11 +83,17 @@
 //   "F/\x01ste-names"        which plain functions and simple constants
 //                             it binds, in order (Python), for the tests
 //                             that read its namespace by string,
-//                             star-imported it or ran its own
-//                             `def __getattr__`: a name added or removed;
-//   "F/\x01ste-absent:<name>" whether it binds <name> (a plain function
-//                             or a simple constant; Python), for the tests
-//                             that looked it up and did not find it.
+//                             or star-imported it: a name added or
+//                             removed;
+//   "F/\x01ste-absent:<name>" whether it binds <name> (a plain function,
+//                             a simple constant or an import's name;
+//                             Python), for the tests that looked it up and
+//                             did not find it, and those whose code
+//                             imported it (`from F's module import <name>`);
+//   "F/\x01ste-import:<name>" where an import that only binds <name> in a
+//                             package's __init__.py takes it from (Python,
+//                             format 6; ImportsHold), for the tests whose
+//                             code names it.
 // (An added plain function or simple constant is no module-level code:
 // ste_fingerprint.py, "names". The code of F that names it holds the name
 // in its fingerprint, and the tests that looked for it elsewhere depend on
