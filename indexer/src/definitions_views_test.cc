@@ -55,6 +55,15 @@ FileDefinitions One(const std::string& content) {
 
 bool Same(XXH128_hash_t a, XXH128_hash_t b) { return a.low64 == b.low64 && a.high64 == b.high64; }
 
+// The text fingerprint of `d`'s unit `name` (a failure when there is none).
+XXH128_hash_t UnitHash(const FileDefinitions& d, const std::string& name) {
+  for (const DefinitionUnit& u : d.units) {
+    if (u.name == name) return u.hash;
+  }
+  ADD_FAILURE() << "no unit " << name;
+  return XXH128_hash_t{0, 0};
+}
+
 // `text` with its first `from` replaced by `to`, fingerprinted.
 FileDefinitions Variant(const std::string& text, const std::string& from, const std::string& to) {
   std::string s = text;
@@ -258,38 +267,31 @@ TEST(PythonDefinitions, AnAddedPlainFunctionOrConstantChangesWhatNamesItNotTheMo
       "        return n * TAX\n";
   FileDefinitions base = One(base_text);
   ASSERT_TRUE(base.parsed && base.has_names) << base.error;
-  auto unit = [](const FileDefinitions& d, const std::string& name) {
-    for (const DefinitionUnit& u : d.units) {
-      if (u.name == name) return u.hash;
-    }
-    ADD_FAILURE() << "no unit " << name;
-    return XXH128_hash_t{0, 0};
-  };
   // A helper added, and one function changed to call it.
   FileDefinitions added = Variant(base_text, "def total(xs):", "def helper():\n    return 1\ndef total(xs):");
   EXPECT_TRUE(Same(added.module, base.module)) << "a plain function added is no module-level code";
   EXPECT_FALSE(Same(added.names, base.names));
-  EXPECT_TRUE(Same(unit(added, "area"), unit(base, "area")));
-  EXPECT_TRUE(Same(unit(added, "total"), unit(base, "total")));
+  EXPECT_TRUE(Same(UnitHash(added, "area"), UnitHash(base, "area")));
+  EXPECT_TRUE(Same(UnitHash(added, "total"), UnitHash(base, "total")));
   ASSERT_NE(added.Sig("helper"), nullptr);
   FileDefinitions calls = Variant(base_text, "def total(xs):\n    return len(xs)",
                                   "def helper():\n    return 1\ndef total(xs):\n    return len(xs) + helper()");
   EXPECT_TRUE(Same(calls.module, base.module));
-  EXPECT_FALSE(Same(unit(calls, "total"), unit(base, "total")));
-  EXPECT_TRUE(Same(unit(calls, "Shop.price"), unit(base, "Shop.price")));
+  EXPECT_FALSE(Same(UnitHash(calls, "total"), UnitHash(base, "total")));
+  EXPECT_TRUE(Same(UnitHash(calls, "Shop.price"), UnitHash(base, "Shop.price")));
   // A function of the module named like a builtin its code used: that code
   // changes (the name now finds the module's function).
   FileDefinitions shadow = Variant(base_text, "class Shop:", "def len(x):\n    return 0\nclass Shop:");
   EXPECT_TRUE(Same(shadow.module, base.module));
-  EXPECT_FALSE(Same(unit(shadow, "total"), unit(base, "total")));
-  EXPECT_TRUE(Same(unit(shadow, "area"), unit(base, "area")));
+  EXPECT_FALSE(Same(UnitHash(shadow, "total"), UnitHash(base, "total")));
+  EXPECT_TRUE(Same(UnitHash(shadow, "area"), UnitHash(base, "area")));
   // A constant added, and one removed: the same.
   FileDefinitions more = Variant(base_text, "TAX = 20\n", "TAX = 20\nRATE = 3\n");
   EXPECT_TRUE(Same(more.module, base.module));
   EXPECT_FALSE(Same(more.names, base.names));
   FileDefinitions fewer = Variant(base_text, "TAX = 20\n", "");
   EXPECT_TRUE(Same(fewer.module, base.module));
-  EXPECT_FALSE(Same(unit(fewer, "Shop.price"), unit(base, "Shop.price"))) << "it names TAX, which is gone";
+  EXPECT_FALSE(Same(UnitHash(fewer, "Shop.price"), UnitHash(base, "Shop.price"))) << "it names TAX, which is gone";
   // Module-level code that names one: the module changes.
   FileDefinitions read = Variant(base_text, "class Shop:", "RATE = 3\nLIMIT = RATE * 2\nclass Shop:");
   EXPECT_FALSE(Same(read.module, base.module));
@@ -361,13 +363,6 @@ TEST(PythonDefinitions, TypingOverloadsArePartOfTheirImplementationsUnit) {
       "LIMIT = 2\n";
   const FileDefinitions base = One(base_text);
   ASSERT_TRUE(base.parsed) << base.error;
-  auto unit = [](const FileDefinitions& d, const std::string& name) {
-    for (const DefinitionUnit& u : d.units) {
-      if (u.name == name) return u.hash;
-    }
-    ADD_FAILURE() << "no unit " << name;
-    return XXH128_hash_t{0, 0};
-  };
   std::set<std::string> names;
   for (const DefinitionUnit& u : base.units) names.insert(u.name);
   EXPECT_EQ(names, (std::set<std::string>{"f", "C.m"}));
@@ -379,13 +374,13 @@ TEST(PythonDefinitions, TypingOverloadsArePartOfTheirImplementationsUnit) {
            {"@t.overload\ndef f(x: int) -> int: ...\n", ""}}) {
     FileDefinitions v = Variant(base_text, from, to);
     EXPECT_TRUE(Same(v.module, base.module)) << to;
-    EXPECT_FALSE(Same(unit(v, "f"), unit(base, "f"))) << to;
-    EXPECT_TRUE(Same(unit(v, "C.m"), unit(base, "C.m"))) << to;
+    EXPECT_FALSE(Same(UnitHash(v, "f"), UnitHash(base, "f"))) << to;
+    EXPECT_TRUE(Same(UnitHash(v, "C.m"), UnitHash(base, "C.m"))) << to;
     EXPECT_TRUE(Same(v.Const("LIMIT")->hash, base.Const("LIMIT")->hash)) << "no anchor moved: " << to;
   }
   FileDefinitions method = Variant(base_text, "def m(self, x: int) -> int: ...", "def m(self, x: float) -> float: ...");
   EXPECT_TRUE(Same(method.module, base.module));
-  EXPECT_FALSE(Same(unit(method, "C.m"), unit(base, "C.m")));
+  EXPECT_FALSE(Same(UnitHash(method, "C.m"), UnitHash(base, "C.m")));
   // What stays module-level (an overload's annotation edit changes the
   // module): a default that runs code, another module's `overload`, one
   // used before its import, one with no implementation right after it.
@@ -421,13 +416,6 @@ TEST(PythonDefinitions, ImportsThatOnlyBindNamesArePartsOfTheirOwn) {
   EXPECT_EQ(base.imports[1].module, "b");
   EXPECT_EQ(base.imports[1].attr, "g");
   EXPECT_EQ(base.binds, (std::vector<std::string>{"X", "f", "gee", "use"}));
-  auto unit = [](const FileDefinitions& d, const std::string& name) {
-    for (const DefinitionUnit& u : d.units) {
-      if (u.name == name) return u.hash;
-    }
-    ADD_FAILURE() << "no unit " << name;
-    return XXH128_hash_t{0, 0};
-  };
   // A repeat added: not the module's own code, a part of its own; the unit
   // that names it changes (it found no module's h before).
   FileDefinitions repeat = Variant(base_text, "X = 1\n", "from .a import h\nX = 1\n");
@@ -435,7 +423,7 @@ TEST(PythonDefinitions, ImportsThatOnlyBindNamesArePartsOfTheirOwn) {
   EXPECT_FALSE(Same(repeat.module_full, base.module_full));
   EXPECT_FALSE(Same(repeat.names, base.names));
   ASSERT_NE(repeat.Import("h"), nullptr);
-  EXPECT_FALSE(Same(unit(repeat, "use"), unit(base, "use")));
+  EXPECT_FALSE(Same(UnitHash(repeat, "use"), UnitHash(base, "use")));
   // A name added to a first import: the same.
   FileDefinitions more = Variant(base_text, "from .a import f\n", "from .a import f, h\n");
   EXPECT_TRUE(Same(more.module, base.module));
