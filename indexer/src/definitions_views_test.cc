@@ -439,9 +439,10 @@ TEST(PythonDefinitions, ImportsThatOnlyBindNamesArePartsOfTheirOwn) {
   FileDefinitions before = Variant(base_text, "X = 1\n", "X = 1\nfrom .a import h\nprint(X)\n");
   EXPECT_FALSE(Same(past.Import("h")->hash, before.Import("h")->hash));
   // Not parts: a star, a dunder, `from . import sub` (it may load the
-  // submodule), a name bound twice; their statements stay.
+  // submodule), a name bound twice, a future statement (it changes how the
+  // file compiles); their statements stay.
   for (const char* kept : {"from .a import *\n", "from .a import __version__\n", "from . import sub\n",
-                           "from .a import X\n"}) {
+                           "from .a import X\n", "from __future__ import annotations\n"}) {
     FileDefinitions v = Variant(base_text, "def use():", std::string(kept) + "def use():");
     EXPECT_FALSE(Same(v.module, base.module)) << kept;
   }

@@ -583,7 +583,7 @@ def _from_imports(tree, bindings):
     the same module."""
     found, loaded = [], set()
     for stmt in tree.body:
-        if isinstance(stmt, ast.ImportFrom) and stmt.module is not None:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module is not None and stmt.module != "__future__":
             key = (stmt.level, stmt.module)
             names = []
             for a in stmt.names:
