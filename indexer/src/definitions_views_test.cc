@@ -510,6 +510,36 @@ TEST(ImportsHold, TheFileAnImportNamesAndWhetherItBindsTheName) {
   EXPECT_FALSE(ImportsHold("src/pkg/__init__.py", init, t, defs_of)) << "sub's names not known";
 }
 
+// A compiled pattern is a simple constant (format 6): `re.compile` of a
+// literal that compiles without a warning, re imported before it.
+TEST(PythonDefinitions, ACompiledPatternIsASimpleConstant) {
+  const std::string base_text =
+      "import re\n"
+      "DIGITS = re.compile(r'\\d+', re.I | re.M)\n"
+      "WORDS = re.compile(b'\\\\w+', flags=re.X)\n"
+      "def digits(s):\n"
+      "    return DIGITS.findall(s)\n";
+  const FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed) << base.error;
+  ASSERT_NE(base.Const("DIGITS"), nullptr);
+  ASSERT_NE(base.Const("WORDS"), nullptr);
+  FileDefinitions edited = Variant(base_text, "r'\\d+'", "r'\\d'");
+  EXPECT_TRUE(Same(edited.module, base.module));
+  EXPECT_FALSE(Same(edited.Const("DIGITS")->hash, base.Const("DIGITS")->hash));
+  EXPECT_TRUE(Same(UnitHash(edited, "digits"), UnitHash(base, "digits")));
+  // Module-level code: a pattern that does not compile, or warns (a
+  // nested set), flags that are not re's, re not imported before it.
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"r'\\d+'", "r'(\\d+'"},
+           {"r'\\d+'", "'[[a]'"},
+           {"re.I | re.M", "re.I | MINE"},
+           {"import re\nDIGITS = re.compile(r'\\d+', re.I | re.M)\n", "DIGITS = re.compile(r'\\d+', re.I | re.M)\nimport re\n"}}) {
+    FileDefinitions v = Variant(base_text, from, to);
+    EXPECT_EQ(v.Const("DIGITS"), nullptr) << to;
+    EXPECT_FALSE(Same(v.module, base.module)) << to;
+  }
+}
+
 // Docstrings and simple constants are parts of their own; whether one
 // exists, and anything that is not simple, stays module-level.
 TEST(PythonDefinitions, DocstringsAndSimpleConstantsAreTheirOwnParts) {

@@ -76,7 +76,11 @@ in order, made in one pass.)
 - const: the value of a *simple constant*: `NAME = <literal>` (or
   `NAME: T = <literal>`) directly in the module's body, where the literal
   is a constant, a signed number, or a tuple, list, set or dict of
-  literals, and NAME is bound nowhere else in the module's scope (no other
+  literals, or a compiled pattern (format 6): `re.compile(<str or bytes>[,
+  <flags>])`, `re` bound once by `import re` (or `as`) before it, the
+  flags re's own or a number, that compiles here without a warning (the
+  same interpreter version as the tests': fingerprints are salted with
+  it), and NAME is bound nowhere else in the module's scope (no other
   assignment, import, def, class, loop or with target, `del`, `global
   NAME` anywhere, walrus). Dunder names are not constants (`__all__` and
   the like are read by the import system), except `__version__` and
@@ -370,11 +374,58 @@ def _bindings(tree):
     return bindings
 
 
+_RE_FLAGS = frozenset(("A", "ASCII", "I", "IGNORECASE", "L", "LOCALE", "M", "MULTILINE", "S", "DOTALL",
+                       "X", "VERBOSE", "U", "UNICODE", "NOFLAG"))
+
+
+def _pattern(node, re_names):
+    """True for `re.compile(<str or bytes>[, <flags>])` (see top, "const"):
+    `re` one of `re_names`, the flags re's own (`re.I | re.X`) or a number,
+    when it compiles here without a warning."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in re_names):
+        return False
+    args = list(node.args)
+    for kw in node.keywords:
+        if kw.arg != "flags" or len(args) != 1:
+            return False
+        args.append(kw.value)
+    if not 1 <= len(args) <= 2 or not isinstance(args[0], ast.Constant) or type(args[0].value) not in (str, bytes):
+        return False
+    import re
+    import warnings
+
+    def flags(n):
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in re_names and \
+                n.attr in _RE_FLAGS and hasattr(re, n.attr):
+            return getattr(re, n.attr)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+            return flags(n.left) | flags(n.right)
+        raise ValueError("not a flag")
+
+    try:
+        value = flags(args[1]) if len(args) == 2 else 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            re.compile(args[0].value, value)
+    except Exception:
+        return False
+    return True
+
+
 def _simple_constants(tree, bindings):
     """The simple constants (see top): [(statement, name)]. `bindings`: of
     the whole tree, before any body was replaced."""
     found = []
+    re_names = set()  # names bound to the re module so far
     for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            re_names.update(a.asname or a.name for a in stmt.names
+                            if a.name == "re" and bindings.count.get(a.asname or a.name) == 1
+                            and (a.asname or a.name) not in bindings.unsafe
+                            and (a.asname or a.name) not in bindings.deleted)
         if isinstance(stmt, ast.Assign):
             if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
                 continue
@@ -387,7 +438,8 @@ def _simple_constants(tree, bindings):
             continue
         if name.startswith("__") and name.endswith("__") and name not in _DUNDER_CONSTANTS:
             continue
-        if bindings.count.get(name) != 1 or name in bindings.unsafe or not _literal(stmt.value):
+        if bindings.count.get(name) != 1 or name in bindings.unsafe or \
+                not (_literal(stmt.value) or _pattern(stmt.value, re_names)):
             continue
         found.append((stmt, name))
     return found

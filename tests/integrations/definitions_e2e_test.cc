@@ -100,7 +100,15 @@ const char kMeta[] =
     "@_logged\n"                                    // 29
     "def helptext():\n"                             // 30
     "    \"\"\"Shows help.\"\"\"\n"                     // 31
-    "    return 'help'\n";                          // 32
+    "    return 'help'\n"                           // 32
+    "\n"                                            // 33
+    "\n"                                            // 34
+    "import re\n"                                   // 35
+    "NUMBERS = re.compile(r'\\d+')\n"                // 36: a constant too
+    "\n"                                            // 37
+    "\n"                                            // 38
+    "def digits(s):\n"                              // 39
+    "    return NUMBERS.findall(s)\n";               // 40
 
 const char kCalc[] =
     "\"\"\"Arithmetic.\"\"\"\n"
@@ -229,8 +237,10 @@ const std::map<std::string, std::string> kTestBodies = {
     {"test_signature", "import inspect\n        self.assertEqual(str(inspect.signature(shapes.shout)), '(s)')"},
     {"test_version", "self.assertEqual(shapes.meta.version(), '1.0')"},
     {"test_price", "self.assertEqual(shapes.meta.price(100), 120)"},
+    {"test_digits", "self.assertEqual(shapes.meta.digits('a12b3'), ['12', '3'])"},
     // Reads meta's namespace by string: every constant of it.
-    {"test_members", "self.assertEqual([getattr(shapes.meta, n) for n in dir(shapes.meta) if n.isupper()], [20])"},
+    {"test_members", "self.assertEqual([getattr(shapes.meta, n) for n in dir(shapes.meta)\n"
+                     "                          if n.isupper() and type(getattr(shapes.meta, n)) is int], [20])"},
     // Reads a line of boom's from its frame (the traceback module would
     // read the source too: file level): a move of boom is a change for it.
     {"test_lines",
@@ -346,6 +356,9 @@ std::vector<Change> Changes() {
       {"__version__", "meta.py", "__version__ = \"1.0\"", "__version__ = \"1.1\"",
        Paths({"test_version", "test_members"})},
       {"a constant", "meta.py", "TAX = 20", "TAX = 25", Paths({"test_price", "test_members"})},
+      {"a compiled pattern", "meta.py", "re.compile(r'\\d+')", "re.compile(r'\\d')",
+       Paths({"test_digits", "test_members"})},
+      {"a pattern that does not compile", "meta.py", "re.compile(r'\\d+')", "re.compile(r'(\\d+')", {}, true},
       // (boom is a plain function: whether it has a docstring is its
       // header's; test_lines ran it, names it, and reads its lines, and
       // test_members reads meta.py's namespace.)

@@ -77,6 +77,8 @@ PACKAGE = {
     # A module answering names it does not bind; a class's __getattr__.
     "pkg/lazy.py": "NEW = 1\n\n\ndef __getattr__(name):\n    if name == 'old_name':\n        return NEW\n"
                    "    raise AttributeError(name)\n\n\nclass Box:\n    def __getattr__(self, name):\n        return 2\n",
+    # A compiled pattern is a constant (ste_fingerprint.py, "const").
+    "pkg/pat.py": "import re\n\nDIGITS = re.compile(r'\\d+')\n\n\ndef digits(s):\n    return DIGITS.findall(s)\n",
     # A deprecated module: it warns as it is imported, at its importer.
     "pkg/old.py": 'import warnings\nwarnings.warn("old", DeprecationWarning, stacklevel=2)\n',
     # A test runner's package (by its name, as the tracker finds pytest's):
@@ -187,6 +189,10 @@ class Constants(unittest.TestCase):
         # (outside's code names its own function `version`, a name meta's
         # function has too: that record is wider than needed, not wrong.)
         self.assertEqual(kinds(after, "^ste-name:"), {"pkg/meta.py/^ste-name:version"})
+
+    def test_a_compiled_pattern_named_by_code_that_ran_is_recorded(self):
+        _, after = run("from pkg import pat\npat.digits('a1')")
+        self.assertEqual(kinds(after, "pat.py/^ste-name:"), {"pkg/pat.py/^ste-name:DIGITS", "pkg/pat.py/^ste-name:digits"})
 
     def test_the_namespace_read_by_string(self):
         for case, read in [("dir(meta)", True), ("vars(meta)", True), ("import inspect; inspect.getmembers(meta)", True),

@@ -47,7 +47,8 @@ those of code that binds `__all__`, whose names `import *` copies;
 `__version__` and
 `__version_info__` only in the repository's code: libraries and the
 stdlib name their own), against the plain values
-(str, bytes, numbers, bool, None, tuples, lists, dicts, sets) bound at the
+(str, bytes, numbers, bool, None, tuples, lists, dicts, sets; a compiled
+pattern, ste_fingerprint.py's `re.compile` constant) bound at the
 top level of the repository modules loaded, and the functions defined and
 bound there under their own name (a plain function's header is a part of
 its own: ste_fingerprint.py, "sig"). A module's namespace read by
@@ -336,8 +337,10 @@ def _index_modules():
         if type(module) is not _Watched:
             _namespaces.add(filename)  # read by string unseen: all its constants
         package = filename.endswith(_INIT)
+        re_module = sys.modules.get("re")
+        plain = _PLAIN + ((re_module.Pattern,) if re_module is not None and hasattr(re_module, "Pattern") else ())
         for name, value in list(namespace.items()):
-            if type(value) in _PLAIN and (not name.startswith("__") or name in _DUNDER_CONSTANTS):
+            if type(value) in plain and (not name.startswith("__") or name in _DUNDER_CONSTANTS):
                 _const_index.setdefault(name, set()).add(filename)
             elif type(value) is _FunctionType and not name.startswith("__") and \
                     value.__code__.co_filename == filename and value.__name__ == name:
