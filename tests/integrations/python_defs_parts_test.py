@@ -72,6 +72,7 @@ PACKAGE = {
     # A module named like the builtin (click has one), imported by name:
     # no read of a namespace. The builtin called is one.
     "pkg/globals.py": "G = 1\n",
+    "pkg/other.py": "G = 2\n",
     "pkg/ns.py": "from .globals import G\n\n\ndef via_import():\n    return G\n\n\n"
                  "def via_builtin():\n    return sorted(globals())\n",
     # A module answering names it does not bind; a class's __getattr__.
@@ -255,10 +256,13 @@ class NamesLookedUp(unittest.TestCase):
         _, after = run("from pkg.meta import TAX, quiet")
         self.assertEqual(kinds(after, "^ste-absent:"), {"pkg/meta.py/^ste-absent:TAX", "pkg/meta.py/^ste-absent:quiet"})
         self.assertEqual(kinds(after, "^ste-name:"), set(), "a copy, no use of the value")
-        # Not of the importer itself, whose import binds the name there.
-        _, after = run("from pkg import ns")
-        self.assertEqual(kinds(after, "ns.py/^ste-absent:"), set())
-        self.assertEqual(kinds(after, "globals.py/^ste-absent:"), {"pkg/globals.py/^ste-absent:G"})
+        # Of the module imported from only (another binding the name is not
+        # asked), relative or not; not of the importer, whose import binds
+        # the name there.
+        for case in ("from pkg import other\nfrom pkg import ns", "from pkg import other\nfrom pkg.globals import G"):
+            with self.subTest(case):
+                _, after = run(case)
+                self.assertEqual(kinds(after, "^ste-absent:G"), {"pkg/globals.py/^ste-absent:G"})
 
     def test_a_star_import_without_all_records_the_names_it_copied(self):
         _, after = run("exec('from pkg.meta import *', {})")

@@ -71,9 +71,11 @@ its __getattr__, which the interpreter calls only then (`hasattr(m, n)`,
 __version__ and __version_info__); it raises the interpreter's own error
 (one frame of this file more in its traceback). A `from m import n` that
 found n (code that ran imports n: IMPORT_FROM) is recorded the same way,
-for each repository module binding n: whether m still binds n matters
-to the importer (a function removed from m fails every test that loads
-it), not n's value, which it copies. A package's `__init__.py` has every
+for m (the module the import named, resolved against the importer's
+package; when that is not told, each repository module binding n but
+the importer): whether m still binds n matters to the importer (a
+function removed from m fails every test that loads it), not n's value,
+which it copies. A package's `__init__.py` has every
 name of its namespace indexed (its imports that only bind names are
 parts of their own: ste_fingerprint.py, "imports"). `import *` of a module
 without `__all__` is noted as a star record (the names it copied), a
@@ -137,8 +139,9 @@ _name_records = set()  # (file, name) recorded
 # import X`: a lookup of X on m, whose value it copies): whether m still
 # binds X matters to it, as an absent record says (the view
 # F/\x01ste-absent:X), not X's value.
-_imported_names = set()
+_imported_names = set()  # (level, module, name, file of the code)
 _imported_done = set()
+_packages = {}  # repository module file -> its __package__
 _namespaces = set()  # files whose namespace was read by string, not yet recorded
 _namespace_records = set()
 _absent = set()  # (file, name) looked up on a module and not found, not yet recorded
@@ -178,7 +181,7 @@ def _binding_ops():
     return frozenset(opcode.opmap[n] for n in ("STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM") if n in opcode.opmap)
 
 
-_BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = None
+_BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = _IMPORT_NAME = _LOAD_CONST = None
 # bytes.translate's table: each binding opcode to _BINDING_BYTE, any other
 # to 0 (one C call over a code object's opcodes, where a set test per
 # opcode was twice as slow).
@@ -258,10 +261,10 @@ def _take_names(code, names, nested, repo):
         used = set(names)
         used.update(nested)
     else:
-        used, imported = _used_names(code)
+        pairs = []
+        used, imported = _used_names(code, pairs)
         used.update(nested - imported)
-        if imported:
-            _imported_names.update((name, code.co_filename) for name in imported)
+        _imported_names.update((level, module, name, code.co_filename) for level, module, name in pairs)
     if not repo:
         used.difference_update(_DUNDERS)
     _names_used.update(used)
@@ -287,14 +290,16 @@ def _take_deferred(pending):
     _keys_checked.update(pending)
 
 
-def _used_names(code):
+def _used_names(code, pairs=None):
     """The names `code` uses, less those it only binds or imports, and those
     it imports (its bytecode read here: dis's own code would count as code
-    that ran)."""
+    that ran). Into `pairs`, each import's (level, module, name): `from
+    <level dots><module> import <name>` (level None when not told)."""
     used, imported = set(), set()
     ops = code.co_code
     names = code.co_names
     ext = 0
+    module = level = None
     for at in range(0, len(ops), 2):
         op, arg = ops[at], ops[at + 1] | ext
         if op == _EXTENDED_ARG:
@@ -308,6 +313,16 @@ def _used_names(code):
                     used.add(names[index])
                 elif op == _IMPORT_FROM:
                     imported.add(names[index])
+                    if pairs is not None:
+                        pairs.append((level, module, names[index]))
+                elif op == _IMPORT_NAME and pairs is not None:
+                    # LOAD_CONST <level>, LOAD_CONST <fromlist>, IMPORT_NAME
+                    # <module> (an EXTENDED_ARG before them: not told)
+                    module, level = names[index], None
+                    if at >= 4 and ops[at - 4] == _LOAD_CONST and ops[at - 2] == _LOAD_CONST and \
+                            (at < 6 or ops[at - 6] != _EXTENDED_ARG) and ops[at - 3] < len(code.co_consts):
+                        value = code.co_consts[ops[at - 3]]
+                        level = value if type(value) is int else None
     return used, imported
 
 
@@ -318,6 +333,30 @@ def _reads_namespace(code):
     .globals import x`, click's), which is no read of a namespace."""
     used = _used_names(code)[0]
     return "globals" in used or ("locals" in used and not code.co_flags & 1)
+
+
+def _imported_file(level, module, importer):
+    """The file of the module `from <level dots><module> import` named in
+    code of `importer`, "" when it is no repository file, None when that is
+    not known (its package, its level, the module not loaded)."""
+    if type(level) is not int or type(module) is not str:
+        return None
+    if level:
+        package = _packages.get(importer)
+        if not package:
+            return None
+        bits = package.rsplit(".", level - 1)
+        if len(bits) < level:
+            return None
+        module = "%s.%s" % (bits[0], module) if module else bits[0]
+    found = sys.modules.get(module)
+    if found is None:
+        return None
+    try:
+        filename = _module_dict(found).get("__file__")
+    except Exception:
+        return None
+    return filename if type(filename) is str and filename.startswith(_root) else ""
 
 
 def _module_dict(module):
@@ -334,6 +373,9 @@ def _index_modules():
         except Exception:
             continue
         _indexed.add(filename)
+        package = namespace.get("__package__")
+        if type(package) is str:
+            _packages[filename] = package
         if type(module) is not _Watched:
             _namespaces.add(filename)  # read by string unseen: all its constants
         package = filename.endswith(_INIT)
@@ -365,15 +407,19 @@ def emit():
                 _name_records.add((filename, name))
                 _stat("%s/%s%s" % (filename, _NAME, name))
     if _imported_names:
-        # (each repository module binding the name but the importer, whose
-        # import binds it there: more than the one imported from, never
-        # fewer)
         for key in _imported_names - _imported_done:
-            name, importer = key
+            level, module, name, importer = key
             _imported_done.add(key)
-            for filename in _const_index.get(name, ()):
-                if filename != importer:
-                    _absent.add((filename, name))
+            target = _imported_file(level, module, importer)
+            files = _const_index.get(name, ())
+            if target is None:
+                # Not told which module: each repository module binding the
+                # name but the importer (whose import binds it there).
+                for filename in files:
+                    if filename != importer:
+                        _absent.add((filename, name))
+            elif target in files:
+                _absent.add((target, name))
         _imported_names.clear()
     while _namespaces:
         filename = _namespaces.pop()
@@ -706,6 +752,9 @@ def setup(root, stat, mark_broken):
     global _NAME_OPS, _NAME_SHIFT, _EXTENDED_ARG, _IMPORT_FROM
     _NAME_OPS = frozenset(opcode.hasname)
     _IMPORT_FROM = opcode.opmap["IMPORT_FROM"]
+    global _IMPORT_NAME, _LOAD_CONST
+    _IMPORT_NAME = opcode.opmap["IMPORT_NAME"]
+    _LOAD_CONST = opcode.opmap["LOAD_CONST"]
     _EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
     # The name index is the argument shifted: LOAD_GLOBAL (3.11+) and
     # LOAD_ATTR (3.12+) carry a flag bit, LOAD_SUPER_ATTR (3.12+) two.
