@@ -331,6 +331,8 @@ TEST(PythonDefinitions, AnAddedPlainFunctionOrConstantChangesWhatNamesItNotTheMo
   // module-level code.
   for (const char* other : {"def __getattr__(name):\n    return 1\n",
                             "def __getattr__(name):\n    if name == 'old':\n        return 1\n",
+                            "def __getattr__(name):\n    name = name.lower()\n    if name == 'old':\n        return 1\n"
+                            "    raise AttributeError(name)\n",
                             "def __getattr__(name):\n    if name == 'old':\n        return 1\n    else:\n        return 2\n"
                             "    raise AttributeError(name)\n",
                             "__getattr__ = make_lazy()\n", "if LAZY:\n    def __getattr__(name):\n        raise AttributeError\n",

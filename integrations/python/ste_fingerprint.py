@@ -185,7 +185,8 @@ import hashlib
 import sys
 
 FORMAT = 6  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
-# module's def __getattr__, typing.overload's defs part of their implementation's unit
+# spelled-out __getattr__, typing.overload's defs part of their implementation's unit, imports
+# that only bind names, compiled patterns as constants, binds
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -589,6 +590,9 @@ def _getattr_answers(tree, bindings):
             not f.body or not isinstance(f.body[-1], ast.Raise):
         return None
     param = args.args[0].arg
+    if any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in ast.walk(f)) or \
+            any(isinstance(n, (ast.Global, ast.Nonlocal)) and param in n.names for n in ast.walk(f)):
+        return None  # (the name tested would not be the one asked)
     names = set()
 
     def guard(test):

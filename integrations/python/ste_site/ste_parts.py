@@ -135,10 +135,9 @@ _keys_checked = set()
 _const_index = {}  # name -> abs files binding it at top level to a plain value or a function of theirs
 _indexed = set()  # module files indexed
 _name_records = set()  # (file, name) recorded
-# (name, file of the code) of each name code that ran imported (`from m
-# import X`: a lookup of X on m, whose value it copies): whether m still
-# binds X matters to it, as an absent record says (the view
-# F/\x01ste-absent:X), not X's value.
+# Each name code that ran imported, `from m import X` (a lookup of X on m,
+# whose value it copies): whether m still binds X matters to it, as an
+# absent record says (the view F/\x01ste-absent:X), not X's value.
 _imported_names = set()  # (level, module, name, file of the code)
 _imported_done = set()
 _packages = {}  # repository module file -> its __package__
@@ -378,7 +377,7 @@ def _index_modules():
             _packages[filename] = package
         if type(module) is not _Watched:
             _namespaces.add(filename)  # read by string unseen: all its constants
-        package = filename.endswith(_INIT)
+        is_init = filename.endswith(_INIT)
         re_module = sys.modules.get("re")
         plain = _PLAIN + ((re_module.Pattern,) if re_module is not None and hasattr(re_module, "Pattern") else ())
         for name, value in list(namespace.items()):
@@ -388,7 +387,7 @@ def _index_modules():
                     value.__code__.co_filename == filename and value.__name__ == name:
                 # A plain function's header (ste_fingerprint.py, "sig").
                 _const_index.setdefault(name, set()).add(filename)
-            elif package and not name.startswith("__") and not isinstance(value, _ModuleType):
+            elif is_init and not name.startswith("__") and not isinstance(value, _ModuleType):
                 # A package's own names: what its imports bind (ste_fingerprint.py,
                 # "imports": a part of its own in an __init__.py).
                 _const_index.setdefault(name, set()).add(filename)
