@@ -929,6 +929,16 @@ absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
   std::vector<InventoryEntry> out;
   std::vector<std::string> changed;  // files to fingerprint
   std::vector<std::string> contents;
+  // A file's bytes as `now` hashed them (Aborted: it changed since).
+  auto read_as_hashed = [&](const std::string& file, const InventoryEntry& now) -> absl::StatusOr<std::string> {
+    absl::StatusOr<std::string> bytes = ReadFileBytes(file == kRootPath ? root : absl::StrCat(root, "/", file));
+    if (!bytes.ok()) return bytes.status();
+    XXH128_hash_t h = XXH3_128bits(bytes->data(), bytes->size());
+    if (h.low64 != now.hash.low64 || h.high64 != now.hash.high64) {
+      return absl::AbortedError(absl::StrCat(file, " changed while it was fingerprinted"));
+    }
+    return bytes;
+  };
   for (auto& [file, views] : by_file) {
     const InventoryEntry* now = head.Find(file);
     if (now == nullptr || now->type != FileType::kRegular) continue;  // gone: every view goes
@@ -940,13 +950,8 @@ absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
       }
       continue;
     }
-    const std::string abs = file == kRootPath ? root : absl::StrCat(root, "/", file);
-    absl::StatusOr<std::string> bytes = ReadFileBytes(abs);
+    absl::StatusOr<std::string> bytes = read_as_hashed(file, *now);
     if (!bytes.ok()) return bytes.status();
-    XXH128_hash_t h = XXH3_128bits(bytes->data(), bytes->size());
-    if (h.low64 != now->hash.low64 || h.high64 != now->hash.high64) {
-      return absl::AbortedError(absl::StrCat(file, " changed while it was fingerprinted"));
-    }
     changed.push_back(file);
     contents.push_back(*std::move(bytes));
   }
@@ -979,12 +984,10 @@ absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
         continue;
       }
       const InventoryEntry* now = head.Find(target);
-      absl::StatusOr<std::string> bytes = ReadFileBytes(target == kRootPath ? root : absl::StrCat(root, "/", target));
-      if (now == nullptr || !bytes.ok()) continue;
-      XXH128_hash_t h = XXH3_128bits(bytes->data(), bytes->size());
-      if (h.low64 != now->hash.low64 || h.high64 != now->hash.high64) {
-        return absl::AbortedError(absl::StrCat(target, " changed while it was fingerprinted"));
-      }
+      if (now == nullptr) continue;
+      absl::StatusOr<std::string> bytes = read_as_hashed(target, *now);
+      if (absl::IsAborted(bytes.status())) return bytes.status();
+      if (!bytes.ok()) continue;
       more.push_back(target);
       more_contents.push_back(*std::move(bytes));
     }

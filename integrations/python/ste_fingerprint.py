@@ -871,7 +871,8 @@ def fingerprint(source):
     named = _names_in([tree], free)
     tail = "" if not answers else "\0answers:%s" % ",".join(sorted(free & answers))
     # (one of the names __getattr__ answers added: what a lookup gives changes)
-    full = _digest(b"module-full", _with_names(_text(tree), named) + tail)
+    module = _with_names(_text(tree), named) + tail
+    full = _digest(b"module-full", module)
     if from_imports and detached:
         # The module without the imports that only bind names: a repeat
         # goes, a first import stays as which module it loads, where.
@@ -883,7 +884,7 @@ def fingerprint(source):
                 stmt = ast.ImportFrom(module=stmt.module, names=[ast.alias(name="ste:import")], level=stmt.level)
             kept.append(stmt)
         tree.body = kept
-    module = _with_names(_text(tree), named) + tail
+        module = _with_names(_text(tree), named) + tail
     names_digest = _digest(b"names", "%s%s" % (",".join(names), "" if detached else "\0attached"))
     if not detached:
         imports = []  # (the names stay module-level: see "names")
