@@ -30,6 +30,14 @@
 #   RUN_TAG    the folder of this run's selections (default: ste's version).
 #   STEPS="select gt"  select: steps 1-2; gt: step 3 (on the selections
 #              already in the run's folder). The summary is always printed.
+#   UNIT=case  python: `[tests] unit = "case"` (docs/concepts.md, "Test
+#              cases"); each commit's cases are listed (pytest
+#              --collect-only: NN.cases) for the fraction of cases, the
+#              ground truth also runs each file selected as some of its
+#              cases (a case not selected whose outcome changed is a miss
+#              at case level), and at definition level the selection is
+#              run twice without ste, as the runner line (node ids) and as
+#              its files whole, timed (NN.run-cases.time, NN.run-files.time).
 #
 # What it does, one job at a time, under `nice -n 15`:
 #   1. a clone per level (OUT_DIR/clones/<level>), ste.toml written beside
@@ -58,6 +66,9 @@ if [ -x "$prefix/usr/bin/ste" ]; then ste=$prefix/usr/bin/ste; else ste=$prefix/
 N=${N:-30}; EVERY=${EVERY:-5}; GT_MAX=${GT_MAX:-10}
 LEVELS=${LEVELS:-definition file}
 LANG_KIND=${LANG_KIND:-python}
+UNIT=${UNIT:-file}
+case $UNIT in file|case) ;; *) echo "UNIT: file or case"; exit 2 ;; esac
+[ "$UNIT" = file ] || [ "$LANG_KIND" = python ] || { echo "UNIT=case: python only here"; exit 2; }
 case $LANG_KIND in
   python)
     PACKAGE=${PACKAGE:-sympy}
@@ -92,7 +103,7 @@ mapfile -t C < "$run/commits.txt"
   echo "ste=$ste"; echo "version=$version"; echo "src=$src tip=$tip"
   echo "N=$N EVERY=$EVERY LEVELS=$LEVELS LANG_KIND=$LANG_KIND PACKAGE=$PACKAGE"
   echo "TEST_DIRS=$TEST_DIRS TEST_GLOB=$TEST_GLOB"; echo "PYTEST_ARGS=$PYTEST_ARGS"
-  echo "RUBYLIB=${RUBYLIB-}"
+  echo "RUBYLIB=${RUBYLIB-}"; echo "UNIT=$UNIT PYTHONPATH=${PYTHONPATH-}"
 } > "$run/params.txt"
 cat "$run/params.txt"
 
@@ -124,6 +135,7 @@ for level in ${LEVELS_SELECT-$LEVELS}; do
   cat > "$d/ste.toml" <<EOF
 [tests]
 include = [$include]
+unit = "$UNIT"
 [runner]
 $runner
 jobs = 1
@@ -136,12 +148,29 @@ EOF
     git -C "$d" checkout -q -f --detach "$c"
     git -C "$d" clean -q -fdx -e ste.toml -e .ste/ > /dev/null
     list_tests "$d" "$c" > "$ld/$nn.tests"
+    if [ "$UNIT" = case ]; then
+      # (a file that does not collect lists none: it counts as one case)
+      (cd "$d" && $Nc /usr/bin/python3 -m pytest --collect-only -q -p no:cacheprovider $PYTEST_ARGS \
+        $(cat "$ld/$nn.tests") 2> /dev/null | grep '::' > "$ld/$nn.cases") || true
+    fi
     if [ "$i" -gt 0 ]; then
       b=$(( (i - 1) / EVERY * EVERY ))
       echo "${C[$b]}" > "$ld/$nn.base"
       git -C "$d" diff --name-only "${C[$b]}" "$c" > "$ld/$nn.changed"
       (cd "$d" && T "$ld/$nn.select.time" $Nc "$ste" select --format json --base-commit "${C[$b]}" \
         > "$ld/$nn.select.json" 2> "$ld/$nn.select.err") || echo "select $nn: exit $?" >> "$ld/errors"
+      if [ "$UNIT" = case ] && [ "$level" = definition ]; then
+        # The selection as a CI hands it to pytest, then its files whole.
+        args=$(cd "$d" && "$ste" select --format runner --base-commit "${C[$b]}" 2> /dev/null) || args=""
+        eval "set -- $args"
+        if [ $# -gt 0 ]; then
+          files=$(printf '%s\n' "$@" | sed 's/::.*//' | awk '!seen[$0]++')
+          (cd "$d" && T "$ld/$nn.run-cases.time" $Nc /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+            $PYTEST_ARGS "$@" > /dev/null 2>&1) || true
+          (cd "$d" && T "$ld/$nn.run-files.time" $Nc /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+            $PYTEST_ARGS $files > /dev/null 2>&1) || true
+        fi
+      fi
     fi
     if [ $((i % EVERY)) = 0 ] && [ "$i" -lt "$N" ]; then
       (cd "$d" && T "$ld/$nn.record.time" $Nc "$ste" record -j 1 --progress none --allow-failures \
@@ -162,20 +191,22 @@ while read -r nn; do
   git -C "$gd" checkout -q -f --detach "$c"; git -C "$gd" clean -q -fdx > /dev/null
   # outcomes already known for this tree are not run again
   mkdir -p "$out/gt/$c"
+  # (and the files selected as some of their cases: UNIT=case)
+  { cat "$run/gt/$nn.unselected"; cat "$run/gt/$nn.partial" 2> /dev/null || true; } > "$run/gt/$nn.check"
   while read -r t; do [ -f "$out/gt/$c/$(echo "$t" | tr / _).out" ] || echo "$t"; done \
-    < "$run/gt/$nn.unselected" > "$run/gt/$nn.torun"
+    < "$run/gt/$nn.check" > "$run/gt/$nn.torun"
   T "$run/gt/$nn.time" $Nc /usr/bin/python3 "$here/ground_truth.py" "${gt_flags[@]}" "$gd" "$out/gt/$c" "$run/gt/$nn.torun" > /dev/null 2>&1 || true
   # a file that did not pass cleanly: its outcome at the baseline's tree
   while read -r t; do
     k=$(echo "$t" | tr / _).out
     [ "$(cat "$out/gt/$c/$k")" = "rc 0" ] || [ -f "$out/gt/$b/$k" ] || echo "$t"
-  done < "$run/gt/$nn.unselected" > "$run/gt/$nn.atbase"
+  done < "$run/gt/$nn.check" > "$run/gt/$nn.atbase"
   if [ -s "$run/gt/$nn.atbase" ]; then
     git -C "$gd" checkout -q -f --detach "$b"; git -C "$gd" clean -q -fdx > /dev/null
     mkdir -p "$out/gt/$b"
     $Nc /usr/bin/python3 "$here/ground_truth.py" "${gt_flags[@]}" "$gd" "$out/gt/$b" "$run/gt/$nn.atbase" > /dev/null 2>&1 || true
   fi
-  echo "ground truth $nn: $(wc -l < "$run/gt/$nn.unselected") files ($(wc -l < "$run/gt/$nn.torun") run), $(wc -l < "$run/gt/$nn.atbase") again at the base; $(cat "$run/gt/$nn.time")"
+  echo "ground truth $nn: $(wc -l < "$run/gt/$nn.check") files ($(wc -l < "$run/gt/$nn.torun") run), $(wc -l < "$run/gt/$nn.atbase") again at the base; $(cat "$run/gt/$nn.time")"
 done < <(grep '^gt ' "$run/gt-plan.txt" | cut -d' ' -f2)
 ;; esac
 
