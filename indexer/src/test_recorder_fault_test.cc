@@ -46,8 +46,9 @@ struct PlayedRunner {
 
 class FaultInjectionTestRunEnv : public TestRunEnv {
  public:
-  // MakeTempDir of a prefix ending in `suffix` ("/logs-", "/batch-",
-  // "/ste-tmp-") fails with `err`.
+  // MakeTempDir of a prefix whose last component starts as `suffix` does
+  // after its '/' ("/logs-", "/batch-", "/ste-tmp-": PrivateTmpPrefix's
+  // "<base>/ste-tmp-<ns>-<pid>-") fails with `err`.
   void FailMakeTempDir(const std::string& suffix, int err) { make_faults_.push_back({suffix, err}); }
   void FailStart(absl::Status s) { start_fault_ = std::move(s); }
   void FailReadLogDir(absl::Status s) { read_logs_fault_ = std::move(s); }
@@ -63,8 +64,8 @@ class FaultInjectionTestRunEnv : public TestRunEnv {
 
   absl::StatusOr<std::string> MakeTempDir(const std::string& prefix) override {
     for (const auto& [suffix, err] : make_faults_) {
-      if (prefix.size() >= suffix.size() &&
-          prefix.compare(prefix.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      const size_t slash = prefix.rfind('/');
+      if (slash != std::string::npos && prefix.compare(slash, suffix.size(), suffix) == 0) {
         return absl::Status(absl::ErrnoToStatusCode(err), std::strerror(err));
       }
     }

@@ -4,13 +4,20 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace ste {
@@ -27,6 +34,7 @@ class RealEnv : public TestRunEnv {
     return path;
   }
   void RemoveTree(const std::string& path) override { ste::RemoveTree(path); }
+  void RemoveDeadOwnersTmps(const std::string& base) override { ste::RemoveDeadOwnersTmps(base); }
   absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) override {
     return ste::RunTraced(options);
   }
@@ -55,7 +63,62 @@ class RealEnv : public TestRunEnv {
   }
 };
 
+constexpr char kPrivateTmp[] = "ste-tmp-";
+
+// This process's pid namespace: "4026531836" of "pid:[4026531836]", "0"
+// when /proc does not say.
+const std::string& PidNamespace() {
+  static const std::string* ns = [] {
+    char link[64];
+    const ssize_t n = readlink("/proc/self/ns/pid", link, sizeof link - 1);
+    std::string digits;
+    if (n > 0) {
+      for (char c : std::string(link, static_cast<size_t>(n))) {
+        if (absl::ascii_isdigit(static_cast<unsigned char>(c))) digits.push_back(c);
+      }
+    }
+    return new std::string(digits.empty() ? "0" : digits);
+  }();
+  return *ns;
+}
+
 }  // namespace
+
+std::string PrivateTmpPrefix(const std::string& base) {
+  return absl::StrCat(base, "/", kPrivateTmp, PidNamespace(), "-", getpid(), "-");
+}
+
+int RemoveDeadOwnersTmps(const std::string& base) {
+  if (PidNamespace() == "0") return 0;
+  const std::string mine = absl::StrCat(kPrivateTmp, PidNamespace(), "-");
+  std::vector<std::string> gone;
+  if (DIR* d = opendir(base.c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (!absl::StartsWith(name, mine)) continue;
+      const std::string rest = name.substr(mine.size());
+      const size_t dash = rest.find('-');
+      int64_t pid = 0;
+      // "<pid>-" and mkdtemp's six characters
+      if (dash == std::string::npos || rest.size() != dash + 7 ||
+          !absl::SimpleAtoi(rest.substr(0, dash), &pid) || pid <= 1 || pid == getpid()) {
+        continue;
+      }
+      if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+      gone.push_back(name);
+    }
+    closedir(d);
+  }
+  int removed = 0;
+  for (const std::string& name : gone) {
+    const std::string path = absl::StrCat(base, "/", name);
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    RemoveTree(path);
+    removed++;
+  }
+  return removed;
+}
 
 TestRunEnv* RealTestRunEnv() {
   static RealEnv* env = new RealEnv;

@@ -14,6 +14,7 @@
 // mid-test; tests/test_07.sh fails.
 //
 // Everything a test starts it stops by pid (testing::Process).
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
@@ -122,10 +124,10 @@ class Distributed : public ::testing::Test {
     return Spawn(args, {}, cwd.empty() ? root_ : cwd);
   }
   std::unique_ptr<Process> Background(const std::string& name, std::vector<std::string> args,
-                                      const std::string& cwd = "") {
+                                      const std::string& cwd = "", const std::vector<std::string>& env = {}) {
     args.insert(args.begin(), kSte);
-    return std::make_unique<Process>(args, std::vector<std::string>{}, cwd.empty() ? root_ : cwd,
-                                     dir_ + "/" + name + ".out", dir_ + "/" + name + ".err");
+    return std::make_unique<Process>(args, env, cwd.empty() ? root_ : cwd, dir_ + "/" + name + ".out",
+                                     dir_ + "/" + name + ".err");
   }
 
   // `ste scheduler` on `listen` (port 0 for any) with `store`; returns its address.
@@ -149,7 +151,17 @@ class Distributed : public ::testing::Test {
                                        std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"worker", "--scheduler", address, "-j", "2"};
     args.insert(args.end(), extra.begin(), extra.end());
-    return Background(name, args);
+    return Background(name, args, "", worker_env_);
+  }
+
+  // The tests' private temporary directories in `dir` (runner.private_tmp).
+  static size_t PrivateTmps(const std::string& dir) {
+    size_t n = 0;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (struct dirent* e = readdir(d)) n += absl::StartsWith(e->d_name, "ste-tmp-");
+      closedir(d);
+    }
+    return n;
   }
 
   // A fault-free embedded record of a clone of the repo: its index dump.
@@ -191,6 +203,7 @@ class Distributed : public ::testing::Test {
   void KillRestartResume(int kills);
 
   std::string dir_, root_, ext_;
+  std::vector<std::string> worker_env_;  // StartWorker's
   std::string store_;  // the scheduler's store (DistributedPostgres: url_)
   int schedulers_ = 0;
   std::unique_ptr<Process> scheduler_;
@@ -245,9 +258,15 @@ TEST_F(Distributed, FourWorkersBuildTheSameIndexAsTheEmbeddedRecord) {
 TEST_F(DistributedPostgres, AWorkerKilledMidTestLosesItsTestsToAnotherAndTheIndexIsIdentical) {
   std::string address = StartScheduler(url_);
   auto record = Background("record", {"record", "--allow-failures", "--scheduler", address, "--wait", "--progress", "plain"});
+  // The workers' $TMPDIR, where each test's private one is made.
+  const std::string tmp = dir_ + "/tmp";
+  ASSERT_EQ(mkdir(tmp.c_str(), 0700), 0);
+  worker_env_ = {"TMPDIR=" + tmp};
   auto victim = StartWorker("victim", address);
-  // Kill it mid-test: it has run one test and is running more.
-  ASSERT_TRUE(WaitFor(30, [&] { return Count(victim->err(), "ran tests/") >= 1; })) << victim->err();
+  // Kill it mid-test: it has run one test and is running more (one has
+  // its private $TMPDIR, which the victim cannot remove any more).
+  ASSERT_TRUE(WaitFor(30, [&] { return Count(victim->err(), "ran tests/") >= 1 && PrivateTmps(tmp) >= 1; }))
+      << victim->err();
   victim->Signal(SIGKILL);
   EXPECT_EQ(victim->Wait(10), 128 + SIGKILL);
   size_t ran_by_victim = Count(victim->err(), "ran tests/");
@@ -264,6 +283,9 @@ TEST_F(DistributedPostgres, AWorkerKilledMidTestLosesItsTestsToAnotherAndTheInde
   // design guarantees is that each result is taken once (above) and that
   // every test ran somewhere.
   EXPECT_GE(Count(survivor->err(), "ran tests/") + ran_by_victim, static_cast<size_t>(kTests));
+  // The survivor removed what the victim left (named with its pid, now
+  // gone) and its own: none is left.
+  EXPECT_EQ(PrivateTmps(tmp), 0u);
   EXPECT_EQ(Dump(), ReferenceDump());
 }
 

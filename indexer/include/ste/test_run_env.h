@@ -43,6 +43,10 @@ class TestRunEnv {
 
   // The whole content of a file. NotFound if it does not exist.
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
+
+  // Removes what processes that are gone left of their private temporary
+  // directories under `base` (RemoveDeadOwnersTmps); none by default.
+  virtual void RemoveDeadOwnersTmps(const std::string& /*base*/) {}
 };
 
 // The real operating system. Never null; lives forever.
@@ -52,6 +56,21 @@ TestRunEnv* RealTestRunEnv();
 // removed, never followed (a test's scratch and log folders, a record
 // build's test logs).
 void RemoveTree(const std::string& path);
+
+// A test's private temporary directory (runner.private_tmp) is made by
+// MakeTempDir(PrivateTmpPrefix(base)): "<base>/ste-tmp-<ns>-<pid>-" plus
+// six random characters, <pid> the process that made it and <ns> its pid
+// namespace (the inode of /proc/self/ns/pid; 0 when it cannot be read).
+// Its maker removes it after the test; a maker killed first cannot.
+std::string PrivateTmpPrefix(const std::string& base);
+
+// Removes each directory under `base` named by PrivateTmpPrefix in this
+// pid namespace whose maker is gone (kill(pid, 0) fails with ESRCH), owned
+// by this user and not a symlink; returns how many. Never one of another
+// namespace (a container sharing /tmp: its pids are not ours), a live
+// maker's (whatever it is now: a reused pid keeps the directory until that
+// process ends), or any when the namespace is not known. Best effort.
+int RemoveDeadOwnersTmps(const std::string& base);
 
 }  // namespace ste
 
