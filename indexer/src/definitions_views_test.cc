@@ -607,6 +607,38 @@ TEST(PythonDefinitions, DocstringsAndSimpleConstantsAreTheirOwnParts) {
   }
 }
 
+// An annotated simple constant (format 7): its value is its part, its
+// annotation module-level code (evaluated as the module loads, and kept in
+// __annotations__). Before, the statement left the module whole and an
+// annotation that fails at import changed nothing.
+TEST(PythonDefinitions, AnAnnotatedConstantsAnnotationIsModuleLevelCode) {
+  const std::string base_text =
+      "TAX: int = 20\n"
+      "def price(n):\n"
+      "    return n * TAX\n";
+  FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed) << base.error;
+  ASSERT_NE(base.Const("TAX"), nullptr);
+  FileDefinitions value = Variant(base_text, "= 20", "= 25");
+  EXPECT_TRUE(Same(value.module, base.module));
+  EXPECT_FALSE(Same(value.Const("TAX")->hash, base.Const("TAX")->hash));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"TAX: int", "TAX: Missing"},            // a NameError as the module loads
+           {"TAX: int", "TAX: make_type()"},        // code that runs
+           {"TAX: int = 20", "TAX = 20"},           // __annotations__ loses it
+           {"TAX: int = 20\n", "TAX: int = 20\nRATE: int = 3\n"},  // one added
+       }) {
+    FileDefinitions v = Variant(base_text, from, to);
+    EXPECT_FALSE(Same(v.module, base.module)) << from << " -> " << to;
+  }
+  // The same under `from __future__ import annotations` (kept as a string,
+  // which typing.get_type_hints evaluates).
+  const std::string future = "from __future__ import annotations\n" + base_text;
+  FileDefinitions lazy = One(future);
+  FileDefinitions lazy_changed = Variant(future, "TAX: int", "TAX: Missing");
+  EXPECT_FALSE(Same(lazy_changed.module, lazy.module));
+}
+
 TEST(PythonDefinitions, AFileThatDoesNotParseHasNoUnitsAndAnUnparsedModule) {
   absl::StatusOr<std::vector<FileDefinitions>> r = Real().Run({"a.py", "b.py", "c.py"}, {"def (\n", kGeo, ""});
   ASSERT_TRUE(r.ok()) << r.status();

@@ -85,7 +85,12 @@ in order, made in one pass.)
   NAME` anywhere, walrus). Dunder names are not constants (`__all__` and
   the like are read by the import system), except `__version__` and
   `__version_info__`. Which tests use it: those whose code names it (the
-  tracker's name records).
+  tracker's name records). An annotated one's annotation is module-level
+  code (format 7): the module evaluates it as it loads, which may fail
+  (`X: Missing = 1` is a NameError) or run code, and keeps it in
+  `__annotations__`, which `typing.get_type_hints` reads unseen; so the
+  statement stays in the module's fingerprint with its value a marker,
+  and one added or removed is module-level, as a non-constant is.
 - sig: the header of a *plain function*: a `def` directly in the module's
   body, without decorators (a decorator runs at import and may read the
   header: functools.singledispatch, a registry), not a dunder (a module's
@@ -184,9 +189,10 @@ import ast
 import hashlib
 import sys
 
-FORMAT = 6  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
+FORMAT = 7  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
 # spelled-out __getattr__, typing.overload's defs part of their implementation's unit, imports
-# that only bind names, compiled patterns as constants, binds
+# that only bind names, compiled patterns as constants, binds; 7: an annotated constant's
+# statement (its annotation) stays module-level
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -866,7 +872,10 @@ def fingerprint(source):
         stmt.returns = None
         stmt.body.append(ast.Expr(value=ast.Constant(value="ste:sig")))
     if detached:
-        tree.body = [stmt for stmt in tree.body if id(stmt) not in free_statements]
+        # (an annotated constant stays, its value a marker: its annotation
+        # runs as the module loads, and may fail; see top, "const")
+        tree.body = [stmt for stmt in tree.body
+                     if id(stmt) not in free_statements or isinstance(stmt, ast.AnnAssign)]
     _type_checking(tree, bindings)
     named = _names_in([tree], free)
     tail = "" if not answers else "\0answers:%s" % ",".join(sorted(free & answers))

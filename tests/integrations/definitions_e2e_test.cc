@@ -356,6 +356,9 @@ std::vector<Change> Changes() {
       {"__version__", "meta.py", "__version__ = \"1.0\"", "__version__ = \"1.1\"",
        Paths({"test_version", "test_members"})},
       {"a constant", "meta.py", "TAX = 20", "TAX = 25", Paths({"test_price", "test_members"})},
+      // (its annotation runs as the module loads: every test that loads the
+      // package fails; a part of the constant's own, it selected none)
+      {"a constant's annotation that fails", "meta.py", "TAX = 20", "TAX: NoSuchType = 20", {}, true},
       {"a compiled pattern", "meta.py", "re.compile(r'\\d+')", "re.compile(r'\\d')",
        Paths({"test_digits", "test_members"})},
       {"a pattern that does not compile", "meta.py", "re.compile(r'\\d+')", "re.compile(r'(\\d+')", {}, true},
