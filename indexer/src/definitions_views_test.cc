@@ -589,6 +589,10 @@ TEST(PythonDefinitions, DocstringsAndSimpleConstantsAreTheirOwnParts) {
   FileDefinitions longer = variant("of n.", "of n,\n        all taxes included.");
   EXPECT_TRUE(Same(longer.units[0].hash, base.units[0].hash));
   EXPECT_FALSE(Same(longer.units[0].place, base.units[0].place)) << "the body's lines moved";
+  FileDefinitions keys = variant("{\"a\": (1, -2.5)}", "{(\"a\", (-1, 2)): [1, {2: 3}]}");
+  EXPECT_TRUE(Same(keys.module, base.module)) << "hashable keys, any values: still a constant";
+  ASSERT_NE(keys.Const("RATES"), nullptr);
+  EXPECT_FALSE(Same(keys.Const("RATES")->hash, base.Const("RATES")->hash));
   FileDefinitions version = variant("\"1.0\"", "\"1.1\"");
   EXPECT_TRUE(Same(version.module, base.module));
   EXPECT_FALSE(Same(version.consts[0].hash, base.consts[0].hash));
@@ -601,6 +605,11 @@ TEST(PythonDefinitions, DocstringsAndSimpleConstantsAreTheirOwnParts) {
            {"FEE = 1", "FEE = 2"},                    // a class attribute
            {"RESET = 1", "RESET = 2"},                // declared global in a function
            {"[\"Shop\"]", "[\"Shop\", \"TAX\"]"},        // __all__
+           // A key or member that is hashed and cannot be: a TypeError as
+           // the module loads (before, each was a constant's value)
+           {"{\"a\": (1, -2.5)}", "{[\"a\"]: (1, -2.5)}"},
+           {"{\"a\": (1, -2.5)}", "{(\"a\", [1]): 1}"},
+           {"{\"a\": (1, -2.5)}", "{\"a\", (1, [2])}"},
        }) {
     FileDefinitions v = variant(from, to);
     EXPECT_FALSE(Same(v.module, base.module)) << from << " -> " << to;

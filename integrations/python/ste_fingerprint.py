@@ -76,7 +76,8 @@ in order, made in one pass.)
 - const: the value of a *simple constant*: `NAME = <literal>` (or
   `NAME: T = <literal>`) directly in the module's body, where the literal
   is a constant, a signed number, or a tuple, list, set or dict of
-  literals, or a compiled pattern (format 6): `re.compile(<str or bytes>[,
+  literals (a set's members and a dict's keys hashable: constants,
+  signed numbers and tuples of those; format 7), or a compiled pattern (format 6): `re.compile(<str or bytes>[,
   <flags>])`, `re` bound once by `import re` (or `as`) before it, the
   flags re's own or a number, that compiles here without a warning (the
   same interpreter version as the tests': fingerprints are salted with
@@ -192,7 +193,7 @@ import sys
 FORMAT = 7  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
 # spelled-out __getattr__, typing.overload's defs part of their implementation's unit, imports
 # that only bind names, compiled patterns as constants, binds; 7: an annotated constant's
-# statement (its annotation) stays module-level
+# statement (its annotation) stays module-level, a set's members and a dict's keys hashable
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -280,14 +281,28 @@ def _take_docstring(body, line, name, docs):
 
 
 def _literal(node):
+    """A literal whose evaluation cannot fail: a set's members and a dict's
+    keys are hashed, so those are _hashable (`{[1]: 2}` is a TypeError as
+    the module loads)."""
+    if isinstance(node, (ast.Constant, ast.UnaryOp)):
+        return _hashable(node)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Set):
+        return all(_hashable(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _hashable(k) for k in node.keys) and all(_literal(v) for v in node.values)
+    return False
+
+
+def _hashable(node):
+    """A constant, a signed number, or a tuple of those, nested."""
     if isinstance(node, ast.Constant):
         return True
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float, complex))
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return all(_literal(e) for e in node.elts)
-    if isinstance(node, ast.Dict):
-        return all(k is not None and _literal(k) for k in node.keys) and all(_literal(v) for v in node.values)
+    if isinstance(node, ast.Tuple):
+        return all(_hashable(e) for e in node.elts)
     return False
 
 
@@ -479,9 +494,7 @@ def _safe(node, bound):
         # (set members and keys are hashed: literals, not lists)
         keys = node.elts if isinstance(node, ast.Set) else node.keys
         values = [] if isinstance(node, ast.Set) else node.values
-        return all(k is not None and _literal(k) and not isinstance(k, (ast.List, ast.Set, ast.Dict))
-                   and not (isinstance(k, ast.Tuple) and not all(isinstance(e, ast.Constant) for e in k.elts))
-                   for k in keys) and all(_safe(v, bound) for v in values)
+        return all(k is not None and _hashable(k) for k in keys) and all(_safe(v, bound) for v in values)
     return _literal(node) and not isinstance(node, (ast.Set, ast.Dict))
 
 

@@ -359,6 +359,8 @@ std::vector<Change> Changes() {
       // (its annotation runs as the module loads: every test that loads the
       // package fails; a part of the constant's own, it selected none)
       {"a constant's annotation that fails", "meta.py", "TAX = 20", "TAX: NoSuchType = 20", {}, true},
+      // (a dict's key is hashed as the module loads: a TypeError)
+      {"a constant with a list for a key", "meta.py", "TAX = 20", "TAX = {[20]: 1}", {}, true},
       {"a compiled pattern", "meta.py", "re.compile(r'\\d+')", "re.compile(r'\\d')",
        Paths({"test_digits", "test_members"})},
       {"a pattern that does not compile", "meta.py", "re.compile(r'\\d+')", "re.compile(r'(\\d+')", {}, true},
