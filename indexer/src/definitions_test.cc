@@ -314,6 +314,26 @@ const char kMagic[] =
     "  X = Array.new(1)\n"
     "end\n";
 
+// A `break` (`next`, `redo`, `retry`) where it cannot go parses, but the
+// compiler rejects it ("Invalid break"): no `require` loads the file, so
+// every test that loads it fails. Before, only the method's unit changed.
+TEST(RubyFingerprint, WhatOnlyTheCompilerRejectsDoesNotParse) {
+  const std::vector<RubyEdit> edits = {
+      {"break in a method", "pts.size * scale", "break", {}},
+      {"next in a method", "pts.size * scale", "next", {}},
+      {"redo in a method", "pts.size * scale", "redo", {}},
+      {"break in a block", "pts.size * scale", "pts.each { break }", {}},
+  };
+  absl::StatusOr<std::vector<FileDefinitions>> run = FingerprintEdits("geo.rb", kRuby, edits, false);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE((*run)[0].parsed) << (*run)[0].error;
+  for (size_t i = 0; i < 3; i++) {
+    EXPECT_FALSE((*run)[i + 1].parsed) << edits[i].name;
+    EXPECT_NE((*run)[i + 1].error.find("Invalid"), std::string::npos) << (*run)[i + 1].error;
+  }
+  EXPECT_TRUE((*run)[4].parsed) << (*run)[4].error;
+}
+
 TEST(RubyFingerprint, OnlyCommentsRubyReadsAsMagicAreCode) {
   const std::vector<RubyEdit> edits = {
       {"doc comment saying coding", "  # note\n", "  # The coding of a body: utf-8.\n", {}},

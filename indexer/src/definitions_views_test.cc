@@ -648,6 +648,43 @@ TEST(PythonDefinitions, AnAnnotatedConstantsAnnotationIsModuleLevelCode) {
   EXPECT_FALSE(Same(lazy_changed.module, lazy.module));
 }
 
+// What compiling a module says is module-level (format 7): the import
+// system compiles the whole file at its first import, so a warning in one
+// function's body is every importer's (a SyntaxError under -W error or
+// pytest's filterwarnings = error). And a SyntaxError only the compiler
+// finds makes the file unparsed: ast.parse accepts it, no import does.
+TEST(PythonDefinitions, WhatCompilingSaysIsModuleLevelAndItsSyntaxErrorsUnparse) {
+  const std::string base_text =
+      "import re\n"
+      "def digits(s):\n"
+      "    return re.findall(r\"\\d+\", s)\n"
+      "def other():\n"
+      "    return 1\n";
+  FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed) << base.error;
+  FileDefinitions quiet = Variant(base_text, "r\"\\d+\"", "r\"\\d*\"");
+  EXPECT_TRUE(Same(quiet.module, base.module)) << "a body edit the compiler says nothing of";
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"r\"\\d+\"", "\"\\d+\""},                  // an invalid escape sequence
+           {"return 1", "return 1 is 1"},               // "is" with a literal
+           {"return 1", "assert (1, 'never')\n    return 1"},  // an assert on a tuple
+       }) {
+    FileDefinitions v = Variant(base_text, from, to);
+    ASSERT_TRUE(v.parsed) << v.error;
+    EXPECT_FALSE(Same(v.module, base.module)) << from << " -> " << to;
+  }
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"    return 1\n", "    break\n"},
+           {"def other():", "def other(x, x):"},
+           {"    return 1\n", "    nonlocal q\n"},
+           {"    return 1\n", "    from os import *\n"},
+       }) {
+    FileDefinitions v = Variant(base_text, from, to);
+    EXPECT_FALSE(v.parsed) << from << " -> " << to;
+    EXPECT_TRUE(v.units.empty());
+  }
+}
+
 TEST(PythonDefinitions, AFileThatDoesNotParseHasNoUnitsAndAnUnparsedModule) {
   absl::StatusOr<std::vector<FileDefinitions>> r = Real().Run({"a.py", "b.py", "c.py"}, {"def (\n", kGeo, ""});
   ASSERT_TRUE(r.ok()) << r.status();

@@ -122,6 +122,17 @@ in order, made in one pass.)
   method's or a decorated function's signature, class attributes, a
   definition other than a plain function, a docstring, or a constant
   that is not simple, added, removed or renamed) changes the module's.
+  Plus what compiling the module says (format 7): each warning the
+  interpreter gives as it compiles the file, by its category and text
+  (an invalid escape sequence in any string, `is` with a literal, an
+  assert on a tuple), wherever it stands. The import system compiles the
+  whole file at its first import (no bytecode cached: a fresh checkout),
+  so such a warning is every importer's, not the tests' that run its
+  definition; under `-W error` or pytest's `filterwarnings = error` it is
+  a SyntaxError for every test that loads the module. And a SyntaxError
+  only the compiler finds (`break` outside a loop, a duplicate argument,
+  `nonlocal` of nothing, `import *` in a function), which `ast.parse`
+  accepts, makes the file unparseable: no importer can load it.
 - names (format 4): a simple constant's or plain function's statement is
   no module-level code: the module's fingerprint leaves it out entirely,
   so one added or removed does not change it (unless the module binds
@@ -189,11 +200,13 @@ in order, made in one pass.)
 import ast
 import hashlib
 import sys
+import warnings
 
 FORMAT = 7  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
 # spelled-out __getattr__, typing.overload's defs part of their implementation's unit, imports
 # that only bind names, compiled patterns as constants, binds; 7: an annotated constant's
-# statement (its annotation) stays module-level, a set's members and a dict's keys hashable
+# statement (its annotation) stays module-level, a set's members and a dict's keys hashable,
+# the module compiled: its warnings module-level, a compiler's SyntaxError unparseable
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -795,8 +808,22 @@ def _overloads(tree, bindings):
     return found
 
 
+def _compiled(source):
+    """The syntax tree of `source`, compiled as the import system compiles
+    it, and what compiling it said: the sorted warnings (see top,
+    "module"). A SyntaxError that only the compiler finds raises here
+    (`break` outside a loop, a duplicate argument, `nonlocal` of nothing,
+    `import *` in a function): the module cannot be imported, so it does
+    not parse."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tree = ast.parse(source)
+        compile(tree, "<ste>", "exec", dont_inherit=True)
+    return tree, sorted({"%s: %s" % (w.category.__name__, w.message) for w in caught})
+
+
 def fingerprint(source):
-    tree = ast.parse(source)
+    tree, said = _compiled(source)
     units, docs, consts, sigs = [], [], [], []
     bindings = _bindings(tree)
     overloads = _overloads(tree, bindings)
@@ -893,6 +920,8 @@ def fingerprint(source):
     named = _names_in([tree], free)
     tail = "" if not answers else "\0answers:%s" % ",".join(sorted(free & answers))
     # (one of the names __getattr__ answers added: what a lookup gives changes)
+    if said:
+        tail += "\0compiling says:%s" % "\n".join(said)
     module = _with_names(_text(tree), named) + tail
     full = _digest(b"module-full", module)
     if from_imports and detached:

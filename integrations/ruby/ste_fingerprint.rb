@@ -9,7 +9,9 @@
 # record time and at select time (the changed files only). It loads nothing
 # but ripper and digest from the standard library (and ste_consts.rb,
 # beside it) and executes nothing of the files it reads: it parses them
-# (RubyVM::AbstractSyntaxTree, Ripper).
+# (RubyVM::AbstractSyntaxTree, Ripper) and compiles them without running
+# them (RubyVM::InstructionSequence.compile: a file only the compiler
+# rejects, such as a `break` outside a loop in a method, does not parse).
 #
 # Protocol. stdin: per file, one line with the byte count, then that many
 # bytes. stdout, per file in order:
@@ -129,8 +131,9 @@ module SteFingerprint
   # hash is its text without its position, which is the `at` line's; 4:
   # a comment is code only where Ruby reads it as magic (MAGIC); 5: a
   # simple constant's value is its `const` line's, not the module's; 6:
-  # defs in if/unless/case/begin bodies and in blocks are units (branches)
-  FORMAT = 6
+  # defs in if/unless/case/begin bodies and in blocks are units (branches);
+  # 7: a file only the compiler rejects does not parse
+  FORMAT = 7
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
@@ -385,6 +388,11 @@ module SteFingerprint
 
   def fingerprint(source)
     tree = RubyVM::AbstractSyntaxTree.parse(source)
+    # What only the compiler rejects (`break`, `next`, `redo` or `retry`
+    # where they cannot go: "Invalid break") the parser accepts, and then
+    # no `require` can load the file: it does not parse either. Compiled,
+    # never run.
+    RubyVM::InstructionSequence.compile(source)
     lines = source.lines
     units = []
     collect(tree.children[2], nil, false, units)

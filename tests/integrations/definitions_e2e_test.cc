@@ -361,6 +361,11 @@ std::vector<Change> Changes() {
       {"a constant's annotation that fails", "meta.py", "TAX = 20", "TAX: NoSuchType = 20", {}, true},
       // (a dict's key is hashed as the module loads: a TypeError)
       {"a constant with a list for a key", "meta.py", "TAX = 20", "TAX = {[20]: 1}", {}, true},
+      // What compiling the module says is every importer's: a warning (an
+      // error under -W error), a SyntaxError only the compiler finds.
+      {"an invalid escape in a body", "calc.py", "return a * b", "return a * b if '\\d' else 0", {}, true,
+       false},
+      {"a body the compiler rejects", "calc.py", "return a * b", "break", {}, true},
       {"a compiled pattern", "meta.py", "re.compile(r'\\d+')", "re.compile(r'\\d')",
        Paths({"test_digits", "test_members"})},
       {"a pattern that does not compile", "meta.py", "re.compile(r'\\d+')", "re.compile(r'(\\d+')", {}, true},

@@ -258,6 +258,9 @@ std::vector<Change> Changes() {
       {"method added", "text.rb", "  def self.whisper(s)", "  def self.extra\n    1\n  end\n\n  def self.whisper(s)",
        {}, true},
       {"syntax error", "text.rb", "def self.shout(s)", "def self.shout(s", {}, true},
+      // (the parser takes it, the compiler does not: "Invalid break", and
+      // no test can load the file)
+      {"a break the compiler rejects", "text.rb", "\"#{s.downcase}...\"", "break", {}, true},
       // Issue 24, the move rule: methods that only moved (lines added
       // above them) select the tests that ran them and read their lines,
       // no other.
