@@ -685,6 +685,42 @@ TEST(PythonDefinitions, WhatCompilingSaysIsModuleLevelAndItsSyntaxErrorsUnparse)
   }
 }
 
+// A class's `__class__` cell (format 7): the first method that names
+// `super` (or `__class__`) gives the class one, which a metaclass that does
+// not hand `__classcell__` on to type.__new__ turns into a RuntimeError as
+// the module loads. So whether the class has one is module-level; a
+// second such method is its unit's edit only.
+TEST(PythonDefinitions, WhetherAClassHasAClassCellIsModuleLevel) {
+  const std::string base_text =
+      "from base import Base\n"
+      "class Shape(Base):\n"
+      "    def area(self):\n"
+      "        return 1\n"
+      "    def size(self):\n"
+      "        return 2\n";
+  FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed) << base.error;
+  FileDefinitions first = Variant(base_text, "return 1", "return super().area()");
+  EXPECT_FALSE(Same(first.module, base.module)) << "the class now has a __class__ cell";
+  FileDefinitions cls = Variant(base_text, "return 1", "return __class__");
+  EXPECT_TRUE(Same(cls.module, first.module));
+  const std::string with_one = "from base import Base\n"
+                               "class Shape(Base):\n"
+                               "    def area(self):\n"
+                               "        return super().area()\n"
+                               "    def size(self):\n"
+                               "        return 2\n";
+  FileDefinitions second = Variant(with_one, "return 2", "return super().size()");
+  EXPECT_TRUE(Same(second.module, first.module)) << "it had one";
+  EXPECT_FALSE(Same(UnitHash(second, "Shape.size"), UnitHash(first, "Shape.size")));
+  // A plain edit, or `super` in a function outside any class: no cell.
+  EXPECT_TRUE(Same(Variant(base_text, "return 1", "return 3").module, base.module));
+  FileDefinitions outside = Variant(base_text + "def helper():\n    return 1\n", "    return 1\n", "    return 0\n");
+  FileDefinitions outside_super =
+      Variant(base_text + "def helper():\n    return 1\n", "def helper():\n    return 1", "def helper():\n    return super");
+  EXPECT_TRUE(Same(outside_super.module, outside.module));
+}
+
 TEST(PythonDefinitions, AFileThatDoesNotParseHasNoUnitsAndAnUnparsedModule) {
   absl::StatusOr<std::vector<FileDefinitions>> r = Real().Run({"a.py", "b.py", "c.py"}, {"def (\n", kGeo, ""});
   ASSERT_TRUE(r.ok()) << r.status();

@@ -129,7 +129,12 @@ in order, made in one pass.)
   whole file at its first import (no bytecode cached: a fresh checkout),
   so such a warning is every importer's, not the tests' that run its
   definition; under `-W error` or pytest's `filterwarnings = error` it is
-  a SyntaxError for every test that loads the module. And a SyntaxError
+  a SyntaxError for every test that loads the module. Whether a class
+  has a `__class__` cell (format 7: a function in its body names `super`
+  or `__class__`, _uses_class_cell), which its metaclass must hand on to
+  type.__new__ (else making the class is a RuntimeError), is its own
+  too: the first `super()` in a class's methods, or the last one gone,
+  changes the module's. And a SyntaxError
   only the compiler finds (`break` outside a loop, a duplicate argument,
   `nonlocal` of nothing, `import *` in a function), which `ast.parse`
   accepts, makes the file unparseable: no importer can load it.
@@ -206,7 +211,8 @@ FORMAT = 7  # 5: defs inside if/try/with/for/while/match are units; 6: names det
 # spelled-out __getattr__, typing.overload's defs part of their implementation's unit, imports
 # that only bind names, compiled patterns as constants, binds; 7: an annotated constant's
 # statement (its annotation) stays module-level, a set's members and a dict's keys hashable,
-# the module compiled: its warnings module-level, a compiler's SyntaxError unparseable
+# the module compiled: its warnings module-level, a compiler's SyntaxError unparseable;
+# whether a class has a __class__ cell
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -808,6 +814,27 @@ def _overloads(tree, bindings):
     return found
 
 
+def _uses_class_cell(cls):
+    """Whether a function in the class's body (a method, or what it nests;
+    not a nested class's own methods) names `super` or `__class__`: the
+    compiler then gives the class a `__class__` cell, and making the class
+    fails when its metaclass (inherited from any base) does not hand the
+    namespace's `__classcell__` on to type.__new__ (a RuntimeError as the
+    module loads)."""
+    stack = list(cls.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            stack.extend(node.decorator_list + node.bases + node.keywords)
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if any(isinstance(n, ast.Name) and n.id in ("super", "__class__") for n in ast.walk(node)):
+                return True
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _compiled(source):
     """The syntax tree of `source`, compiled as the import system compiles
     it, and what compiling it said: the sorted warnings (see top,
@@ -869,7 +896,10 @@ def fingerprint(source):
                 if seen[name] > 1:  # (its docstring and methods are its own)
                     name = "%s#%d" % (name, seen[name])
                 _take_docstring(node.body, first, name, docs)
+                cell = _uses_class_cell(node)
                 visit(node.body, name + ".")
+                if cell:  # (see top, "module")
+                    node.body.append(ast.Expr(value=ast.Constant(value="ste:classcell")))
             else:
                 for inner in _blocks(node):
                     visit(inner, prefix)
