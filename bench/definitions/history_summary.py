@@ -145,6 +145,13 @@ def outcome(gt, commit, test):
     return open(p).read() if os.path.exists(p) else None
 
 
+def outcomes(gt, commit, base, test):
+    """(test's outcome at commit, at base), or None when it was not run at
+    commit. Not run at base: a clean pass (ste selects a baseline failure)."""
+    now = outcome(gt, commit, test)
+    return None if now is None else (now, outcome(gt, base, test) or "rc 0\n")
+
+
 def summary(run, gt):
     commits = lines(os.path.join(run, "commits.txt"))
     levels = [l for l in LEVELS if os.path.isdir(os.path.join(run, l))]
@@ -183,14 +190,12 @@ def summary(run, gt):
             base = any_sel.base
             ran, changed, missing = 0, [], 0
             for t in unsel:
-                now = outcome(gt, commits[i], t)
-                if now is None:
+                got = outcomes(gt, commits[i], base, t)
+                if got is None:
                     missing += 1
                     continue
                 ran += 1
-                before = outcome(gt, base, t)
-                if before is None:
-                    before = "rc 0\n"
+                now, before = got
                 if now.strip() != before.strip():
                     changed.append(t)
             gt_rows.append((nn, len(unsel), ran, missing, changed))
@@ -206,12 +211,12 @@ def summary(run, gt):
             d = sels["definition"]
             checked, missing = 0, 0
             for t in partial:
-                now = outcome(gt, commits[i], t)
-                if now is None:
+                got = outcomes(gt, commits[i], any_sel.base, t)
+                if got is None:
                     missing += 1
                     continue
                 checked += 1
-                before = outcome(gt, any_sel.base, t) or "rc 0\n"
+                now, before = got
                 if now.strip() == before.strip():
                     continue
                 # the ids whose outcome changed, less the cases selected
