@@ -382,6 +382,10 @@ TEST(RubyFingerprint, ASimpleConstantsValueIsItsOwnPart) {
       {"negative number", "LIMIT = -1", "LIMIT = 1", {"const:Mime::LIMIT"}},
       {"string", "\"n\".freeze", "\"m\".freeze", {"const:Mime::NAME"}},
       {"top level", ":sym", ":other", {"const:TOP"}},
+      // A regexp literal is made as the file is parsed; one with
+      // interpolation runs code, and is no simple constant.
+      {"a regexp", ":sym", "/a+b/i", {"const:TOP"}},
+      {"an interpolated regexp", ":sym", "/a#{1}/", {"", "const:TOP"}},
       {"value over more lines", "EMPTY = []", "EMPTY = [\n    1,\n  ]", {"const:Mime::EMPTY"}},
       {"constant added", "  EMPTY = []\n", "  EMPTY = []\n  MORE = 1\n", {"", "const:Mime::MORE"}},
       {"constant removed", "  EMPTY = []\n", "", {"", "const:Mime::EMPTY"}},

@@ -14,8 +14,10 @@
 # constant path that is itself named so (the units' rule: "Geo::LIMIT",
 # "LIMIT" at the top). It is *simple* when, in addition, its value is a
 # literal (LITERAL?: a string without interpolation, a symbol, a number,
-# nil, true, false, an array or hash of literals, nested, each optionally
-# `.freeze`d) and nothing else in the file may bind the name: no other
+# a regexp without interpolation (made as the file is parsed: one that
+# does not compile is a SyntaxError, the file's), nil, true, false, an
+# array or hash of literals, nested, each optionally `.freeze`d) and
+# nothing else in the file may bind the name: no other
 # assignment of that last name anywhere in the file (`X ||=`, a second
 # `X =`, one in a block), no `const_set`/`remove_const` naming it.
 # Anything else (`X = Foo.new`, `A::X = 1`, `X = 1 if c`, `class << self`
@@ -91,7 +93,7 @@ module SteConsts
     when :STR, :NIL, :TRUE, :FALSE, :ZLIST then true
     when :LIT
       v = node.children[0]
-      v.is_a?(Numeric) || v.is_a?(Symbol) || v.is_a?(String)
+      v.is_a?(Numeric) || v.is_a?(Symbol) || v.is_a?(String) || v.is_a?(Regexp)
     when :LIST
       node.children.all? { |c| c.nil? || literal?(c) }
     when :HASH

@@ -132,7 +132,8 @@ module SteFingerprint
   # a comment is code only where Ruby reads it as magic (MAGIC); 5: a
   # simple constant's value is its `const` line's, not the module's; 6:
   # defs in if/unless/case/begin bodies and in blocks are units (branches);
-  # 7: a file only the compiler rejects does not parse
+  # 7: a file only the compiler rejects does not parse; a regexp literal is a simple
+  # constant's value (ste_consts.rb)
   FORMAT = 7
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
