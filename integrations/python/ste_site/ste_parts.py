@@ -92,7 +92,10 @@ co_positions, co_lnotab or co_linetable (traceback, logging, inspect, pdb,
 dis), is warnings' code that takes a line (a warning was made), or
 sys.excepthook, threading.excepthook or sys.unraisablehook ran (the
 interpreter prints a traceback); it reads the lines of code objects (no
-run needed) when it names co_firstlineno. traceback's and inspect's own
+run needed) when it names co_firstlineno, and their bytecode (what a body
+holds, run or not: dis, numba's jit) when it names co_code or
+_co_code_adaptive and not CodeType: every definition of every file
+loaded, as for lines. traceback's and inspect's own
 code does not count by its names: a call of their functions that hand out
 lines counts where it comes from (the runner calls them for each item's
 location and each skip's report). Not reads: code that also names
@@ -157,6 +160,9 @@ _not_watching = ()  # directories whose code reads no lines for a test (see "Pla
 # (traceback, dis): frames. co_firstlineno needs no frame.
 _FRAME_LINES = frozenset(("f_lineno", "tb_lineno", "f_lasti", "tb_lasti", "co_lines", "co_positions", "co_lnotab", "co_linetable"))
 _CODE_LINES_NAMES = frozenset(("co_firstlineno",))
+# A code object's bytecode: what a body holds, read without running it (dis,
+# numba's jit compiles a function from it).
+_BYTECODE_NAMES = frozenset(("co_code", "_co_code_adaptive"))
 # Code that names co_firstlineno to key or copy, not to show: (file suffix,
 # function). typing.overload keys a registry by first lines (get_overloads
 # gives its values in the order they came); hypothesis's impersonate gives a
@@ -232,6 +238,10 @@ def look_at(code):
             code.co_name == name and filename.endswith(suffix) for suffix, name in _LINE_COPIES
         ):
             # (Code that makes code objects copies lines, as attrs does.)
+            _reads["code"] = True
+        elif not _BYTECODE_NAMES.isdisjoint(names) and "CodeType" not in names:
+            # (Code that makes code objects copies bytecode, as attrs does at
+            # import, which pytest loads.)
             _reads["code"] = True
         elif "get_overloads" in names and not filename.endswith(_TYPING_FILES):
             # typing.get_overloads hands out the overloads of a function,
