@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <mutex>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -49,20 +47,15 @@ void MarkNotRun(const std::string& why, TestRecord* r) {
 // under the system's temporary directory, $TMPDIR (and TMP, TEMP) while
 // the test runs, removed afterwards. "" when off or when it cannot be
 // made (the test then runs with the inherited $TMPDIR: coarser, honest).
-// The first one a process makes there first removes those a killed ste
-// left (RemoveDeadOwnersTmps: named with their maker's pid).
+// Making one first removes those a killed ste left there (the real env
+// does it once per base and process: RemoveDeadOwnersTmps).
 class PrivateTmp {
  public:
   PrivateTmp(TestRunEnv* env, bool on) : env_(env) {
     if (!on) return;
     const char* tmpdir = std::getenv("TMPDIR");
     const std::string base = tmpdir && *tmpdir ? tmpdir : "/tmp";
-    {
-      static std::mutex* swept_mu = new std::mutex;
-      static auto* swept = new std::set<std::pair<TestRunEnv*, std::string>>;
-      std::lock_guard<std::mutex> lock(*swept_mu);
-      if (swept->emplace(env_, base).second) env_->RemoveDeadOwnersTmps(base);
-    }
+    env_->RemoveDeadOwnersTmps(base);
     absl::StatusOr<std::string> dir = env_->MakeTempDir(PrivateTmpPrefix(base));
     if (dir.ok()) path_ = *std::move(dir);
   }

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,10 @@ class RealEnv : public TestRunEnv {
     return path;
   }
   void RemoveTree(const std::string& path) override { ste::RemoveTree(path); }
-  void RemoveDeadOwnersTmps(const std::string& base) override { ste::RemoveDeadOwnersTmps(base); }
+  void RemoveDeadOwnersTmps(const std::string& base) override {
+    std::lock_guard<std::mutex> lock(swept_mu_);
+    if (swept_.insert(base).second) ste::RemoveDeadOwnersTmps(base);
+  }
   absl::StatusOr<TracedExit> RunTraced(const TracedRunOptions& options) override {
     return ste::RunTraced(options);
   }
@@ -61,6 +66,10 @@ class RealEnv : public TestRunEnv {
     close(fd);
     return text;
   }
+
+ private:
+  std::mutex swept_mu_;
+  std::set<std::string> swept_;  // the bases swept (once per process)
 };
 
 constexpr char kPrivateTmp[] = "ste-tmp-";

@@ -45,7 +45,8 @@ class TestRunEnv {
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
 
   // Removes what processes that are gone left of their private temporary
-  // directories under `base` (RemoveDeadOwnersTmps); none by default.
+  // directories under `base` (RemoveDeadOwnersTmps), the first time it is
+  // asked for that base (the real one); none by default.
   virtual void RemoveDeadOwnersTmps(const std::string& /*base*/) {}
 };
 
