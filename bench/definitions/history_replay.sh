@@ -27,6 +27,8 @@
 #   PYTEST_ARGS  python: extra pytest arguments, for the record and the
 #              ground truth.
 #   LEVELS="definition file"  GT_MAX=10 (commits given a ground truth)
+#   JOBS=1     `ste record -j JOBS` (more than 1 when only the selections
+#              matter, not the record's time).
 #   RUN_TAG    the folder of this run's selections (default: ste's version).
 #   STEPS="select gt"  select: steps 1-2; gt: step 3 (on the selections
 #              already in the run's folder). The summary is always printed.
@@ -47,7 +49,7 @@
 #      --base-commit c_b` with b the nearest baseline at most EVERY commits
 #      before (b = EVERY*floor((i-1)/EVERY)), i.e. c_i's tree as a pull
 #      request against the last baseline main recorded; for i % EVERY == 0,
-#      i < N, `ste record -j 1` (wall, user, sys timed);
+#      i < N, `ste record -j JOBS` (wall, user, sys timed);
 #   3. ground truth for up to GT_MAX commits whose definition-level
 #      selection is a strict subset (source changes first): every test file
 #      not selected at either level runs alone without ste at c_i
@@ -63,7 +65,7 @@ prefix=$(cd "$1" && pwd); src=$(cd "$2" && pwd); out=$3
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -x "$prefix/usr/bin/ste" ]; then ste=$prefix/usr/bin/ste; else ste=$prefix/bin/ste; fi
-N=${N:-30}; EVERY=${EVERY:-5}; GT_MAX=${GT_MAX:-10}
+N=${N:-30}; EVERY=${EVERY:-5}; GT_MAX=${GT_MAX:-10}; JOBS=${JOBS:-1}
 LEVELS=${LEVELS:-definition file}
 LANG_KIND=${LANG_KIND:-python}
 UNIT=${UNIT:-file}
@@ -173,7 +175,7 @@ EOF
       fi
     fi
     if [ $((i % EVERY)) = 0 ] && [ "$i" -lt "$N" ]; then
-      (cd "$d" && T "$ld/$nn.record.time" $Nc "$ste" record -j 1 --progress none --allow-failures \
+      (cd "$d" && T "$ld/$nn.record.time" $Nc "$ste" record -j "$JOBS" --progress none --allow-failures \
         > "$ld/$nn.record.txt" 2>&1) || echo "record $nn: exit $?" >> "$ld/errors"
       echo "$level record $nn ($c): $(cat "$ld/$nn.record.time") $(grep '^ste record: baseline' "$ld/$nn.record.txt" || true)"
     fi

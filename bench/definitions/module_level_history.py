@@ -2,11 +2,12 @@
 """What a real Python history's module-level edits are, and which imports
 could be narrowed at all (issue 24: what is left after the finer parts).
 
-  bench/definitions/module_level_history.py kinds REPO N
+  bench/definitions/module_level_history.py kinds REPO N [UNDER]
   bench/definitions/module_level_history.py imports REPO PKG COMMIT...
 
 `kinds`: for the last N non-merge first-parent commits, every modified
-non-test .py file whose module fingerprint (integrations/python/
+non-test .py file (under the folder UNDER, when given: a project whose
+tests are a folder of their own, `src` or `lib/pkg`) whose module fingerprint (integrations/python/
 ste_fingerprint.py of this tree) changed is classified by what changed at
 its top level (a file counts once per kind): imports, top-level
 definitions added or removed, a decorated function's header, a plain
@@ -41,12 +42,14 @@ def git(repo, *args):
     return subprocess.run(["git", "-C", repo, *args], capture_output=True, check=False).stdout
 
 
-def changed_sources(repo, commit, first_parent=False):
-    """Modified non-test .py files of `commit` (against its first parent)."""
+def changed_sources(repo, commit, first_parent=False, under=""):
+    """Modified non-test .py files of `commit` (against its first parent),
+    under the folder `under` if not empty."""
     args = ["diff-tree", "--no-commit-id", "-r", "--name-status"] + ([commit + "^1", commit] if first_parent else [commit])
     for line in git(repo, *args).decode().split("\n"):
         parts = line.split("\t")
-        if len(parts) == 2 and parts[0] == "M" and parts[1].endswith(".py") and "/tests/" not in parts[1]:
+        if len(parts) == 2 and parts[0] == "M" and parts[1].endswith(".py") and "/tests/" not in parts[1] and \
+                parts[1].startswith(under.rstrip("/") + "/" if under else ""):
             yield parts[1]
 
 
@@ -68,11 +71,11 @@ def top_level(src):
     return out
 
 
-def kinds(repo, n):
+def kinds(repo, n, under=""):
     commits = git(repo, "log", "--no-merges", "--first-parent", "-n", str(n), "--format=%H", "HEAD").decode().split()
     counts, files = collections.Counter(), 0
     for c in commits:
-        for path in changed_sources(repo, c):
+        for path in changed_sources(repo, c, under=under):
             old, new = git(repo, "show", "%s^:%s" % (c, path)), git(repo, "show", "%s:%s" % (c, path))
             try:
                 if ste_fingerprint.fingerprint(old)[0] == ste_fingerprint.fingerprint(new)[0]:
@@ -182,7 +185,7 @@ def imports(repo, pkg, commits):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "kinds":
-        kinds(sys.argv[2], int(sys.argv[3]))
+        kinds(sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "")
     elif len(sys.argv) >= 5 and sys.argv[1] == "imports":
         imports(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:

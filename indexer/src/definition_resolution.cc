@@ -97,6 +97,9 @@ bool ProcessCode::Take(const LogRecord& r) {
     absent[r.scope][file].insert(std::string(last.substr(kAbsentRecordPrefix.size())));
   } else if (last == kStarRecordName) {
     stars[r.scope].insert(file);
+  } else if (StartsWith(last, kLineRecordPrefix)) {
+    if (!ParseLine(last.substr(kLineRecordPrefix.size()), &line)) return false;
+    shown_lines[r.scope][file].insert(line);
   } else {
     return false;
   }
@@ -238,6 +241,25 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
             if (placed && HasOwnPlace(*u)) {
               deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kPlace, u->name), DepKind::kContent});
             }
+          }
+        }
+      });
+    }
+    // A line shown as a frame's place: the unit holding it, with its
+    // place; a module-level line, the file's bytes (its place is in no
+    // view: a line added to a function above it moves it).
+    for (const auto& [scope, by_file] : c.shown_lines) {
+      std::set<DepKey>& deps = (*by_scope)[scope];
+      parts(by_file, [&](const std::string&, const std::string& rel, const FileDefinitions& defs,
+                         const std::set<uint32_t>& lines) {
+        for (uint32_t line : lines) {
+          const DefinitionUnit* u = defs.UnitAt(line);
+          if (u == nullptr) {
+            deps.insert(DepKey{rel, DepKind::kContent});
+          } else if (HasOwnPlace(*u)) {
+            deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kPlace, u->name), DepKind::kContent});
+          } else {
+            deps.insert(DepKey{DefinitionViewPath(rel, u->name), DepKind::kContent});
           }
         }
       });

@@ -38,6 +38,8 @@ struct ProcessCode {
   // scope -> abs file -> names looked up on its module and not found
   std::map<std::string, std::map<std::string, std::set<std::string>>> absent;
   std::map<std::string, std::set<std::string>> stars;  // scope -> abs files star-imported
+  // scope -> abs file -> lines shown as frames' places (a warning's, a log record's)
+  std::map<std::string, std::map<std::string, std::set<uint32_t>>> shown_lines;
   std::set<std::string> positions;   // scopes where frames' lines were read
   std::set<std::string> code_lines;  // scopes where code objects' lines were read
   std::string slow;  // why it tracked with the slow fallback tracer ("": it did not)

@@ -217,6 +217,37 @@ TEST_F(ReduceDefinitions, LinesOfFramesAreWhatRanLinesOfCodeObjectsAreEveryUnitL
   EXPECT_EQ(code.count("geo.py/@ste-at:area(content)"), 1u) << "loaded in the enclosing scope";
 }
 
+// A line shown as a frame's place (a warning's location, a log record's
+// caller): the place of the unit holding it, not of every unit that ran; a
+// line outside every unit, the file's bytes (no view holds module-level
+// lines).
+TEST_F(ReduceDefinitions, ALineShownIsThePlaceOfItsUnitOnly) {
+  auto shown = [&](int line) {
+    return Deps(Reduce({Process({{kA, kN, "begin"},
+                                 {kA, kN, "v2"},
+                                 {kA, kC, root_ + "/geo.py"},
+                                 {kA, kN, Code("geo.py", 0)},
+                                 {kA, kN, Code("geo.py", 1)},
+                                 {kA, kN, Code("geo.py", 5)},
+                                 {kA, kN, Rec("geo.py", std::string(kLineRecordPrefix) + std::to_string(line))},
+                                 {kA, kN, "end"}},
+                                10)}),
+                kA);
+  };
+  std::set<std::string> in_area = shown(2);
+  EXPECT_EQ(in_area.count("geo.py/@ste-at:area(content)"), 1u);
+  EXPECT_EQ(in_area.count("geo.py/@ste-at:perimeter(content)"), 0u) << "perimeter ran; its lines were not shown";
+  EXPECT_EQ(in_area.count("geo.py(content)"), 0u);
+  std::set<std::string> module_level = shown(4);
+  EXPECT_EQ(module_level.count("geo.py(content)"), 1u);
+  EXPECT_EQ(module_level.count("geo.py/@ste-at:area(content)"), 0u);
+  // In a file that is no dependency's (outside the root): nothing.
+  TestDependencies outside = Reduce({Process(
+      {{kA, kN, "begin"}, {kA, kN, "v2"}, {kA, kN, "/elsewhere/x.py/" + std::string(kLineRecordPrefix) + "3"}, {kA, kN, "end"}},
+      10)});
+  for (const std::string& dep : Deps(outside, kA)) EXPECT_EQ(dep.find("x.py"), std::string::npos) << dep;
+}
+
 TEST_F(ReduceDefinitions, NoCacheMeansFileLevelAndTheTrackersRecordsDropped) {
   TestDependencies d = Reduce({Process({{kA, kN, "begin"},
                                         {kA, kC, root_ + "/geo.py"},

@@ -108,7 +108,22 @@ const char kMeta[] =
     "\n"                                            // 37
     "\n"                                            // 38
     "def digits(s):\n"                              // 39
-    "    return NUMBERS.findall(s)\n";               // 40
+    "    return NUMBERS.findall(s)\n"                // 40
+    "\n"                                            // 41
+    "\n"                                            // 42
+    "def old():\n"                                  // 43
+    "    import logging, warnings\n"                // 44
+    "    warnings.warn('old', DeprecationWarning)\n" // 45: test_warns reads the line
+    "    logging.getLogger('shapes').warning('old')\n" // 46: ... and this one
+    "    return 1\n"                                // 47
+    "\n"                                            // 48
+    "\n"                                            // 49
+    "def _spare():\n"                               // 50
+    "    return 0\n"                                // 51
+    "\n"                                            // 52
+    "\n"                                            // 53
+    "def later():\n"                                // 54
+    "    return 2\n";                               // 55
 
 const char kCalc[] =
     "\"\"\"Arithmetic.\"\"\"\n"
@@ -249,6 +264,14 @@ const std::map<std::string, std::string> kTestBodies = {
      "            while tb.tb_next is not None:\n                tb = tb.tb_next\n"
      "            line = tb.tb_lineno\n"
      "        self.assertEqual(line, 19)"},
+    // Reads the lines of a warning and of a log record made in old(), and
+    // runs later(): a move of old is a change for it, one of later not.
+    {"test_warns",
+     "import warnings\n        with warnings.catch_warnings(record=True) as w:\n"
+     "            warnings.simplefilter('always')\n"
+     "            with self.assertLogs('shapes') as logs:\n                shapes.meta.old()\n"
+     "        self.assertEqual(shapes.meta.later(), 2)\n"
+     "        self.assertEqual([x.lineno for x in w] + [r.lineno for r in logs.records], [45, 46])"},
     // Looks up a name text.py does not bind (an absent record): a plain
     // function of that name added is a change for it.
     {"test_probe", "self.assertFalse(hasattr(shapes.text, 'loud'))"},
@@ -373,11 +396,15 @@ std::vector<Change> Changes() {
       // header's; test_lines ran it, names it, and reads its lines, and
       // test_members reads meta.py's namespace.)
       {"a docstring added", "meta.py", "def boom():\n", "def boom():\n    \"\"\"Fails.\"\"\"\n",
-       Paths({"test_lines", "test_members"})},
+       Paths({"test_lines", "test_members", "test_warns"})},
       {"definitions moved", "meta.py", "def version():", "# The version.\ndef version():",
-       Paths({"test_lines"})},
+       Paths({"test_lines", "test_warns"})},
       {"lines added in a body", "meta.py", "    return n * (100 + TAX) // 100",
-       "    rate = 100 + TAX\n    return n * rate // 100", Paths({"test_price", "test_lines"})},
+       "    rate = 100 + TAX\n    return n * rate // 100", Paths({"test_price", "test_lines", "test_warns"})},
+      // A warning's and a log record's line are their unit's place only:
+      // test_warns ran later(), which this moves, and is not selected.
+      {"a unit that ran moved, not the one that warned", "meta.py", "def _spare():\n    return 0",
+       "def _spare():\n    zero = 0\n    return zero", {}, false, false},
       // A plain function's header: the tests that ran it, and the one that
       // names it (inspect.signature); a decorated one's is module-level.
       {"a parameter added", "text.py", "def shout(s):", "def shout(s, mark='!'):",

@@ -65,6 +65,16 @@ PACKAGE = {
 
             def price(self):
                 return TAX
+
+
+        def warn_here():
+            import warnings
+            warnings.warn("here")
+
+
+        def log_here(level=1):
+            import logging
+            logging.getLogger("pkg.meta").warning("here", stacklevel=level)
         '''),
     # A library outside the repository (on sys.path) that names its own
     # __version__ and reads lines.
@@ -328,7 +338,10 @@ class Lines(unittest.TestCase):
             ("meta.version()", None),
             (frames, "positions"),
             ("import traceback\ntry:\n    meta.boom()\nexcept ValueError:\n    traceback.format_exc()\n", "positions"),
-            ("import warnings\nwith warnings.catch_warnings(record=True):\n    warnings.warn('w')\n", "positions"),
+            # (a warning's line is a `line` record of its own: LinesShown)
+            ("import warnings\nwith warnings.catch_warnings(record=True):\n    warnings.warn('w')\n", None),
+            # (pdb's Pdb() stores an attribute named tb_lineno: no read)
+            ("import pdb\npdb.Pdb()\n", None),
             ("import warnings\nwith warnings.catch_warnings():\n    pass\n", None),
             ("meta.version.__code__.co_firstlineno", "code-lines"),
             ("import inspect; inspect.getsourcelines(meta.version)", "code-lines"),
@@ -348,6 +361,61 @@ class Lines(unittest.TestCase):
                 _, after = run(case)
                 got = {r.split(":")[0].lstrip("/^").replace("ste-", "") for r in after if "ste-positions" in r or "ste-code-lines" in r}
                 self.assertEqual(got, set(kind) if type(kind) is tuple else {kind} if kind else set())
+
+
+def line_of(text, rel="pkg/meta.py"):
+    """The line of `rel` in PACKAGE that holds `text`."""
+    return next(n for n, line in enumerate(PACKAGE[rel].split("\n"), 1) if text in line)
+
+
+class LinesShown(unittest.TestCase):
+    """A warning's location and a log record's caller are one frame's line
+    each: a `line` record of it, not a read of every frame's lines."""
+
+    def lines(self, case):
+        _, after = run(case)
+        reads = {r.split(":")[0].lstrip("/^") for r in after if "ste-positions" in r or "ste-code-lines" in r}
+        return {r.replace("/^ste-line:", ":") for r in after if "^ste-line:" in r}, reads
+
+    def test_a_warnings_location(self):
+        at = line_of('warnings.warn("here")')
+        for case in [
+            "import warnings\nwith warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n"
+            "    meta.warn_here()\nassert w[0].lineno == %d, w[0].lineno\n" % at,
+            # shown on stderr by the interpreter's warn, through warnings
+            "meta.warn_here()\n",
+            # formatted by a caller, at a location it names
+            "import warnings\nwarnings.formatwarning('m', UserWarning, meta.__file__, %d)\n" % at,
+        ]:
+            with self.subTest(case):
+                self.assertEqual(self.lines(case), ({"pkg/meta.py:%d" % at}, set()))
+
+    def test_a_warning_ignored_or_outside_the_repository_is_no_line(self):
+        for case in ["import warnings\nwarnings.simplefilter('ignore')\nmeta.warn_here()\n",
+                     "import warnings\nwarnings.warn_explicit('m', UserWarning, '/elsewhere/x.py', 3)\n"]:
+            with self.subTest(case):
+                self.assertEqual(self.lines(case), (set(), set()))
+        # a relative path: which file is unknown
+        self.assertEqual(self.lines("import warnings\nwarnings.warn_explicit('m', UserWarning, 'x.py', 3)\n"),
+                         (set(), {"ste-positions"}))
+
+    def test_a_log_records_caller_as_logging_finds_it(self):
+        at = line_of('warning("here"')
+        check = ("import logging\nseen = []\nclass H(logging.Handler):\n    def emit(self, r):\n"
+                 "        seen.append((os.path.basename(r.pathname), r.lineno, r.funcName))\n"
+                 "logging.getLogger('pkg').addHandler(H())\n")
+        self.assertEqual(self.lines(check + "meta.log_here()\nassert seen == [('meta.py', %d, 'log_here')], seen\n" % at),
+                         ({"pkg/meta.py:%d" % at}, set()))
+        # stacklevel=2: the caller's line, here the program's
+        shown, reads = self.lines(check + "meta.log_here(2)\nassert seen[0][:1] == ('prog.py',) and seen[0][2] == 'case', seen\n")
+        self.assertEqual(([s.split(":")[0] for s in shown], reads), (["prog.py"], set()))
+
+    def test_a_loggers_own_find_caller_reads_frames(self):
+        shown, reads = self.lines(
+            "import logging, sys\nclass L(logging.Logger):\n    def findCaller(self, stack_info=False, stacklevel=1):\n"
+            "        f = sys._getframe(1)\n        return f.f_code.co_filename, f.f_lineno, 'x', None\n"
+            "L('mine').warning('hi')\n")
+        self.assertEqual(reads, {"ste-positions"})
 
 
 if __name__ == "__main__":

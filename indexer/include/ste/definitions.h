@@ -49,6 +49,13 @@
 //                                     warnings, log records): the units
 //                                     that ran there are dependencies with
 //                                     their place
+//   "<abs file>/\x01ste-line:<line>" a line of <file> was taken as a
+//                                     frame's place to show (a warning's
+//                                     location, a log record's caller):
+//                                     the unit holding the line is a
+//                                     dependency with its place; a line
+//                                     outside every unit, the file's bytes
+//                                     (no view has module-level lines)
 //   "/\x01ste-code-lines:<pid>.<n>"   code that ran in this scope read the
 //                                     lines of code objects (co_firstlineno,
 //                                     Method#source_location), which needs
@@ -142,6 +149,7 @@ inline constexpr std::string_view kDefsSlowPrefix = "/\x01ste-defs-slow:";
 inline constexpr std::string_view kDefsV3Prefix = "/\x01ste-defs-v3:";
 inline constexpr std::string_view kAbsentRecordPrefix = "\x01ste-absent:";
 inline constexpr std::string_view kStarRecordName = "\x01ste-star";
+inline constexpr std::string_view kLineRecordPrefix = "\x01ste-line:";
 
 // "F/\x01ste-def" for unit "", else "F/\x01ste-def:<unit>".
 std::string DefinitionViewPath(std::string_view file, std::string_view unit);

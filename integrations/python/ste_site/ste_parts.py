@@ -18,6 +18,9 @@ indexer/include/ste/definitions.h):
   <abs file>/\\x01ste-absent:<name> <name> was looked up on <file>'s module
                                     and not found;
   <abs file>/\\x01ste-star          `import *` copied <file>'s namespace;
+  <abs file>/\\x01ste-line:<line>  a line of <file> was taken as a frame's
+                                    place to show: a warning's location, a
+                                    log record's caller;
   /\\x01ste-positions:<pid>.<n>     code that ran read the lines of frames;
   /\\x01ste-code-lines:<pid>.<n>    code that ran read the lines of code
                                     objects.
@@ -87,11 +90,13 @@ to tests that read lines. Code that ran, other than the test runner's own
 (pytest's, pluggy's and unittest's packages outside the repository: they
 read the lines of test functions to order and report them, and a failed
 test is always selected again) and this tracker's, reads lines of frames
-when it names f_lineno, tb_lineno, f_lasti, tb_lasti, co_lines,
-co_positions, co_lnotab or co_linetable (traceback, logging, inspect, pdb,
-dis), is warnings' code that takes a line (a warning was made), or
-sys.excepthook, threading.excepthook or sys.unraisablehook ran (the
-interpreter prints a traceback); it reads the lines of code objects (no
+when it loads f_lineno, tb_lineno, f_lasti, tb_lasti, co_lines,
+co_positions, co_lnotab or co_linetable (traceback, inspect, pdb, dis; an
+attribute only stored, pdb's `self.tb_lineno = {}`, is no read), is
+warnings' code that takes a line (a warning was made) where the warning's
+line is not noted (below), or sys.excepthook, threading.excepthook or
+sys.unraisablehook ran (the interpreter prints a traceback); it reads the
+lines of code objects (no
 run needed) when it names co_firstlineno, and their bytecode (what a body
 holds, run or not: dis, numba's jit) when it names co_code or
 _co_code_adaptive and not CodeType: every definition of every file
@@ -107,6 +112,23 @@ gives a wrapper its target's line). Code that names `get_overloads`
 hands out are parts of their implementation's unit (ste_fingerprint.py). ste then makes the definitions
 that ran (frames; in the scope or an enclosing one) or every definition of
 every file loaded (code objects) dependencies with their lines.
+
+Lines shown. Two makers of lines read one frame each, and are told which:
+a warning shown or recorded is a warnings.WarningMessage made with its
+location (every way of showing one makes it: the interpreter's warn, warn
+and warn_explicit, showwarning, formatwarning, catch_warnings(record=True)),
+and a log record's caller is what logging.Logger.findCaller returns. Their
+(file, line) is noted as a `line` record instead: ste makes the unit holding
+that line (or, at module level, the file) a dependency with its place, not
+every unit that ran. WarningMessage.__init__ and Logger.findCaller are
+wrapped as their modules load (warnings is imported here: with it loaded,
+the interpreter shows every warning through it, not by printing lines from
+C); the wrapper of findCaller is compiled as logging's own file, so that
+findCaller, which skips logging's frames, does not take it for the caller.
+Where that cannot be done (a logging without _is_internal_frame, before
+3.11), their code counts by its names as before. A Logger subclass's own
+findCaller counts by its names; a line shown whose file is a relative path
+reads frames (which file is unknown).
 
 Nothing here raises into the program: a failure calls mark_broken (the
 process then ends without its `end` marker: file level, honest).
@@ -153,6 +175,14 @@ _star_records = set()
 _docs_used = set()  # (file, line) of docstrings used, not yet recorded
 _doc_records = set()
 _reads = {"frames": False, "code": False}  # lines read since the last emission
+_LINE = "\x01ste-line:"
+_lines_shown = set()  # (abs file, line) shown as frames' places, not yet recorded
+_line_records = set()
+# (co_filename, co_name) of the code whose reads of lines are noted where
+# they are made (a `line` record), not by the names it holds; the warnings
+# module's file once WarningMessage is wrapped.
+_lines_noted = set()
+_warnings_noted = None
 _reads_made = 0
 _not_watching = ()  # directories whose code reads no lines for a test (see "Places")
 
@@ -186,7 +216,7 @@ def _binding_ops():
     return frozenset(opcode.opmap[n] for n in ("STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM") if n in opcode.opmap)
 
 
-_BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = _IMPORT_NAME = _LOAD_CONST = None
+_BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = _IMPORT_NAME = _LOAD_CONST = _STORE_OPS = None
 # bytes.translate's table: each binding opcode to _BINDING_BYTE, any other
 # to 0 (one C call over a code object's opcodes, where a set test per
 # opcode was twice as slow).
@@ -227,9 +257,10 @@ def look_at(code):
     if repo and ("globals" in names or ("locals" in names and not code.co_flags & 1)) and _reads_namespace(code):
         _namespaces.add(filename)
     if not filename.startswith(_not_watching) and filename not in _reader_files:
-        if not _FRAME_LINES.isdisjoint(names) and "CodeType" not in names:
+        if not _FRAME_LINES.isdisjoint(names) and "CodeType" not in names and \
+                (filename, code.co_name) not in _lines_noted and _loads_any(code, _FRAME_LINES):
             _reads["frames"] = True
-        elif filename.endswith("warnings.py") and (
+        elif filename.endswith("warnings.py") and filename != _warnings_noted and (
             code.co_name in _WARNING_LINES
             or (code.co_name == "__init__" and "lineno" in code.co_varnames and "filename" in code.co_varnames)
         ):
@@ -299,16 +330,12 @@ def _take_deferred(pending):
     _keys_checked.update(pending)
 
 
-def _used_names(code, pairs=None):
-    """The names `code` uses, less those it only binds or imports, and those
-    it imports (its bytecode read here: dis's own code would count as code
-    that ran). Into `pairs`, each import's (level, module, name): `from
-    <level dots><module> import <name>` (level None when not told)."""
-    used, imported = set(), set()
+def _name_ops(code):
+    """(offset, opcode, index into co_names) of each instruction of `code`
+    that names one (its bytecode read here: dis's own code would count as
+    code that ran)."""
     ops = code.co_code
-    names = code.co_names
     ext = 0
-    module = level = None
     for at in range(0, len(ops), 2):
         op, arg = ops[at], ops[at + 1] | ext
         if op == _EXTENDED_ARG:
@@ -316,23 +343,58 @@ def _used_names(code, pairs=None):
             continue
         ext = 0
         if op in _NAME_OPS:
-            index = arg >> _NAME_SHIFT.get(op, 0)
-            if index < len(names):
-                if op not in _BINDING_OPS:
-                    used.add(names[index])
-                elif op == _IMPORT_FROM:
-                    imported.add(names[index])
-                    if pairs is not None:
-                        pairs.append((level, module, names[index]))
-                elif op == _IMPORT_NAME and pairs is not None:
-                    # LOAD_CONST <level>, LOAD_CONST <fromlist>, IMPORT_NAME
-                    # <module> (an EXTENDED_ARG before them: not told)
-                    module, level = names[index], None
-                    if at >= 4 and ops[at - 4] == _LOAD_CONST and ops[at - 2] == _LOAD_CONST and \
-                            (at < 6 or ops[at - 6] != _EXTENDED_ARG) and ops[at - 3] < len(code.co_consts):
-                        value = code.co_consts[ops[at - 3]]
-                        level = value if type(value) is int else None
+            yield at, op, arg >> _NAME_SHIFT.get(op, 0)
+
+
+def _used_names(code, pairs=None):
+    """The names `code` uses, less those it only binds or imports, and those
+    it imports. Into `pairs`, each import's (level, module, name): `from
+    <level dots><module> import <name>` (level None when not told)."""
+    used, imported = set(), set()
+    ops = code.co_code
+    names = code.co_names
+    module = level = None
+    for at, op, index in _name_ops(code):
+        if index < len(names):
+            if op not in _BINDING_OPS:
+                used.add(names[index])
+            elif op == _IMPORT_FROM:
+                imported.add(names[index])
+                if pairs is not None:
+                    pairs.append((level, module, names[index]))
+            elif op == _IMPORT_NAME and pairs is not None:
+                # LOAD_CONST <level>, LOAD_CONST <fromlist>, IMPORT_NAME
+                # <module> (an EXTENDED_ARG before them: not told)
+                module, level = names[index], None
+                if at >= 4 and ops[at - 4] == _LOAD_CONST and ops[at - 2] == _LOAD_CONST and \
+                        (at < 6 or ops[at - 6] != _EXTENDED_ARG) and ops[at - 3] < len(code.co_consts):
+                    value = code.co_consts[ops[at - 3]]
+                    level = value if type(value) is int else None
     return used, imported
+
+
+def _loads_any(code, wanted):
+    """Whether `code` loads one of the names `wanted` (not only stores or
+    deletes it: pdb's `self.tb_lineno = {}` reads no line)."""
+    names = code.co_names
+    for _, op, index in _name_ops(code):
+        if op not in _STORE_OPS and (index >= len(names) or names[index] in wanted):
+            return True
+    return False
+
+
+def _line_shown(filename, lineno):
+    """A frame's place taken to be shown: a warning's location, a log
+    record's caller (see "Lines shown")."""
+    try:
+        if type(filename) is not str or type(lineno) is not int or lineno <= 0:
+            return
+        if filename.startswith(_root):
+            _lines_shown.add((filename, lineno))
+        elif not filename.startswith((os.sep, "<")) and filename != "sys":
+            _reads["frames"] = True  # a relative path: which file is unknown
+    except Exception:
+        _mark_broken()
 
 
 def _reads_namespace(code):
@@ -450,6 +512,11 @@ def emit():
         if key not in _doc_records:
             _doc_records.add(key)
             _stat("%s/%s%d" % (key[0], _DOC, key[1]))
+    while _lines_shown:
+        key = _lines_shown.pop()
+        if key not in _line_records:
+            _line_records.add(key)
+            _stat("%s/%s%d" % (key[0], _LINE, key[1]))
     for kind, prefix in (("frames", _POSITIONS), ("code", _CODE_LINES)):
         if _reads[kind]:
             _reads[kind] = False
@@ -600,7 +667,10 @@ def _reader_loaded(namespace):
     namespace.pop("_ste_loaded", None)
     module = sys.modules.get(namespace.get("__name__"))
     if module is not None and _MODULE_DICT.__get__(module) is namespace:
-        _wrap_line_readers(module)
+        if module.__name__ in _LINE_READERS:
+            _wrap_line_readers(module)
+        else:
+            _wrap_line_makers(module)
 
 
 def _wrap_loader():
@@ -629,7 +699,7 @@ def _wrap_loader():
                 _stat("%s/%s" % (filename, _DOCS_TRACKED))
                 if type(module) is module_type and namespace.get("__file__") == filename:
                     module.__class__ = _Watched
-            elif fullname in _LINE_READERS and namespace.get("__file__") == filename:
+            elif (fullname in _LINE_READERS or fullname in _LINE_MAKERS) and namespace.get("__file__") == filename:
                 namespace["_ste_code"], namespace["_ste_loaded"] = code, _reader_loaded
                 code = stub
         except Exception:
@@ -686,6 +756,66 @@ def _wrap_line_printers():
 
             wrapped[id(original)] = hook
         setattr(holder, name, wrapped[id(original)])
+
+
+# The modules whose makers of lines are wrapped to say which line they take
+# (see "Lines shown").
+_LINE_MAKERS = ("warnings", "logging")
+
+# logging.Logger.findCaller's wrapper, compiled as logging's own file (see
+# "Lines shown"): findCaller skips logging's frames to find the caller.
+_FIND_CALLER = """
+def findCaller(self, stack_info=False, stacklevel=1):
+    found = _ste_find_caller(self, stack_info, stacklevel)
+    _ste_shown(found)
+    return found
+"""
+
+
+def _wrap_line_makers(module):
+    """Wraps warnings.WarningMessage.__init__ or logging.Logger.findCaller
+    to note the line each takes (see "Lines shown")."""
+    global _warnings_noted
+    if getattr(module, "_ste_wrapped", False):
+        return
+    module._ste_wrapped = True
+    try:
+        if module.__name__ == "warnings":
+            cls = getattr(module, "WarningMessage", None)
+            init = cls.__dict__.get("__init__") if isinstance(cls, type) else None
+            filename = getattr(module, "__file__", None)
+            if not callable(init) or type(filename) is not str:
+                return
+
+            def __init__(self, message, category, filename, lineno, *args, **kwargs):
+                _line_shown(filename, lineno)
+                init(self, message, category, filename, lineno, *args, **kwargs)
+
+            __init__.__qualname__, __init__.__doc__, __init__.__wrapped__ = init.__qualname__, init.__doc__, init
+            cls.__init__ = __init__
+            _warnings_noted = filename
+        elif module.__name__ == "logging":
+            logger = getattr(module, "Logger", None)
+            find = logger.__dict__.get("findCaller") if isinstance(logger, type) else None
+            code = getattr(find, "__code__", None)
+            if code is None or not callable(getattr(module, "_is_internal_frame", None)) or \
+                    getattr(module, "_srcfile", None) != os.path.normcase(code.co_filename):
+                return  # (before 3.11 findCaller skips frames otherwise: its names count)
+
+            def shown(found):
+                try:
+                    _line_shown(found[0], found[1])
+                except Exception:
+                    _mark_broken()
+
+            namespace = {"_ste_find_caller": find, "_ste_shown": shown}
+            exec(compile(_FIND_CALLER, code.co_filename, "exec"), namespace)
+            wrapper = namespace["findCaller"]
+            wrapper.__qualname__, wrapper.__doc__, wrapper.__wrapped__ = find.__qualname__, find.__doc__, find
+            logger.findCaller = wrapper
+            _lines_noted.add((code.co_filename, code.co_name))
+    except Exception:
+        _mark_broken()
 
 
 # traceback's and inspect's functions that hand out lines, and what they
@@ -776,6 +906,9 @@ def setup(root, stat, mark_broken):
             _NAME_SHIFT[opcode.opmap["LOAD_SUPER_ATTR"]] = 2
     _OPS_DOC_STOP = frozenset(v for k, v in opcode.opmap.items() if k.startswith(("CALL", "RETURN", "JUMP", "POP_JUMP", "IMPORT")))
     _OPS_IMPORT_STAR = frozenset(opcode.opmap[k] for k in ("IMPORT_STAR",) if k in opcode.opmap)
+    global _STORE_OPS
+    _STORE_OPS = frozenset(opcode.opmap[k] for k in ("STORE_ATTR", "DELETE_ATTR", "STORE_NAME", "STORE_GLOBAL",
+                                                      "DELETE_NAME", "DELETE_GLOBAL") if k in opcode.opmap)
     _MODULE_DICT = type(sys).__dict__["__dict__"]
     _MODULE_GETATTRIBUTE = type(sys).__getattribute__
     # CPython puts a function's docstring first in co_consts (None when it
@@ -788,6 +921,13 @@ def setup(root, stat, mark_broken):
     for name in _LINE_READERS:
         if name in sys.modules:
             _wrap_line_readers(sys.modules[name])
+    # With warnings loaded, the interpreter shows each warning through it
+    # (WarningMessage: "Lines shown"), not by printing lines from C.
+    import warnings  # noqa: F401 (loaded through the wrapped get_code unless it was already)
+
+    for name in _LINE_MAKERS:
+        if name in sys.modules:
+            _wrap_line_makers(sys.modules[name])
 
 
 _RUNNERS = ["_pytest", "pluggy", "unittest"]
