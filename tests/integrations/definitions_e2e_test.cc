@@ -265,13 +265,17 @@ const std::map<std::string, std::string> kTestBodies = {
      "            line = tb.tb_lineno\n"
      "        self.assertEqual(line, 19)"},
     // Reads the lines of a warning and of a log record made in old(), and
-    // runs later(): a move of old is a change for it, one of later not.
+    // those of boom's traceback (without its source: a traceback's text
+    // reads the file, all of it), and runs later(): a move of old or boom
+    // is a change for it, one of later not.
     {"test_warns",
-     "import warnings\n        with warnings.catch_warnings(record=True) as w:\n"
+     "import inspect, warnings\n        with warnings.catch_warnings(record=True) as w:\n"
      "            warnings.simplefilter('always')\n"
      "            with self.assertLogs('shapes') as logs:\n                shapes.meta.old()\n"
      "        self.assertEqual(shapes.meta.later(), 2)\n"
-     "        self.assertEqual([x.lineno for x in w] + [r.lineno for r in logs.records], [45, 46])"},
+     "        self.assertEqual([x.lineno for x in w] + [r.lineno for r in logs.records], [45, 46])\n"
+     "        try:\n            shapes.meta.boom()\n        except ValueError as e:\n"
+     "            self.assertEqual(inspect.getinnerframes(e.__traceback__, 0)[-1].lineno, 19)"},
     // Looks up a name text.py does not bind (an absent record): a plain
     // function of that name added is a change for it.
     {"test_probe", "self.assertFalse(hasattr(shapes.text, 'loud'))"},
@@ -401,8 +405,9 @@ std::vector<Change> Changes() {
        Paths({"test_lines", "test_warns"})},
       {"lines added in a body", "meta.py", "    return n * (100 + TAX) // 100",
        "    rate = 100 + TAX\n    return n * rate // 100", Paths({"test_price", "test_lines", "test_warns"})},
-      // A warning's and a log record's line are their unit's place only:
-      // test_warns ran later(), which this moves, and is not selected.
+      // A warning's, a log record's and a traceback's lines are their
+      // units' places only: test_warns ran later(), which this moves, and
+      // is not selected.
       {"a unit that ran moved, not the one that warned", "meta.py", "def _spare():\n    return 0",
        "def _spare():\n    zero = 0\n    return zero", {}, false, false},
       // A plain function's header: the tests that ran it, and the one that

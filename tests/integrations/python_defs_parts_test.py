@@ -337,7 +337,10 @@ class Lines(unittest.TestCase):
         for case, kind in [
             ("meta.version()", None),
             (frames, "positions"),
-            ("import traceback\ntry:\n    meta.boom()\nexcept ValueError:\n    traceback.format_exc()\n", "positions"),
+            # (the frames a traceback shows are `line` records: LinesShown)
+            ("import traceback\ntry:\n    meta.boom()\nexcept ValueError:\n    traceback.format_exc()\n", None),
+            # (which frames is not told)
+            ("import sys, traceback\ntraceback.StackSummary.extract(traceback.walk_stack(sys._getframe()))\n", "positions"),
             # (a warning's line is a `line` record of its own: LinesShown)
             ("import warnings\nwith warnings.catch_warnings(record=True):\n    warnings.warn('w')\n", None),
             # (pdb's Pdb() stores an attribute named tb_lineno: no read)
@@ -409,6 +412,37 @@ class LinesShown(unittest.TestCase):
         # stacklevel=2: the caller's line, here the program's
         shown, reads = self.lines(check + "meta.log_here(2)\nassert seen[0][:1] == ('prog.py',) and seen[0][2] == 'case', seen\n")
         self.assertEqual(([s.split(":")[0] for s in shown], reads), (["prog.py"], set()))
+
+    def test_a_tracebacks_frames(self):
+        boom = "pkg/meta.py:%d" % line_of("raise ValueError")
+        for case in [
+            "import traceback\ntry:\n    meta.boom()\nexcept ValueError:\n    traceback.format_exc()\n",
+            "import traceback\ntry:\n    meta.boom()\nexcept ValueError as e:\n    traceback.format_exception(e)\n",
+            "import traceback\ntry:\n    meta.boom()\nexcept ValueError as e:\n    traceback.extract_tb(e.__traceback__)\n",
+            "import traceback\ntry:\n    meta.boom()\nexcept ValueError as e:\n"
+            "    traceback.TracebackException.from_exception(e).format()\n",
+            # a cause's frames too
+            "import traceback\ntry:\n    try:\n        meta.boom()\n    except ValueError as e:\n"
+            "        raise KeyError('k') from e\nexcept KeyError:\n    traceback.format_exc()\n",
+            "import inspect\ntry:\n    meta.boom()\nexcept ValueError:\n    inspect.trace()\n",
+            # the interpreter's own printing of an exception
+            "import sys\ntry:\n    meta.boom()\nexcept ValueError:\n    sys.excepthook(*sys.exc_info())\n",
+        ]:
+            with self.subTest(case):
+                shown, reads = self.lines(case)
+                self.assertEqual(reads, set())
+                self.assertIn(boom, shown)
+                self.assertTrue({s.split(":")[0] for s in shown} <= {"pkg/meta.py", "prog.py"}, shown)
+
+    def test_the_stacks_frames_and_the_stack_as_without_ste(self):
+        shown, reads = self.lines(
+            "import inspect, traceback\ndef who():\n"
+            "    return inspect.stack()[1].function, traceback.extract_stack()[-2].name, traceback.format_stack()[-1]\n"
+            "def caller():\n    return who()\nr = caller()\n"
+            "assert r[:2] == ('caller', 'caller') and ', in who' in r[2], r\n")
+        self.assertEqual(reads, set())
+        self.assertEqual({s.split(":")[0] for s in shown}, {"prog.py"})
+        self.assertGreaterEqual(len(shown), 3)  # who's, caller's and case's lines at least
 
     def test_a_loggers_own_find_caller_reads_frames(self):
         shown, reads = self.lines(

@@ -113,14 +113,22 @@ hands out are parts of their implementation's unit (ste_fingerprint.py). ste the
 that ran (frames; in the scope or an enclosing one) or every definition of
 every file loaded (code objects) dependencies with their lines.
 
-Lines shown. Two makers of lines read one frame each, and are told which:
-a warning shown or recorded is a warnings.WarningMessage made with its
+Lines shown. Most readers of frames' lines are told which frames: a
+warning shown or recorded is a warnings.WarningMessage made with its
 location (every way of showing one makes it: the interpreter's warn, warn
-and warn_explicit, showwarning, formatwarning, catch_warnings(record=True)),
-and a log record's caller is what logging.Logger.findCaller returns. Their
-(file, line) is noted as a `line` record instead: ste makes the unit holding
-that line (or, at module level, the file) a dependency with its place, not
-every unit that ran. WarningMessage.__init__ and Logger.findCaller are
+and warn_explicit, showwarning, formatwarning, catch_warnings(record=True));
+a log record's caller is what logging.Logger.findCaller returns; traceback's
+and inspect's readers (above) are handed a traceback, an exception (its
+cause, context and a group's exceptions are shown too), a frame, or the
+current exception or stack; the interpreter's hooks an exception. Each
+(file, line) read is noted as a `line` record instead: ste makes the unit
+holding that line (or, at module level, the file) a dependency with its
+place, not every unit that ran. Still a read of every frame's line:
+walk_stack(None) and StackSummary.extract (which frames is not told), and
+code that loads the names above itself. A reader that takes the caller's
+frame when given none (extract_stack, format_stack, print_stack,
+inspect.stack) is handed its caller's by the wrapper, so that it lists
+the program's frames as without it. WarningMessage.__init__ and Logger.findCaller are
 wrapped as their modules load (warnings is imported here: with it loaded,
 the interpreter shows every warning through it, not by printing lines from
 C); the wrapper of findCaller is compiled as logging's own file, so that
@@ -134,6 +142,7 @@ Nothing here raises into the program: a failure calls mark_broken (the
 process then ends without its `end` marker: file level, honest).
 """
 
+import builtins
 import os
 import sys
 
@@ -387,7 +396,11 @@ def _line_shown(filename, lineno):
     """A frame's place taken to be shown: a warning's location, a log
     record's caller (see "Lines shown")."""
     try:
-        if type(filename) is not str or type(lineno) is not int or lineno <= 0:
+        if type(filename) is not str:
+            return
+        if type(lineno) is not int or lineno <= 0:
+            if filename.startswith(_root):
+                _reads["frames"] = True  # which line is not told
             return
         if filename.startswith(_root):
             _lines_shown.add((filename, lineno))
@@ -751,7 +764,21 @@ def _wrap_line_printers():
         if id(original) not in wrapped:
 
             def hook(*args, _original=original):
-                _reads["frames"] = True
+                try:
+                    if len(args) == 3:  # sys.excepthook(type, value, traceback)
+                        lines = _exception_lines(args[1], args[2])
+                    elif len(args) == 1:  # the others: one object of both
+                        lines = _exception_lines(getattr(args[0], "exc_value", None),
+                                                 getattr(args[0], "exc_traceback", None))
+                    else:
+                        lines = None
+                    if not lines:
+                        _reads["frames"] = True
+                    else:
+                        for filename, lineno in lines:
+                            _line_shown(filename, lineno)
+                except Exception:
+                    _mark_broken()
                 return _original(*args)
 
             wrapped[id(original)] = hook
@@ -832,6 +859,84 @@ _LINE_READERS = {
 _reader_files = frozenset()  # the files of the modules wrapped
 
 
+# The readers whose first argument, f, is a frame, the caller's when None.
+_CALLERS_FRAME = frozenset(("extract_stack", "format_stack", "print_stack"))
+
+
+def _stack_lines(frame):
+    out = []
+    while frame is not None:
+        out.append((frame.f_code.co_filename, frame.f_lineno))
+        frame = frame.f_back
+    return out
+
+
+def _tb_lines(tb):
+    out = []
+    while tb is not None:
+        out.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return out
+
+
+def _exception_lines(value, tb):
+    """The lines of the frames a traceback of `value` shows: its own (`tb`,
+    or its __traceback__), its cause's and context's, and those of a
+    group's exceptions, each chained in turn."""
+    out, seen, todo = [], set(), [(value, tb)]
+    while todo:
+        value, tb = todo.pop()
+        if tb is not None:
+            out.extend(_tb_lines(tb))
+        if not isinstance(value, BaseException) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if tb is None:
+            out.extend(_tb_lines(value.__traceback__))
+        todo.append((value.__cause__, None))
+        todo.append((value.__context__, None))
+        if isinstance(value, _GROUP):
+            todo.extend((inner, None) for inner in value.exceptions)
+    return out
+
+
+_GROUP = getattr(builtins, "BaseExceptionGroup", ())  # (3.11+)
+
+
+def _frames_read(name, args, kwargs, caller):
+    """(file, line) of each frame whose line the reader `name` called so
+    reads (traceback's and inspect's, see "Lines shown"), or None when that
+    cannot be told (every frame that ran then)."""
+    def arg(i, key, default=None):
+        return args[i] if len(args) > i else kwargs.get(key, default)
+
+    if name in ("extract_stack", "format_stack", "print_stack", "getouterframes"):
+        frame = arg(0, "f" if name != "getouterframes" else "frame")
+        return _stack_lines(caller if frame is None else frame)
+    if name == "stack":
+        return _stack_lines(caller)
+    if name in ("extract_tb", "format_tb", "print_tb", "walk_tb", "getinnerframes"):
+        return _tb_lines(arg(0, "tb"))
+    if name in ("format_exception", "print_exception"):
+        if len(args) > 1 or "value" in kwargs:
+            return _exception_lines(arg(1, "value"), arg(2, "tb"))
+        return _exception_lines(arg(0, "exc"), None)
+    if name in ("format_exc", "print_exc", "trace"):
+        return _exception_lines(sys.exc_info()[1], sys.exc_info()[2])
+    if name == "print_last":
+        return _exception_lines(getattr(sys, "last_value", None), getattr(sys, "last_traceback", None))
+    if name == "TracebackException.__init__":
+        return _exception_lines(arg(2, "exc_value"), arg(3, "exc_traceback"))
+    if name == "TracebackException.from_exception":
+        return _exception_lines(arg(1, "exc"), None)
+    if name in ("getframeinfo", "getlineno"):
+        frame = arg(0, "frame")
+        if hasattr(frame, "tb_lineno"):
+            return _tb_lines(frame)[:1]
+        return [(frame.f_code.co_filename, frame.f_lineno)]
+    return None  # walk_stack(None), StackSummary.extract: which frames is not told
+
+
 def _wrap_line_readers(module):
     """Wraps `module`'s functions of _LINE_READERS (and traceback's
     classes): a call from code other than the runner's, this tracker's or
@@ -843,19 +948,38 @@ def _wrap_line_readers(module):
     _reader_files = _reader_files | {filename}
     module._ste_wrapped = True
 
-    def counts(frame):
+    def counts(caller):
         if _RUNNERS:
             _find_runners()
-        caller = frame.f_back.f_code.co_filename
-        return not caller.startswith(_not_watching) and caller not in _reader_files
+        filename = caller.f_code.co_filename
+        return not filename.startswith(_not_watching) and filename not in _reader_files
 
-    def wrap(function, kind):
+    originals = {name: getattr(module, name, None) for name in _LINE_READERS[module.__name__]}
+
+    def wrap(function, kind, owner=None):
+        name = function.__name__
+
         def reader(*args, **kwargs):
+            caller = sys._getframe(1)
             try:
-                if counts(sys._getframe()):
-                    _reads[kind] = True
+                if counts(caller):
+                    lines = _frames_read(owner or name, args, kwargs, caller) if kind == "frames" else None
+                    if lines is None:
+                        _reads[kind] = True
+                    else:
+                        for filename, lineno in lines:
+                            _line_shown(filename, lineno)
             except Exception:
                 _mark_broken()
+            # What takes the caller's frame when given none gets ours
+            # otherwise: it is handed the caller's, as without the wrapper.
+            if name in _CALLERS_FRAME:
+                if args and args[0] is None:
+                    args = (caller,) + args[1:]
+                elif not args and kwargs.get("f") is None:
+                    kwargs["f"] = caller
+            elif name == "stack" and module.__name__ == "inspect" and callable(originals.get("getouterframes")):
+                return originals["getouterframes"](caller, *args, **kwargs)
             return function(*args, **kwargs)
 
         reader.__name__, reader.__qualname__, reader.__doc__ = function.__name__, function.__qualname__, function.__doc__
@@ -867,13 +991,14 @@ def _wrap_line_readers(module):
         if callable(function):
             setattr(module, name, wrap(function, kind))
     if module.__name__ == "traceback":
-        for cls, name in (("TracebackException", "__init__"), ("StackSummary", "extract")):
+        for cls, name in (("TracebackException", "__init__"), ("TracebackException", "from_exception"),
+                          ("StackSummary", "extract")):
             holder = getattr(module, cls, None)
             raw = holder.__dict__.get(name) if holder is not None else None
             if isinstance(raw, classmethod):
-                setattr(holder, name, classmethod(wrap(raw.__func__, "frames")))
+                setattr(holder, name, classmethod(wrap(raw.__func__, "frames", cls + "." + name)))
             elif callable(raw):
-                setattr(holder, name, wrap(raw, "frames"))
+                setattr(holder, name, wrap(raw, "frames", cls + "." + name))
 
 
 def setup(root, stat, mark_broken):
