@@ -146,10 +146,9 @@ int AuditCommand(const std::vector<std::string>& args) {
   if (!warning.empty()) std::fprintf(stderr, "ste audit: %s\n", warning.c_str());
   options.run.integrations_dir = *integrations;
   options.run.jobs = std::max(1, config->jobs);
-  std::string scratch = absl::StrCat(DefaultScratchRoot(), "/ste-audit-XXXXXX");
-  if (mkdtemp(scratch.data()) == nullptr) {
-    return in.Fail(absl::StrCat("cannot create a scratch directory: ", std::strerror(errno)));
-  }
+  absl::StatusOr<std::string> made = MakeScratchDir("ste-audit");
+  if (!made.ok()) return in.Fail(made.status());
+  const std::string scratch = *made;
   options.run.scratch_dir = scratch;
   options.output_dir = flags->Get("output-dir");
   if (options.output_dir.empty()) {

@@ -119,8 +119,9 @@ int WorkerCommand(const std::vector<std::string>& args) {
     if (quiet && line.rfind("ran ", 0) == 0) return;
     std::fprintf(stderr, "ste worker: %s\n", line.c_str());
   };
-  std::string scratch = absl::StrCat(DefaultScratchRoot(), "/ste-worker-XXXXXX");
-  if (mkdtemp(scratch.data()) == nullptr) return in.Fail("cannot create a scratch directory");
+  absl::StatusOr<std::string> made = MakeScratchDir("ste-worker");
+  if (!made.ok()) return in.Fail(made.status());
+  const std::string scratch = *made;
   o.scratch_dir = scratch;
   absl::StatusOr<WorkerSummary> done = RunWorker(MakeChannel(flags->Get("scheduler"), *auth), o);
   rmdir(scratch.c_str());

@@ -72,7 +72,7 @@ class RealEnv : public TestRunEnv {
   std::set<std::string> swept_;  // the bases swept (once per process)
 };
 
-constexpr char kPrivateTmp[] = "ste-tmp-";
+constexpr char kPrivateTmp[] = "ste-tmp";
 
 // This process's pid namespace: "4026531836" of "pid:[4026531836]", "0"
 // when /proc does not say.
@@ -93,13 +93,17 @@ const std::string& PidNamespace() {
 
 }  // namespace
 
-std::string PrivateTmpPrefix(const std::string& base) {
-  return absl::StrCat(base, "/", kPrivateTmp, PidNamespace(), "-", getpid(), "-");
+std::string OwnedDirPrefix(const std::string& base, const std::string& kind) {
+  return absl::StrCat(base, "/", kind, "-", PidNamespace(), "-", getpid(), "-");
 }
 
-int RemoveDeadOwnersTmps(const std::string& base) {
+std::string PrivateTmpPrefix(const std::string& base) { return OwnedDirPrefix(base, kPrivateTmp); }
+
+int RemoveDeadOwnersTmps(const std::string& base) { return RemoveDeadOwnersDirs(base, kPrivateTmp); }
+
+int RemoveDeadOwnersDirs(const std::string& base, const std::string& kind) {
   if (PidNamespace() == "0") return 0;
-  const std::string mine = absl::StrCat(kPrivateTmp, PidNamespace(), "-");
+  const std::string mine = absl::StrCat(kind, "-", PidNamespace(), "-");
   std::vector<std::string> gone;
   if (DIR* d = opendir(base.c_str())) {
     while (struct dirent* e = readdir(d)) {

@@ -1,6 +1,7 @@
-// What a killed ste leaves of its tests' private temporary directories,
-// and who removes it (test_run_env.h, RemoveDeadOwnersTmps): real
-// processes, real directories.
+// What a killed ste leaves of its tests' private temporary directories and
+// of its scratch directories, and who removes it (test_run_env.h,
+// RemoveDeadOwnersDirs; traced_run.h, MakeScratchDir): real processes, real
+// directories.
 #include "ste/test_run_env.h"
 
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ste/traced_run.h"
 
 namespace ste {
 namespace {
@@ -113,6 +115,35 @@ TEST_F(PrivateTmpSweep, RemovesOnlyWhatAGoneMakerOfThisNamespaceLeft) {
   // Its maker gone now, the busy one goes at the next sweep.
   EXPECT_EQ(RemoveDeadOwnersTmps(base_), 1);
   EXPECT_FALSE(Exists(busy));
+}
+
+// A command's scratch directory (its tests' logs) under $STE_TMPDIR: a
+// killed worker's or record's is removed by the next command of its kind.
+TEST_F(PrivateTmpSweep, AKilledCommandsScratchGoesWithTheNextOfItsKind) {
+  if (ns_ == "0") GTEST_SKIP() << "/proc/self/ns/pid cannot be read here: the sweep never runs";
+  const char* was = std::getenv("STE_TMPDIR");
+  const std::string saved = was ? was : "";
+  ASSERT_EQ(setenv("STE_TMPDIR", base_.c_str(), 1), 0);
+  const pid_t dead = DeadPid();
+  const std::string worker = absl::StrCat(base_, "/ste-worker-", ns_, "-", dead, "-aB3dEf");
+  const std::string record = absl::StrCat(base_, "/ste-record-", ns_, "-", dead, "-aB3dEf");
+  MakeDir(worker);
+  Touch(worker + "/p12-0123.stelog");
+  MakeDir(record);
+
+  absl::StatusOr<std::string> made = MakeScratchDir("ste-worker");
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_TRUE(absl::StartsWith(*made, OwnedDirPrefix(base_, "ste-worker"))) << *made;
+  EXPECT_TRUE(Exists(*made));
+  EXPECT_FALSE(Exists(worker));
+  EXPECT_TRUE(Exists(record)) << "another kind's";
+  absl::StatusOr<std::string> second = MakeScratchDir("ste-record");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(Exists(record));
+  EXPECT_TRUE(Exists(*made)) << "this process's own, alive";
+
+  if (was) setenv("STE_TMPDIR", saved.c_str(), 1);
+  else unsetenv("STE_TMPDIR");
 }
 
 TEST_F(PrivateTmpSweep, AMissingBaseIsNothingToDo) {

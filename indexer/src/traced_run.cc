@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "ste/log_format.h"
 #include "ste/log_writer.h"
+#include "ste/test_run_env.h"
 #include "ste/test_scope.h"
 
 extern char** environ;
@@ -71,6 +72,17 @@ std::string DefaultScratchRoot() {
   }
   if (const char* dir = std::getenv("TMPDIR"); dir && *dir) return dir;
   return "/tmp";
+}
+
+absl::StatusOr<std::string> MakeScratchDir(std::string_view kind) {
+  const std::string root = DefaultScratchRoot();
+  RemoveDeadOwnersDirs(root, std::string(kind));
+  std::string dir = OwnedDirPrefix(root, std::string(kind)) + "XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a scratch directory under ", root, ": ",
+                                            std::strerror(errno)));
+  }
+  return dir;
 }
 
 bool IsValidScope(std::string_view scope) {

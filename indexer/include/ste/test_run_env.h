@@ -58,20 +58,24 @@ TestRunEnv* RealTestRunEnv();
 // build's test logs).
 void RemoveTree(const std::string& path);
 
-// A test's private temporary directory (runner.private_tmp) is made by
-// MakeTempDir(PrivateTmpPrefix(base)): "<base>/ste-tmp-<ns>-<pid>-" plus
-// six random characters, <pid> the process that made it and <ns> its pid
-// namespace (the inode of /proc/self/ns/pid; 0 when it cannot be read).
-// Its maker removes it after the test; a maker killed first cannot.
+// A directory its maker removes when done, and a maker killed first
+// cannot: "<base>/<kind>-<ns>-<pid>-" plus mkdtemp's six characters, <pid>
+// the process that made it and <ns> its pid namespace (the inode of
+// /proc/self/ns/pid; 0 when it cannot be read). A test's private temporary
+// directory (runner.private_tmp) is of kind "ste-tmp" (PrivateTmpPrefix);
+// a command's scratch directory of its logs, "ste-record", "ste-worker",
+// "ste-audit" (MakeScratchDir, traced_run.h).
+std::string OwnedDirPrefix(const std::string& base, const std::string& kind);
 std::string PrivateTmpPrefix(const std::string& base);
 
-// Removes each directory under `base` named by PrivateTmpPrefix in this
-// pid namespace whose maker is gone (kill(pid, 0) fails with ESRCH), owned
-// by this user and not a symlink; returns how many. Never one of another
-// namespace (a container sharing /tmp: its pids are not ours), a live
-// maker's (whatever it is now: a reused pid keeps the directory until that
-// process ends), or any when the namespace is not known. Best effort.
-int RemoveDeadOwnersTmps(const std::string& base);
+// Removes each directory under `base` named by OwnedDirPrefix(base, kind)
+// in this pid namespace whose maker is gone (kill(pid, 0) fails with
+// ESRCH), owned by this user and not a symlink; returns how many. Never one
+// of another namespace (a container sharing /tmp: its pids are not ours), a
+// live maker's (whatever it is now: a reused pid keeps the directory until
+// that process ends), or any when the namespace is not known. Best effort.
+int RemoveDeadOwnersDirs(const std::string& base, const std::string& kind);
+int RemoveDeadOwnersTmps(const std::string& base);  // kind "ste-tmp"
 
 }  // namespace ste
 

@@ -5,6 +5,7 @@
 #define STE_TRACED_RUN_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -68,6 +69,14 @@ absl::StatusOr<std::string> FindIntegrationsDir();
 // elsewhere: ~250 us per file on some ext4 mounts, measured in
 // bench/interceptor); else $TMPDIR; else /tmp.
 std::string DefaultScratchRoot();
+
+// A new scratch directory of a command under DefaultScratchRoot(), named
+// for its maker (OwnedDirPrefix(root, kind), test_run_env.h: kind
+// "ste-record", "ste-worker", "ste-audit"), after removing those of the
+// same kind whose maker is gone (a killed record, worker or audit: the logs
+// of its tests are of no use to anyone then). The maker removes its own
+// when done. (`ste run`'s log directory is its output, kept: not one.)
+absl::StatusOr<std::string> MakeScratchDir(std::string_view kind);
 
 // True if `scope` is "//r" or "//r/<names>" with no empty name and no
 // trailing '/'.

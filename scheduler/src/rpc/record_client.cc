@@ -41,11 +41,9 @@ class LocalWorker {
                      const std::string& build_id, const std::string& commit) {
     absl::StatusOr<std::string> preload = FindPreloadLibrary();
     if (!preload.ok()) return preload.status();
-    scratch_ = absl::StrCat(DefaultScratchRoot(), "/ste-record-XXXXXX");
-    if (mkdtemp(scratch_.data()) == nullptr) {
-      scratch_.clear();
-      return absl::InternalError("cannot create a scratch directory");
-    }
+    absl::StatusOr<std::string> scratch = MakeScratchDir("ste-record");
+    if (!scratch.ok()) return scratch.status();
+    scratch_ = *scratch;
     WorkerOptions wo;
     std::string warning;
     absl::StatusOr<std::string> integrations = IntegrationsDirForRuns(o.config, &warning);
