@@ -49,9 +49,10 @@
 //                                     warnings, log records): the units
 //                                     that ran there are dependencies with
 //                                     their place
-//   "<abs file>/\x01ste-line:<line>" a line of <file> was taken as a
-//                                     frame's place to show (a warning's
-//                                     location, a log record's caller):
+//   "<abs file>/\x01ste-line:<line>" a line of <file> was read as a
+//                                     frame's place (a warning's location,
+//                                     a log record's caller, a frame of a
+//                                     traceback or of a stack listed):
 //                                     the unit holding the line is a
 //                                     dependency with its place; a line
 //                                     outside every unit, the file's bytes

@@ -18,9 +18,9 @@ indexer/include/ste/definitions.h):
   <abs file>/\\x01ste-absent:<name> <name> was looked up on <file>'s module
                                     and not found;
   <abs file>/\\x01ste-star          `import *` copied <file>'s namespace;
-  <abs file>/\\x01ste-line:<line>  a line of <file> was taken as a frame's
-                                    place to show: a warning's location, a
-                                    log record's caller;
+  <abs file>/\\x01ste-line:<line>  a line of <file> was read as a frame's
+                                    place: a warning's location, a log
+                                    record's caller, a traceback's frame;
   /\\x01ste-positions:<pid>.<n>     code that ran read the lines of frames;
   /\\x01ste-code-lines:<pid>.<n>    code that ran read the lines of code
                                     objects.
@@ -128,11 +128,13 @@ walk_stack(None) and StackSummary.extract (which frames is not told), and
 code that loads the names above itself. A reader that takes the caller's
 frame when given none (extract_stack, format_stack, print_stack,
 inspect.stack) is handed its caller's by the wrapper, so that it lists
-the program's frames as without it. WarningMessage.__init__ and Logger.findCaller are
-wrapped as their modules load (warnings is imported here: with it loaded,
-the interpreter shows every warning through it, not by printing lines from
-C); the wrapper of findCaller is compiled as logging's own file, so that
-findCaller, which skips logging's frames, does not take it for the caller.
+the program's frames as without it. WarningMessage.__init__ and
+Logger.findCaller are wrapped as their modules load (warnings is imported
+here: with it loaded, the interpreter shows every warning through it, not
+by printing lines from C); the wrapper of findCaller is compiled as
+logging's own file, so that findCaller, which skips logging's frames, does
+not take it for the caller (an exception inside it would show logging's
+lines 2-4 for the wrapper's).
 Where that cannot be done (a logging without _is_internal_frame, before
 3.11), their code counts by its names as before. A Logger subclass's own
 findCaller counts by its names; a line shown whose file is a relative path
