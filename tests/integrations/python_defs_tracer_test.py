@@ -12,15 +12,21 @@ whose stats are written to a file instead (the program replaces
 ste_defs._stat first), so each case reads exactly what the process would
 have recorded:
 
-1. Debian's Python (/usr/bin/python3, 3.11) uses the frame evaluation hook
+1. Debian's Python (/usr/bin/python3, 3.11) uses the warm-up counters
    and says nothing of a slow tracer; it sees code run on a thread, in a
    forked child, after the test called sys.setprofile (and still ends its
    account), a coroutine started later, a generator resumed after reset();
-   take() lists code once, reset() lists code that runs again; another
-   frame evaluation function (set through ctypes, as a debugger would)
-   leaves the process without `end`, and so does a recursion limit raised
-   past what the hook's C stack allows (the hook steps aside: the deep
-   recursion runs).
+   take() lists code once, reset() lists code that runs again. The
+   warm-up counters' own cases ("warm"): code quickened in one scope and
+   run once in the next, a generator thrown into after the scope it
+   was suspended in, code exec'd from a string, a function made of a
+   code object or given another's, a function defined before the tracker
+   started, each listed where it ran and computing what plain Python
+   computes; another frame evaluation function (set as a debugger would)
+   leaves the process without `end`. The same cases with
+   STE_DEFS_TRACER=frame-hook (the frame evaluation hook), where a
+   recursion limit raised past what the hook's C stack allows leaves no
+   `end` either (the hook steps aside: the deep recursion runs).
 2. STE_DEFS_TRACER=profile forces the fallback: the slow note with its why,
    the same code records, and sys.setprofile by the test leaves no `end`
    (today's rule for a profiler).
@@ -49,6 +55,9 @@ PROGRAM = r'''
 import os, sys, threading
 sys.path.insert(0, os.environ["SITE"])
 import ste_defs
+
+def before_start():
+    return 13
 
 _out = open(os.environ["RECORDS"], "a")
 def _stat(path):
@@ -106,6 +115,53 @@ elif CASE == "deep":
     def down(n):
         return 0 if n == 0 else 1 + down(n - 1)
     down(50000)
+elif CASE == "warm":
+    # Each step's listing, between resets: "<step>:<names>".
+    import types
+    def step(name):
+        listed = set(c.co_name for c in ste_defs._tracer.take() if c.co_filename == __file__)
+        listed.discard("_stat")  # (this harness's, run after each take)
+        _stat("/^step:%s:%s" % (name, ",".join(sorted(n for n in listed if not n.startswith("<")))))
+        ste_defs._tracer.reset()
+    def hot(n):
+        total = 0
+        for i in range(n):
+            total += i * 2
+        return total
+    assert sum(hot(i) for i in range(2000)) == sum(i * (i - 1) for i in range(2000))
+    step("quickened")
+    assert hot(10) == 90              # quickened before, run once now
+    step("again")
+    step("idle")                      # nothing of ours ran
+    def thrown():
+        try:
+            yield 1
+        except KeyError:
+            yield 2
+    t = thrown()
+    next(t)
+    step("suspended")
+    assert t.throw(KeyError) == 2     # no RESUME: the handler runs
+    t.close()                         # (else it stays suspended: listed)
+    step("thrown")
+    exec(compile("def from_text():\n    return 7\nfrom_text()\n", __file__, "exec"))
+    step("exec")
+    made = types.FunctionType(hot.__code__.replace(co_name="made"), globals())
+    step("made-idle")
+    assert made(3) == 6
+    step("made")
+    def giver():
+        return 11
+    def taker():
+        return 12
+    taker.__code__ = giver.__code__
+    step("code-set-idle")
+    assert taker() == 11
+    step("code-set")
+    assert before_start() == 13
+    step("before-start")
+elif CASE == "replaced" and ste_defs._tracer.name == "warm-up":
+    ste_defs._tracer._m.install()   # a frame evaluation function, not CPython's
 elif CASE == "replaced":
     import ctypes
     api = ctypes.pythonapi
@@ -173,6 +229,7 @@ class Tracers(unittest.TestCase):
     pythons = [DEBIAN]
     env = {}
     fast = True
+    fast_tracer = "/^tracer:warm-up:"
 
     def runs(self, case):
         for python in self.pythons:
@@ -181,7 +238,7 @@ class Tracers(unittest.TestCase):
 
     def expect_tracer(self, run):
         if self.fast:
-            self.assertIn(run.tracer(), ("/^tracer:frame-hook:", "/^tracer:sys.monitoring:"))
+            self.assertIn(run.tracer(), (self.fast_tracer, "/^tracer:sys.monitoring:"))
             self.assertEqual(run.slow(run.main), [])
         else:
             self.assertTrue(run.tracer().startswith("/^tracer:profile:"), run.tracer())
@@ -227,6 +284,27 @@ class Tracers(unittest.TestCase):
             self.assertIn("coro", names)
             self.assertIn("gen", names)
 
+    def test_the_warm_up_counters_own_cases(self):
+        for run in self.runs("warm"):
+            if run.tracer() not in ("/^tracer:warm-up:", "/^tracer:frame-hook:"):
+                continue  # (the cases are the compiled tracer's)
+            steps = dict(p[len("/^step:") :].split(":", 1) for p in run.paths() if p.startswith("/^step:"))
+            expected = {
+                "quickened": "hot,step",
+                "again": "hot,step",
+                "idle": "step",
+                "suspended": "step,thrown",
+                "thrown": "step,thrown",
+                "exec": "from_text,step",
+                "made-idle": "step",
+                "made": "made,step",
+                "code-set-idle": "step",
+                "code-set": "giver,step",
+                "before-start": "before_start,step",
+            }
+            self.assertEqual(steps, expected, run.lines)
+            self.assertTrue(run.ended(run.main), run.lines)
+
     def test_reset_and_take(self):
         # The seam itself: take() after reset() has the code again.
         program = (
@@ -255,12 +333,19 @@ class Tracers(unittest.TestCase):
                 self.assertEqual(done.returncode, 0, done.stderr)
 
 
+class FrameHook(Tracers):
+    env = {"STE_DEFS_TRACER": "frame-hook"}
+    fast_tracer = "/^tracer:frame-hook:"
+
+
 class FastOnly(unittest.TestCase):
     def test_another_frame_evaluation_function_leaves_no_end(self):
-        run = Run(DEBIAN, "replaced")
-        self.assertEqual(run.tracer(), "/^tracer:frame-hook:")
-        self.assertIn("/^ste-defs-begin:%d" % run.main, run.paths())
-        self.assertFalse(run.ended(run.main), run.lines)
+        for env, tracer in (({}, "warm-up"), ({"STE_DEFS_TRACER": "frame-hook"}, "frame-hook")):
+            with self.subTest(tracer=tracer):
+                run = Run(DEBIAN, "replaced", env)
+                self.assertEqual(run.tracer(), "/^tracer:%s:" % tracer)
+                self.assertIn("/^ste-defs-begin:%d" % run.main, run.paths())
+                self.assertFalse(run.ended(run.main), run.lines)
 
     def test_an_older_python_says_why_it_falls_back(self):
         for python in OLD:
@@ -314,6 +399,7 @@ if __name__ == "__main__":
             OLD.append(python)
     print("other interpreters: 3.12+ %s, older %s" % (newer, OLD))
     Tracers.pythons = [DEBIAN] + newer
+    FrameHook.pythons = [DEBIAN]
     Fallback.pythons = [DEBIAN]
     del sys.argv[1:]
     unittest.main(verbosity=2)

@@ -48,7 +48,7 @@ tracer=("$root"/usr/lib/ste/python/_ste_tracer.cpython-311-*.so)
 got=$(env -i PATH=/usr/bin:/bin LD_PRELOAD="$root/usr/lib/ste/libste_preload.so" STE_DEFINITIONS="$work" \
   PYTHONPATH="$root/usr/share/ste/integrations/python/ste_site" /usr/bin/python3 -c \
   'import ste_defs; print(ste_defs._tracer.name)' 2>&1) || fail "the tracker did not start: $got"
-[ "$got" = frame-hook ] || fail "the packaged tracker runs '$got', not the compiled tracer"
+[ "$got" = warm-up ] || fail "the packaged tracker runs '$got', not the compiled tracer"
 # Only the package: a clean environment, ste found by its own path.
 clean() { env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"; }
 mkdir -p "$work/home"

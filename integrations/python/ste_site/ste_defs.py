@@ -57,7 +57,7 @@ ste it is a failing stat):
 
 ste trusts a process's code records only when it made both markers: a
 process that ends without `end` (killed, os._exit, the tracer replaced by
-the test: another frame evaluation hook, or with the fallback a profiler
+the test: another frame evaluation function, or with the fallback a profiler
 or tracer of its own; the frame hook stepping aside for a recursion limit
 raised past ste_tracers._SAFE_DEPTH; a thread still running at exit)
 leaves its tests at file level.
@@ -67,8 +67,13 @@ it runs, on every thread, chosen as the process starts (the first that
 works):
   - CPython 3.11: _ste_tracer (integrations/python/ste_tracer/, a C
     extension built with ste, found beside the interceptor: python/ in the
-    folder of libste_preload.so on LD_PRELOAD), a PEP 523 frame evaluation
-    hook: no tracing or profiling mode, the eval loop stays specialised;
+    folder of libste_preload.so on LD_PRELOAD), which reads the
+    interpreter's warm-up counters (a code object entered moves its
+    counter; every code object that can run is watched from the audit
+    event that hands it to CPython): nothing runs per call, the eval loop
+    stays specialised and keeps inlining calls. STE_DEFS_TRACER=frame-hook
+    chooses its PEP 523 frame evaluation hook instead (the one before: a C
+    call per Python call);
   - CPython 3.12+: sys.monitoring, PY_START and PY_RESUME on a free tool
     id (3 or 4), each event disabled where it fired once its code is listed;
   - otherwise (3.8-3.10, no compiled tracer, its slot taken, or
@@ -439,7 +444,7 @@ def start():
         _stat(_V3 + str(os.getpid()))
         import ste_tracers
 
-        _tracer, _slow = ste_tracers.start(_lock, _mark_broken)
+        _tracer, _slow = ste_tracers.start(_lock, _mark_broken, _root)
         if _slow:
             _stat("%s%d:%s" % (_SLOW, os.getpid(), _slow))
         os.register_at_fork(before=flush, after_in_child=_after_fork_in_child)

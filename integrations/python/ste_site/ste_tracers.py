@@ -2,8 +2,10 @@
 objects a process ran, each listed the first time it runs, on every thread.
 
 start() returns the first that works and, for the fallback, why:
-  - CPython 3.11: _ste_tracer (integrations/python/ste_tracer/), a PEP 523
-    frame evaluation hook, found beside the interceptor;
+  - CPython 3.11: _ste_tracer (integrations/python/ste_tracer/, found
+    beside the interceptor), its warm-up counters (nothing runs per call);
+    STE_DEFS_TRACER=frame-hook chooses its PEP 523 frame evaluation hook
+    instead (one C call per Python call: the one before);
   - CPython 3.12+: sys.monitoring;
   - otherwise: cProfile's C profiler (_lsprof) on each thread.
 """
@@ -15,12 +17,12 @@ _lock = None  # ste_defs's, from start()
 _mark_broken = None  # ste_defs's, from start()
 
 
-def start(lock, mark_broken):
+def start(lock, mark_broken, root="/"):
     """(tracer, why): the tracer started, why it is the fallback ("" when
-    it is not)."""
+    it is not). root: "<abs root>/", the repository's files."""
     global _lock, _mark_broken
     _lock, _mark_broken = lock, mark_broken
-    return _start_tracer()
+    return _start_tracer(root)
 
 
 def _thread_ident():
@@ -64,9 +66,76 @@ class _OneListForAllThreads:
         pass
 
 
+class _WarmUp(_OneListForAllThreads):
+    """CPython 3.11: _ste_tracer's warm-up counters (ste_tracer.c, 1): the
+    interpreter's own count of entries into each code object, read and set
+    back at each take. Every code object that can run is watched from the
+    audit event that hands it to CPython (exec, a function made of it) on;
+    those there before start() are found now: the functions and generators
+    the collector tracks, the frames on every thread's stack."""
+
+    name = "warm-up"
+
+    def __init__(self, module):
+        self._m = module
+
+    def start(self, root):
+        import gc
+
+        codes = []
+        for obj in gc.get_objects():
+            code = getattr(obj, "__code__", None) if type(obj) is _FunctionType else None
+            if code is None and type(obj) in _GENERATOR_TYPES:
+                code = getattr(obj, "gi_code", None) or getattr(obj, "cr_code", None) or getattr(obj, "ag_code", None)
+            if code is not None:
+                codes.append(code)
+        for frame in sys._current_frames().values():
+            while frame is not None:
+                codes.append(frame.f_code)
+                frame = frame.f_back
+        self._m.warm_start(root, codes)
+
+    def take(self):
+        return self._m.warm_take()
+
+    def reset(self):
+        self._m.warm_reset()
+
+    def intact(self):
+        return self._m.warm_intact()
+
+
+def _function_type():
+    def f():
+        pass
+
+    return type(f)
+
+
+def _generator_types():
+    def g():
+        yield
+
+    async def c():
+        pass
+
+    async def a():
+        yield
+
+    coroutine = c()
+    types = (type(g()), type(coroutine), type(a()))
+    coroutine.close()
+    return types
+
+
+_FunctionType = _function_type()
+_GENERATOR_TYPES = _generator_types()
+
+
 class _FrameHook(_OneListForAllThreads):
-    """CPython 3.11: _ste_tracer's frame evaluation hook (one per
-    interpreter: every thread's frames)."""
+    """CPython 3.11 with STE_DEFS_TRACER=frame-hook: _ste_tracer's frame
+    evaluation hook (ste_tracer.c, 2; one per interpreter: every thread's
+    frames)."""
 
     name = "frame-hook"
 
@@ -236,11 +305,12 @@ def _compiled_tracer():
     return None
 
 
-def _start_tracer():
+def _start_tracer(root):
     """The first tracer that works (see top) and, for the fallback, why
     ("" for a fast one)."""
     version = "python-%d.%d" % sys.version_info[:2]
-    if os.environ.get("STE_DEFS_TRACER", "") == "profile":
+    chosen = os.environ.get("STE_DEFS_TRACER", "")
+    if chosen == "profile":
         return _Profile(), "STE_DEFS_TRACER=profile"
     why = version + "-no-compiled-tracer"
     if sys.version_info >= (3, 12) and hasattr(sys, "monitoring"):
@@ -257,6 +327,10 @@ def _start_tracer():
     elif sys.version_info[:2] == (3, 11):
         try:
             module = _compiled_tracer()
+            if module is not None and chosen != "frame-hook":
+                tracer = _WarmUp(module)
+                tracer.start(root)
+                return tracer, ""
             if module is not None:
                 if module.install():
                     tracer = _FrameHook(module)

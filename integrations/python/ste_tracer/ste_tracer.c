@@ -1,37 +1,70 @@
 /* _ste_tracer: which code objects ran, for ste's definition tracker
- * (integrations/python/ste_site/ste_defs.py, the fast backend on CPython
- * 3.11).
+ * (integrations/python/ste_site/ste_defs.py, the fast backends on CPython
+ * 3.11). Two ways to know, behind the same take()/reset() seam
+ * (ste_tracers.py):
  *
- * A PEP 523 frame evaluation function: every frame CPython evaluates (a
- * call, a module's or class body's code, exec, a generator or coroutine
- * started or resumed, on any thread: the function is the interpreter's)
- * passes here first. The first time a code object is seen in the current
- * generation it is marked (its co_extra slot holds the generation) and
- * appended to a list; then the frame is evaluated by
- * _PyEval_EvalFrameDefault, untouched. Nothing turns on tracing or
- * profiling, so the eval loop keeps its specialised instructions (a
- * profiler on 3.11 puts it in tracing mode: everything slower). The cost
- * that remains: with a frame evaluation function set, a Python-to-Python
- * call is no longer inlined in the eval loop (one C call per Python call,
- * as on 3.10), plus one co_extra read per frame. So Python recursion uses
- * the C stack again (~450 bytes a level): an 8 MiB stack overflows near
- * 17,000 levels, which plain 3.11 allows with a raised recursion limit;
- * ste_defs.py stops the hook (uninstall()) when a program raises the limit
- * past what is safe.
+ * 1. The warm-up counters (the default, "warm-up"). CPython 3.11 counts
+ *    each entry into a code object before it specialises it: RESUME, the
+ *    first instruction of every code object (after a yield too), adds one
+ *    to co_warmup, which starts at QUICKENING_INITIAL_WARMUP_VALUE (-8);
+ *    at 0 the code is quickened (adaptive instructions, RESUME_QUICK) and
+ *    counts no more. So a code object whose counter is not -8 ran. This
+ *    module keeps every code object that can run ("watched": each one
+ *    exec'd, each one a function is made of, each one assigned to a
+ *    function's __code__, as the audit hook below is told, and the code
+ *    objects nested in their constants; at start, those of the functions
+ *    and frames already there), and take() lists those whose counter moved
+ *    and sets it back ("re-arms" it): to -8, and a quickened one is first
+ *    put back to its plain instructions in place (deopt, as co_code shows
+ *    them), so that it counts and is quickened again as new code is.
+ *    Nothing runs per call: the eval loop keeps inlining Python calls and
+ *    its specialised instructions (the frame hook below costs one C call
+ *    per Python call). Limits, each handled:
+ *    - a generator or coroutine thrown into (gen.throw(), close(), a
+ *      delegating yield from) runs its handlers without a RESUME. So each
+ *      take() also lists the repository's generators and coroutines that
+ *      were suspended at the take before (found by a walk of the
+ *      collector's lists, made only when one of them ran since);
+ *    - another frame evaluation function (a JIT, a debugger's) may run
+ *      code without RESUME: warm_intact() is false then, and the tracker
+ *      leaves the process at file level;
+ *    - a code object nobody else holds can never run again: take() drops
+ *      it once listed or not run (its own reference the last one).
+ *
+ * 2. A PEP 523 frame evaluation function ("frame-hook", the one before;
+ *    STE_DEFS_TRACER=frame-hook): every frame CPython evaluates passes
+ *    here first. The first time a code object is seen in the current
+ *    generation it is marked (its co_extra slot holds the generation) and
+ *    appended to a list; then the frame is evaluated by
+ *    _PyEval_EvalFrameDefault, untouched. With a frame evaluation function
+ *    set, a Python-to-Python call is no longer inlined in the eval loop
+ *    (one C call per Python call, as on 3.10), plus one co_extra read per
+ *    frame. So Python recursion uses the C stack again (~450 bytes a
+ *    level): an 8 MiB stack overflows near 17,000 levels, which plain 3.11
+ *    allows with a raised recursion limit; ste_tracers.py stops the hook
+ *    (uninstall()) when a program raises the limit past what is safe.
  *
  * The module:
- *   install()    sets the hook; False when another frame evaluation
+ *   install()    sets the frame hook; False when another frame evaluation
  *                function is set (a debugger's): the tracker falls back;
  *   installed()  the interpreter's frame evaluation function is still ours;
  *   uninstall()  the default one again, if ours is set;
  *   take()       the code objects first seen since the last take (a list;
  *                each once per generation), in the order they first ran;
- *   reset()      a new generation: code that runs again is listed again.
- * Called with the GIL held, like the hook itself: no lock of its own.
+ *   reset()      a new generation: code that runs again is listed again;
+ *   warm_start(root, codes)  starts the warm-up watch: the audit hook, the
+ *                given code objects (and theirs) watched and re-armed;
+ *                root, "<abs root>/", says which generators count above;
+ *   warm_take()  the watched code objects that ran since the last
+ *                warm_take (each once per generation), re-armed;
+ *   warm_reset() a new generation, as reset();
+ *   warm_intact() the watch is whole: no append failed, the default frame
+ *                evaluation function runs the code.
+ * Called with the GIL held, like the hooks themselves: no lock of its own.
  *
  * Built only for the CPython it is compiled against (CMakeLists.txt beside
  * this file: Debian 12's 3.11); the import fails (ImportError, the tracker
- * falls back) on another minor version, whose frame layout may differ.
+ * falls back) on another minor version, whose frame and code layout differ.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -40,15 +73,268 @@
 #error "_ste_tracer is for CPython 3.11 (3.12+ use sys.monitoring, ste_defs.py)"
 #endif
 
-/* _PyInterpreterFrame's f_code: an internal structure, stable within 3.11. */
+/* Internal structures, stable within 3.11: _PyInterpreterFrame's f_code,
+ * the code's warm-up counter, the collector's lists, and (our own copy,
+ * hidden) the opcode tables: which specialised opcode is which plain one,
+ * how many cache units follow it. */
 #define Py_BUILD_CORE 1
 #include "internal/pycore_frame.h"
+#include "internal/pycore_code.h"
+#include "internal/pycore_interp.h"
+#pragma GCC visibility push(hidden)
+#define NEED_OPCODE_TABLES
+#include "internal/pycore_opcode.h"
+#undef NEED_OPCODE_TABLES
+#pragma GCC visibility pop
 #undef Py_BUILD_CORE
 
 static Py_ssize_t extra_index = -1;
 static uintptr_t generation = 1;   /* co_extra 0 (NULL): never seen */
 static PyObject *seen = NULL;      /* list: code objects not yet taken */
 static int failed = 0;             /* an append failed: the list lacks one */
+
+
+/* ---- 1. The warm-up counters ------------------------------------------ */
+
+static Py_ssize_t watch_index = -1; /* co_extra: (generation listed << 1) | 1 */
+static PyObject *watched = NULL;    /* list: every code object watched */
+static PyObject *suspended = NULL;  /* list: the root's generators' code
+                                     * suspended at the last warm_take */
+static PyObject *root = NULL;       /* str: "<abs root>/" */
+static PyInterpreterState *watching = NULL; /* set by warm_start */
+static int warm_failed = 0;         /* a code object could not be watched */
+
+#define WARM_COLD QUICKENING_INITIAL_WARMUP_VALUE
+#define GENERATOR_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
+
+/* A code object as new: its counter at -8 and, if it was quickened, its
+ * instructions the plain ones again with their caches zeroed (what
+ * co_code shows; the layout is the same, so a frame that runs it now goes
+ * on at the same offset). A quickened code is never quickened twice. */
+static void
+rearm(PyCodeObject *co)
+{
+    if (co->co_warmup == 0) {
+        _Py_CODEUNIT *instructions = _PyCode_CODE(co);
+        Py_ssize_t n = Py_SIZE(co);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int opcode = _PyOpcode_Deopt[_Py_OPCODE(instructions[i])];
+            int caches = _PyOpcode_Caches[opcode];
+            instructions[i] = _Py_MAKECODEUNIT(opcode, _Py_OPARG(instructions[i]));
+            while (caches-- > 0 && i + 1 < n) {
+                instructions[++i] = _Py_MAKECODEUNIT(CACHE, 0);
+            }
+        }
+    }
+    co->co_warmup = WARM_COLD;
+}
+
+static uintptr_t
+watch_mark(PyObject *code)
+{
+    void *mark = NULL;
+    if (_PyCode_GetExtra(code, watch_index, &mark) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return (uintptr_t)mark;
+}
+
+/* Watches `code` and the code objects in its constants (a function's,
+ * class body's, comprehension's), re-armed. */
+static void
+watch(PyObject *code, int depth)
+{
+    if (!PyCode_Check(code) || depth > 100) return;
+    if (watch_mark(code) & 1) return;
+    if (PyList_Append(watched, code) != 0 ||
+        _PyCode_SetExtra(code, watch_index, (void *)(uintptr_t)1) != 0) {
+        PyErr_Clear();
+        warm_failed = 1;
+        return;
+    }
+    rearm((PyCodeObject *)code);
+    PyObject *consts = ((PyCodeObject *)code)->co_consts;
+    if (consts != NULL && PyTuple_Check(consts)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts); i++) {
+            watch(PyTuple_GET_ITEM(consts, i), depth + 1);
+        }
+    }
+}
+
+/* Every code object that can run reaches CPython through one of these
+ * audited events, before it runs: `exec` (exec(), eval(), the import
+ * system's exec of a module, a script run by the interpreter), a function
+ * made of a code object (types.FunctionType), a function's __code__
+ * replaced. */
+static int
+audit(const char *event, PyObject *args, void *unused)
+{
+    if (watching == NULL || (event[0] != 'e' && event[0] != 'f' && event[0] != 'o')) return 0;
+    if (PyInterpreterState_Get() != watching || !PyTuple_Check(args)) return 0;
+    PyObject *code = NULL;
+    if (strcmp(event, "exec") == 0 || strcmp(event, "function.__new__") == 0) {
+        if (PyTuple_GET_SIZE(args) >= 1) code = PyTuple_GET_ITEM(args, 0);
+    } else if (strcmp(event, "object.__setattr__") == 0 && PyTuple_GET_SIZE(args) == 3 &&
+               PyFunction_Check(PyTuple_GET_ITEM(args, 0))) {
+        code = PyTuple_GET_ITEM(args, 2);
+    }
+    if (code != NULL && PyCode_Check(code)) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        watch(code, 0);
+        PyErr_Restore(type, value, traceback);
+    }
+    return 0;
+}
+
+static int
+in_root(PyCodeObject *co)
+{
+    return co->co_filename != NULL && PyUnicode_Check(co->co_filename) &&
+           PyUnicode_Tailmatch(co->co_filename, root, 0, PY_SSIZE_T_MAX, -1) == 1;
+}
+
+/* The code objects of the root's generators, coroutines and async
+ * generators suspended now (a walk of every object the collector tracks;
+ * nothing allocated on the way but the list's own items). */
+static PyObject *
+suspended_now(void)
+{
+    PyObject *found = PyList_New(0);
+    if (found == NULL) return NULL;
+    struct _gc_runtime_state *gc = &watching->gc;
+    PyGC_Head *heads[NUM_GENERATIONS + 1];
+    for (int g = 0; g < NUM_GENERATIONS; g++) heads[g] = &gc->generations[g].head;
+    heads[NUM_GENERATIONS] = &gc->permanent_generation.head;
+    for (int g = 0; g <= NUM_GENERATIONS; g++) {
+        for (PyGC_Head *at = _PyGCHead_NEXT(heads[g]); at != heads[g]; at = _PyGCHead_NEXT(at)) {
+            PyObject *op = (PyObject *)(at + 1);
+            PyTypeObject *type = Py_TYPE(op);
+            if (type != &PyGen_Type && type != &PyCoro_Type && type != &PyAsyncGen_Type) continue;
+            PyGenObject *gen = (PyGenObject *)op;
+            if (gen->gi_frame_state != FRAME_SUSPENDED || gen->gi_code == NULL ||
+                !in_root(gen->gi_code)) continue;
+            if (PyList_Append(found, (PyObject *)gen->gi_code) != 0) {
+                Py_DECREF(found);
+                return NULL;
+            }
+        }
+    }
+    return found;
+}
+
+static PyObject *
+ste_warm_start(PyObject *self, PyObject *args)
+{
+    PyObject *given_root, *codes;
+    if (!PyArg_ParseTuple(args, "UO:warm_start", &given_root, &codes)) return NULL;
+    if (watching != NULL) Py_RETURN_NONE;
+    if (watch_index < 0) {
+        watch_index = _PyEval_RequestCodeExtraIndex(NULL);
+        if (watch_index < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "_ste_tracer: no code extra index left");
+            return NULL;
+        }
+    }
+    if ((watched = PyList_New(0)) == NULL || (suspended = PyList_New(0)) == NULL) return NULL;
+    Py_INCREF(given_root);
+    root = given_root;
+    PyObject *iterator = PyObject_GetIter(codes);
+    if (iterator == NULL) return NULL;
+    PyObject *item;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        watch(item, 0);
+        Py_DECREF(item);
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred()) return NULL;
+    if (PySys_AddAuditHook(audit, NULL) != 0) return NULL;
+    watching = PyInterpreterState_Get();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ste_warm_take(PyObject *self, PyObject *unused)
+{
+    if (watching == NULL) return PyList_New(0);
+    if (warm_failed) {
+        PyErr_SetString(PyExc_MemoryError, "_ste_tracer: a code object could not be watched");
+        return NULL;
+    }
+    /* Both lists made before the pass: nothing in it allocates an object
+     * the collector tracks (a collection could run a finalizer, which
+     * could make code and so watch it: append to the list walked here). */
+    PyObject *taken = PyList_New(0);
+    if (taken == NULL) return NULL;
+    PyObject *kept = PyList_New(0);
+    if (kept == NULL) goto fail;
+    uintptr_t listed = (generation << 1) | 1;
+    int generators_ran = 0;
+    Py_ssize_t n = PyList_GET_SIZE(watched);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *code = PyList_GET_ITEM(watched, i);
+        PyCodeObject *co = (PyCodeObject *)code;
+        if (co->co_warmup != WARM_COLD) {
+            rearm(co);
+            if ((co->co_flags & GENERATOR_FLAGS) && in_root(co)) generators_ran = 1;
+            if (watch_mark(code) != listed) {
+                if (PyList_Append(taken, code) != 0) goto fail;
+                if (_PyCode_SetExtra(code, watch_index, (void *)listed) != 0) PyErr_Clear();
+            }
+        }
+        /* One only nobody else holds can never run again: not kept. */
+        if (Py_REFCNT(code) > 1 && PyList_Append(kept, code) != 0) goto fail;
+    }
+    /* The dropped ones go now, after the pass (a weak reference's callback
+     * may run as one goes, and watch new code: into `kept`). */
+    PyObject *old = watched;
+    watched = kept;
+    kept = NULL;
+    Py_DECREF(old);
+    /* A generator suspended at the last take may have been thrown into
+     * since (no RESUME): listed as having run. */
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(suspended); k++) {
+        PyObject *code = PyList_GET_ITEM(suspended, k);
+        watch(code, 0);  /* (it is: its function's code was) */
+        if (watch_mark(code) != listed) {
+            if (PyList_Append(taken, code) != 0) goto fail;
+            if (_PyCode_SetExtra(code, watch_index, (void *)listed) != 0) PyErr_Clear();
+        }
+    }
+    /* Which are suspended now: a walk (~5 ns an object the collector
+     * tracks) only when one of the root's generators ran since the last
+     * take: else none became suspended (one is suspended by running), and
+     * those suspended before are listed again (one closed or thrown into
+     * since, without a RESUME, stays listed until the next walk). */
+    if (generators_ran) {
+        PyObject *now = suspended_now();
+        if (now == NULL) goto fail;
+        Py_SETREF(suspended, now);
+    }
+    return taken;
+fail:
+    Py_XDECREF(kept);
+    Py_DECREF(taken);
+    return NULL;
+}
+
+static PyObject *
+ste_warm_reset(PyObject *self, PyObject *unused)
+{
+    generation++;
+    if (generation == 0 || (generation << 1) == 0) generation = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ste_warm_intact(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(watching != NULL && !warm_failed &&
+                           _PyInterpreterState_GetEvalFrameFunc(watching) == _PyEval_EvalFrameDefault);
+}
+
+/* ---- 2. The frame evaluation hook ------------------------------------- */
 
 static PyObject *
 ste_eval_frame(PyThreadState *tstate, struct _PyInterpreterFrame *frame, int throwflag)
@@ -128,12 +414,16 @@ static PyMethodDef methods[] = {
     {"uninstall", ste_uninstall, METH_NOARGS, "The default frame evaluation again, if ours is set."},
     {"take", ste_take, METH_NOARGS, "The code objects first run since the last take."},
     {"reset", ste_reset, METH_NOARGS, "Forgets what was taken: code that runs again is listed again."},
+    {"warm_start", ste_warm_start, METH_VARARGS, "Starts the warm-up watch: warm_start(root, codes)."},
+    {"warm_take", ste_warm_take, METH_NOARGS, "The watched code objects that ran since the last warm_take."},
+    {"warm_reset", ste_warm_reset, METH_NOARGS, "Forgets what was taken: code that runs again is listed again."},
+    {"warm_intact", ste_warm_intact, METH_NOARGS, "The warm-up watch is whole."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_ste_tracer",
-    "Which code objects ran (a PEP 523 frame evaluation hook; ste's definition tracker).",
+    "Which code objects ran (warm-up counters, or a PEP 523 frame evaluation hook; ste's definition tracker).",
     -1, methods,
 };
 
