@@ -15,7 +15,10 @@
 #   def-cold  ste record, granularity = "definition", from an empty .ste/
 #             (every source the tests loaded is fingerprinted);
 #   def-warm  the same after a record of the same tree: a new store, the
-#             fingerprints on disk kept.
+#             fingerprints on disk kept;
+#   hook-warm def-warm with STE_DEFS_TRACER=frame-hook: the tracker's frame
+#             evaluation hook instead of the warm-up counters (CPython
+#             3.11; elsewhere the variable changes nothing).
 # Prints each run's wall time and the medians' ratios to plain. ste.toml
 # is written at the checkout's root and removed at the end.
 set -euo pipefail
@@ -57,6 +60,8 @@ for r in $(seq "$rounds"); do
   rm -f .ste/ste.db*
   timed def-warm "$ste" record >> "$results"
   grep -h "definitions:" /tmp/record_cost.out | tail -1 || true
+  rm -f .ste/ste.db*
+  STE_DEFS_TRACER=frame-hook timed hook-warm "$ste" record >> "$results"
 done
 cat "$results"
 /usr/bin/python3 - "$results" <<'EOF'
@@ -68,7 +73,7 @@ for line in open(sys.argv[1]):
 plain = statistics.median(runs["plain"])
 print("| run | wall (median of %d) | / plain |" % len(runs["plain"]))
 print("|---|---|---|")
-for label in ("plain", "file", "def-cold", "def-warm"):
+for label in ("plain", "file", "def-cold", "def-warm", "hook-warm"):
     m = statistics.median(runs[label])
     print("| %s | %.2f s | %.2f |" % (label, m, m / plain))
 EOF

@@ -16,7 +16,9 @@ no:cacheprovider {test}` per file, or kind = "pytest"):
   plain     every test file run by that command, without ste;
   file      `ste record`, granularity = "file";
   def-fast  `ste record`, granularity = "definition" (Debian's 3.11: the
-            _ste_tracer frame evaluation hook);
+            _ste_tracer warm-up counters);
+  def-hook  the same with STE_DEFS_TRACER=frame-hook (the _ste_tracer
+            frame evaluation hook, the fast tracer before);
   def-prof  the same with STE_DEFS_TRACER=profile (the _lsprof fallback).
 
 It prints each run's wall and CPU (user+sys of the tree), the medians, and
@@ -152,7 +154,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--kind", default="generic", choices=("generic", "pytest"))
     ap.add_argument("--work")
-    ap.add_argument("--only", default="plain,file,def-fast,def-prof")
+    ap.add_argument("--only", default="plain,file,def-fast,def-hook,def-prof")
     a = ap.parse_args()
     ste = os.path.join(os.path.abspath(a.build), "ste")
     work = a.work or tempfile.mkdtemp(prefix="ste-tracer-")
@@ -167,10 +169,12 @@ def main():
         repos[name] = root
     env_fast = dict(os.environ, STE_DEFS_TRACER="")
     env_prof = dict(os.environ, STE_DEFS_TRACER="profile")
+    env_hook = dict(os.environ, STE_DEFS_TRACER="frame-hook")
     runs = {
         "plain": lambda: plain(repos["plain"], a.kind),
         "file": lambda: timed([ste, "record", "--progress", "none"], repos["file"], env_fast),
         "def-fast": lambda: timed([ste, "record", "--progress", "none"], repos["def"], env_fast),
+        "def-hook": lambda: timed([ste, "record", "--progress", "none"], repos["def"], env_hook),
         "def-prof": lambda: timed([ste, "record", "--progress", "none"], repos["def"], env_prof),
     }
     names = a.only.split(",")

@@ -72,7 +72,8 @@ class _WarmUp(_OneListForAllThreads):
     back at each take. Every code object that can run is watched from the
     audit event that hands it to CPython (exec, a function made of it) on;
     those there before start() are found now: the functions and generators
-    the collector tracks, the frames on every thread's stack."""
+    the collector tracks (warm_start walks its lists), the frames on every
+    thread's stack."""
 
     name = "warm-up"
 
@@ -80,15 +81,7 @@ class _WarmUp(_OneListForAllThreads):
         self._m = module
 
     def start(self, root):
-        import gc
-
-        codes = []
-        for obj in gc.get_objects():
-            code = getattr(obj, "__code__", None) if type(obj) is _FunctionType else None
-            if code is None and type(obj) in _GENERATOR_TYPES:
-                code = getattr(obj, "gi_code", None) or getattr(obj, "cr_code", None) or getattr(obj, "ag_code", None)
-            if code is not None:
-                codes.append(code)
+        codes = []  # (the functions' and generators': warm_start finds them)
         for frame in sys._current_frames().values():
             while frame is not None:
                 codes.append(frame.f_code)
@@ -103,33 +96,6 @@ class _WarmUp(_OneListForAllThreads):
 
     def intact(self):
         return self._m.warm_intact()
-
-
-def _function_type():
-    def f():
-        pass
-
-    return type(f)
-
-
-def _generator_types():
-    def g():
-        yield
-
-    async def c():
-        pass
-
-    async def a():
-        yield
-
-    coroutine = c()
-    types = (type(g()), type(coroutine), type(a()))
-    coroutine.close()
-    return types
-
-
-_FunctionType = _function_type()
-_GENERATOR_TYPES = _generator_types()
 
 
 class _FrameHook(_OneListForAllThreads):

@@ -14,9 +14,11 @@
  *    function's __code__, as the audit hook below is told, and the code
  *    objects nested in their constants; at start, those of the functions
  *    and frames already there), and take() lists those whose counter moved
- *    and sets it back ("re-arms" it): to -8, and a quickened one is first
- *    put back to its plain instructions in place (deopt, as co_code shows
- *    them), so that it counts and is quickened again as new code is.
+ *    and sets it back ("re-arms" it): a quickened one is first put back
+ *    to its plain instructions in place (deopt, as co_code shows them),
+ *    and the counter set to -1, so that its next entry moves it (to 0:
+ *    CPython quickens it again then, at once rather than after 8 entries,
+ *    which makes code that ran before specialised again sooner).
  *    Nothing runs per call: the eval loop keeps inlining Python calls and
  *    its specialised instructions (the frame hook below costs one C call
  *    per Python call). Limits, each handled:
@@ -53,7 +55,8 @@
  *                each once per generation), in the order they first ran;
  *   reset()      a new generation: code that runs again is listed again;
  *   warm_start(root, codes)  starts the warm-up watch: the audit hook, the
- *                given code objects (and theirs) watched and re-armed;
+ *                code of every function and generator there and the given
+ *                code objects (and theirs) watched and re-armed;
  *                root, "<abs root>/", says which generators count above;
  *   warm_take()  the watched code objects that ran since the last
  *                warm_take (each once per generation), re-armed;
@@ -104,13 +107,15 @@ static PyObject *root = NULL;       /* str: "<abs root>/" */
 static PyInterpreterState *watching = NULL; /* set by warm_start */
 static int warm_failed = 0;         /* a code object could not be watched */
 
-#define WARM_COLD QUICKENING_INITIAL_WARMUP_VALUE
+#define WARM_COLD (-1)  /* re-armed: not run since (new code: -8) */
 #define GENERATOR_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
 
-/* A code object as new: its counter at -8 and, if it was quickened, its
- * instructions the plain ones again with their caches zeroed (what
- * co_code shows; the layout is the same, so a frame that runs it now goes
- * on at the same offset). A quickened code is never quickened twice. */
+/* A code object as new but one entry from quickening: if it was
+ * quickened, its instructions the plain ones again with their caches
+ * zeroed (what co_code shows; the layout is the same, so a frame that
+ * runs it now goes on at the same offset), and its counter at -1. A
+ * quickened code is never quickened twice (_PyCode_Quicken takes the
+ * cache units after a specialised instruction for instructions). */
 static void
 rearm(PyCodeObject *co)
 {
@@ -240,6 +245,31 @@ ste_warm_start(PyObject *self, PyObject *args)
     if ((watched = PyList_New(0)) == NULL || (suspended = PyList_New(0)) == NULL) return NULL;
     Py_INCREF(given_root);
     root = given_root;
+    /* The code of every function and generator there now (a walk of the
+     * collector's lists, into a list first: watching allocates). */
+    PyObject *found = PyList_New(0);
+    if (found == NULL) return NULL;
+    PyGC_Head *heads[NUM_GENERATIONS + 1];
+    for (int g = 0; g < NUM_GENERATIONS; g++) heads[g] = &PyInterpreterState_Get()->gc.generations[g].head;
+    heads[NUM_GENERATIONS] = &PyInterpreterState_Get()->gc.permanent_generation.head;
+    for (int g = 0; g <= NUM_GENERATIONS; g++) {
+        for (PyGC_Head *at = _PyGCHead_NEXT(heads[g]); at != heads[g]; at = _PyGCHead_NEXT(at)) {
+            PyObject *op = (PyObject *)(at + 1);
+            PyTypeObject *type = Py_TYPE(op);
+            PyObject *code = NULL;
+            if (type == &PyFunction_Type) {
+                code = ((PyFunctionObject *)op)->func_code;
+            } else if (type == &PyGen_Type || type == &PyCoro_Type || type == &PyAsyncGen_Type) {
+                code = (PyObject *)((PyGenObject *)op)->gi_code;
+            }
+            if (code != NULL && PyList_Append(found, code) != 0) {
+                Py_DECREF(found);
+                return NULL;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(found); i++) watch(PyList_GET_ITEM(found, i), 0);
+    Py_DECREF(found);
     PyObject *iterator = PyObject_GetIter(codes);
     if (iterator == NULL) return NULL;
     PyObject *item;
