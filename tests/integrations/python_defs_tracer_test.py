@@ -347,6 +347,54 @@ class FastOnly(unittest.TestCase):
                 self.assertIn("/^ste-defs-begin:%d" % run.main, run.paths())
                 self.assertFalse(run.ended(run.main), run.lines)
 
+    def test_the_compiled_name_readers_answer_as_ste_parts(self):
+        # _ste_tracer's string_names and used_names against ste_parts.py's
+        # _string_names and _used_names, on every code object of the
+        # standard library's modules and Debian's dist-packages (pytest...)
+        # and their nested ones.
+        program = r"""
+import glob, os, sys
+sys.path.insert(0, os.environ["SITE"])
+import ste_parts, ste_tracers
+ste_parts.setup("/nonexistent/", lambda path: None, lambda: None)
+module = ste_tracers._compiled_tracer()
+ste_parts.use_compiled(module)
+assert ste_parts._compiled is module, "not used"
+codes, files = [], 0
+roots = [os.path.dirname(os.__file__), "/usr/lib/python3/dist-packages"]
+for path in sorted(p for r in roots for p in glob.glob(r + "/**/*.py", recursive=True)):
+    try:
+        with open(path, "rb") as f:
+            top = compile(f.read(), path, "exec", dont_inherit=True)
+    except Exception:
+        continue
+    files += 1
+    stack = [top]
+    while stack:
+        code = stack.pop()
+        codes.append(code)
+        stack.extend(c for c in code.co_consts if type(c) is type(top))
+differ = 0
+for code in codes:
+    a = (set(), set()); b = (set(), set())
+    ste_parts._string_names(code.co_consts, *a)
+    module.string_names(code.co_consts, *b)
+    pa, pb = [], []
+    ua = ste_parts._used_names(code, pa); ub = module.used_names(code, pb)
+    na = ste_parts._used_names(code); nb = module.used_names(code, None)
+    if a != b or ua != ub or pa != pb or na != nb:
+        differ += 1
+        if differ < 5:
+            print("differ:", code.co_filename, code.co_firstlineno, code.co_name, a ^ b if a != b else "", ua, ub, pa, pb)
+print("files %d codes %d differ %d" % (files, len(codes), differ))
+assert files > 500 and len(codes) > 15000 and differ == 0
+"""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "STE_"))}
+        env.update(SITE=SITE, PYTHONDONTWRITEBYTECODE="1", LD_PRELOAD=PRELOAD)
+        done = subprocess.run([DEBIAN, "-W", "ignore", "-c", program], env=env, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("differ 0", done.stdout)
+
     def test_an_older_python_says_why_it_falls_back(self):
         for python in OLD:
             with self.subTest(python=python):

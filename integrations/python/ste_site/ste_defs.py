@@ -445,6 +445,7 @@ def start():
         import ste_tracers
 
         _tracer, _slow = ste_tracers.start(_lock, _mark_broken, _root)
+        _parts.use_compiled(getattr(_tracer, "_m", None))
         if _slow:
             _stat("%s%d:%s" % (_SLOW, os.getpid(), _slow))
         os.register_at_fork(before=flush, after_in_child=_after_fork_in_child)

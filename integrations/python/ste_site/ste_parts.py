@@ -235,6 +235,24 @@ _BINDING_TABLE = None
 _BINDING_BYTE = b"\x01"
 
 
+# _ste_tracer (ste_tracers.py) when loaded: its string_names and used_names
+# answer as _string_names and _used_names do, in C (use_compiled()).
+_compiled = None
+
+
+def use_compiled(module):
+    """After the tracer starts: the compiled name readers of `module`
+    (_ste_tracer), when it has them, read code from here on."""
+    global _compiled
+    if module is not None and hasattr(module, "used_names"):
+        try:
+            module.names_setup(_NAME_OPS, _NAME_SHIFT, _BINDING_OPS, _IMPORT_FROM, _IMPORT_NAME, _LOAD_CONST,
+                               _EXTENDED_ARG)
+            _compiled = module
+        except Exception:
+            pass  # (the Python ones answer)
+
+
 def _string_names(consts, direct, nested, depth=0):
     """The identifiers and dotted names among string constants: those of
     `consts` itself into `direct`, those inside its tuples into `nested`.
@@ -293,7 +311,7 @@ def look_at(code):
             _reads["code"] = True
     direct, nested = set(), set()
     if "__all__" not in names:  # the names __all__ lists: `import *` copies them
-        _string_names(code.co_consts, direct, nested)
+        (_compiled.string_names if _compiled else _string_names)(code.co_consts, direct, nested)
     if not repo:
         # Libraries and the stdlib read their own modules' __version__.
         direct.difference_update(_DUNDERS)
@@ -313,7 +331,7 @@ def _take_names(code, names, nested, repo):
         used.update(nested)
     else:
         pairs = []
-        used, imported = _used_names(code, pairs)
+        used, imported = (_compiled.used_names if _compiled else _used_names)(code, pairs)
         used.update(nested - imported)
         _imported_names.update((level, module, name, code.co_filename) for level, module, name in pairs)
     if not repo:
@@ -417,7 +435,7 @@ def _reads_namespace(code):
     than by binding or importing it: the builtin called, handed on or
     reached as an attribute. Not a module of that name imported (`from
     .globals import x`, click's), which is no read of a namespace."""
-    used = _used_names(code)[0]
+    used = (_compiled.used_names if _compiled else _used_names)(code, None)[0]
     return "globals" in used or ("locals" in used and not code.co_flags & 1)
 
 

@@ -62,7 +62,8 @@
  *                warm_take (each once per generation), re-armed;
  *   warm_reset() a new generation, as reset();
  *   warm_intact() the watch is whole: no append failed, the default frame
- *                evaluation function runs the code.
+ *                evaluation function runs the code;
+ *   names_setup(), string_names(), used_names()  see 3 below.
  * Called with the GIL held, like the hooks themselves: no lock of its own.
  *
  * Built only for the CPython it is compiled against (CMakeLists.txt beside
@@ -438,6 +439,213 @@ ste_reset(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+
+/* ---- 3. What code names: ste_parts.py's _string_names and _used_names,
+ * the same answers in C (they read every code object that ran; in Python
+ * they were half of what a test file's records cost). ste_parts.py keeps
+ * its own as the definition, and as the answer where this module is not
+ * there; tests/integrations/python_defs_tracer_test.py compares the two on
+ * every code object of the standard library. -------------------------- */
+
+static unsigned char name_ops[256], binding_ops[256], name_shift[256];
+static int op_import_from = -1, op_import_name = -1, op_load_const = -1, op_extended_arg = -1;
+static int names_ready = 0;
+
+/* names_setup(name_ops, shifts, binding_ops, import_from, import_name,
+ * load_const, extended_arg): ste_parts.setup's tables. */
+static PyObject *
+ste_names_setup(PyObject *self, PyObject *args)
+{
+    PyObject *ops, *shifts, *binding;
+    if (!PyArg_ParseTuple(args, "OOOiiii:names_setup", &ops, &shifts, &binding, &op_import_from,
+                          &op_import_name, &op_load_const, &op_extended_arg)) return NULL;
+    memset(name_ops, 0, sizeof name_ops);
+    memset(binding_ops, 0, sizeof binding_ops);
+    memset(name_shift, 0, sizeof name_shift);
+    PyObject *item, *it;
+    if ((it = PyObject_GetIter(ops)) == NULL) return NULL;
+    while ((item = PyIter_Next(it)) != NULL) {
+        long op = PyLong_AsLong(item);
+        Py_DECREF(item);
+        if (op >= 0 && op < 256) name_ops[op] = 1;
+    }
+    Py_DECREF(it);
+    if ((it = PyObject_GetIter(binding)) == NULL) return NULL;
+    while ((item = PyIter_Next(it)) != NULL) {
+        long op = PyLong_AsLong(item);
+        Py_DECREF(item);
+        if (op >= 0 && op < 256) binding_ops[op] = 1;
+    }
+    Py_DECREF(it);
+    PyObject *key, *value;
+    Py_ssize_t at = 0;
+    if (!PyDict_Check(shifts)) {
+        PyErr_SetString(PyExc_TypeError, "names_setup: shifts is a dict");
+        return NULL;
+    }
+    while (PyDict_Next(shifts, &at, &key, &value)) {
+        long op = PyLong_AsLong(key), shift = PyLong_AsLong(value);
+        if (op >= 0 && op < 256 && shift >= 0 && shift < 8) name_shift[op] = (unsigned char)shift;
+    }
+    if (PyErr_Occurred()) return NULL;
+    names_ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* Every character of s[start:end] but the dots (when `dots`) a letter, a
+ * digit or '_', and at least one such: s.replace(".", "") (when `dots`)
+ * .replace("_", "a").isalnum(). */
+static int
+alnum_or_underscore(PyObject *s, int dots)
+{
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), counted = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (dots && ch == '.') continue;
+        if (ch != '_' && !Py_UNICODE_ISALNUM(ch)) return 0;
+        counted++;
+    }
+    return counted > 0;
+}
+
+static int
+string_names_in(PyObject *consts, PyObject *direct, PyObject *nested, int depth)
+{
+    if (depth > 200) {
+        PyErr_SetString(PyExc_RecursionError, "string_names: constants nested too deep");
+        return -1;
+    }
+    PyObject *into = depth ? nested : direct;
+    PyObject *it = PyObject_GetIter(consts);
+    if (it == NULL) return -1;
+    PyObject *c;
+    int failed = 0;
+    while (!failed && (c = PyIter_Next(it)) != NULL) {
+        if (PyUnicode_CheckExact(c)) {
+            Py_ssize_t n = PyUnicode_GET_LENGTH(c);
+            int identifier = PyUnicode_IsIdentifier(c);
+            if (identifier < 0) {
+                failed = 1;
+            } else if (identifier) {
+                if (n <= 200 && (PyUnicode_IS_ASCII(c) || alnum_or_underscore(c, 0)) && PySet_Add(into, c) != 0)
+                    failed = 1;
+            } else if (n <= 200 && PyUnicode_FindChar(c, '.', 0, n, 1) >= 0 && alnum_or_underscore(c, 1)) {
+                PyObject *dot = PyUnicode_FromString(".");
+                PyObject *parts = dot ? PyUnicode_Split(c, dot, -1) : NULL;
+                Py_XDECREF(dot);
+                if (parts == NULL) {
+                    failed = 1;
+                } else {
+                    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(parts) && !failed; k++) {
+                        PyObject *part = PyList_GET_ITEM(parts, k);
+                        int ok = PyUnicode_IsIdentifier(part);
+                        if (ok < 0 || (ok && PySet_Add(into, part) != 0)) failed = 1;
+                    }
+                    Py_DECREF(parts);
+                }
+            }
+        } else if (PyTuple_CheckExact(c) || PyFrozenSet_CheckExact(c)) {
+            if (string_names_in(c, direct, nested, depth + 1) != 0) failed = 1;
+        }
+        Py_DECREF(c);
+    }
+    Py_DECREF(it);
+    return failed || PyErr_Occurred() ? -1 : 0;
+}
+
+/* string_names(consts, direct, nested): _string_names(consts, direct,
+ * nested) (sets, added to). */
+static PyObject *
+ste_string_names(PyObject *self, PyObject *args)
+{
+    PyObject *consts, *direct, *nested;
+    if (!PyArg_ParseTuple(args, "OO!O!:string_names", &consts, &PySet_Type, &direct, &PySet_Type, &nested))
+        return NULL;
+    if (string_names_in(consts, direct, nested, 0) != 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* used_names(code, pairs): _used_names(code, pairs): (used, imported),
+ * each import's (level, module, name) appended to the list `pairs` (None:
+ * not wanted). */
+static PyObject *
+ste_used_names(PyObject *self, PyObject *args)
+{
+    PyObject *code, *pairs;
+    if (!PyArg_ParseTuple(args, "O!O:used_names", &PyCode_Type, &code, &pairs)) return NULL;
+    if (!names_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "used_names before names_setup");
+        return NULL;
+    }
+    if (pairs != Py_None && !PyList_Check(pairs)) {
+        PyErr_SetString(PyExc_TypeError, "used_names: pairs is a list or None");
+        return NULL;
+    }
+    PyCodeObject *co = (PyCodeObject *)code;
+    PyObject *bytes = PyCode_GetCode(co);  /* co_code: the plain instructions */
+    if (bytes == NULL) return NULL;
+    PyObject *used = PySet_New(NULL), *imported = PySet_New(NULL);
+    PyObject *module = Py_None, *level = Py_None;  /* borrowed */
+    Py_INCREF(module);
+    Py_INCREF(level);
+    if (used == NULL || imported == NULL) goto fail;
+    const unsigned char *ops = (const unsigned char *)PyBytes_AS_STRING(bytes);
+    Py_ssize_t n = PyBytes_GET_SIZE(bytes) & ~(Py_ssize_t)1;
+    PyObject *names = co->co_names, *consts = co->co_consts;
+    Py_ssize_t n_names = PyTuple_GET_SIZE(names);
+    long ext = 0;
+    for (Py_ssize_t at = 0; at < n; at += 2) {
+        int op = ops[at];
+        long arg = ops[at + 1] | ext;
+        if (op == op_extended_arg) {
+            ext = arg << 8;
+            continue;
+        }
+        ext = 0;
+        if (!name_ops[op]) continue;
+        long index = arg >> name_shift[op];
+        if (index >= n_names) continue;
+        PyObject *name = PyTuple_GET_ITEM(names, index);
+        if (!binding_ops[op]) {
+            if (PySet_Add(used, name) != 0) goto fail;
+        } else if (op == op_import_from) {
+            if (PySet_Add(imported, name) != 0) goto fail;
+            if (pairs != Py_None) {
+                PyObject *pair = PyTuple_Pack(3, level, module, name);
+                if (pair == NULL || PyList_Append(pairs, pair) != 0) {
+                    Py_XDECREF(pair);
+                    goto fail;
+                }
+                Py_DECREF(pair);
+            }
+        } else if (op == op_import_name && pairs != Py_None) {
+            Py_SETREF(module, Py_NewRef(name));
+            Py_SETREF(level, Py_NewRef(Py_None));
+            if (at >= 4 && ops[at - 4] == op_load_const && ops[at - 2] == op_load_const &&
+                (at < 6 || ops[at - 6] != op_extended_arg) && ops[at - 3] < PyTuple_GET_SIZE(consts)) {
+                PyObject *value = PyTuple_GET_ITEM(consts, ops[at - 3]);
+                if (PyLong_CheckExact(value)) Py_SETREF(level, Py_NewRef(value));
+            }
+        }
+    }
+    Py_DECREF(bytes);
+    Py_DECREF(module);
+    Py_DECREF(level);
+    PyObject *result = PyTuple_Pack(2, used, imported);
+    Py_DECREF(used);
+    Py_DECREF(imported);
+    return result;
+fail:
+    Py_DECREF(bytes);
+    Py_DECREF(module);
+    Py_DECREF(level);
+    Py_XDECREF(used);
+    Py_XDECREF(imported);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"install", ste_install, METH_NOARGS, "Sets the frame evaluation hook; False if another is set."},
     {"installed", ste_installed, METH_NOARGS, "True while the hook is the interpreter's."},
@@ -448,6 +656,9 @@ static PyMethodDef methods[] = {
     {"warm_take", ste_warm_take, METH_NOARGS, "The watched code objects that ran since the last warm_take."},
     {"warm_reset", ste_warm_reset, METH_NOARGS, "Forgets what was taken: code that runs again is listed again."},
     {"warm_intact", ste_warm_intact, METH_NOARGS, "The warm-up watch is whole."},
+    {"names_setup", ste_names_setup, METH_VARARGS, "ste_parts.setup's opcode tables for used_names."},
+    {"string_names", ste_string_names, METH_VARARGS, "ste_parts._string_names in C."},
+    {"used_names", ste_used_names, METH_VARARGS, "ste_parts._used_names in C."},
     {NULL, NULL, 0, NULL},
 };
 
