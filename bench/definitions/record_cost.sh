@@ -19,8 +19,11 @@
 #   hook-warm def-warm with STE_DEFS_TRACER=frame-hook: the tracker's frame
 #             evaluation hook instead of the warm-up counters (CPython
 #             3.11; elsewhere the variable changes nothing).
-# Prints each run's wall time and the medians' ratios to plain. ste.toml
-# is written at the checkout's root and removed at the end.
+# VARIANTS="plain def-warm hook-warm" prints some only (def-cold runs in
+# every round all the same: the def-* runs need its fingerprints). Prints
+# each run's wall and CPU time (user + sys of the whole tree) and the
+# medians' ratios to plain. ste.toml is written at the checkout's root and
+# removed at the end.
 set -euo pipefail
 ste=$(realpath "$1"); root=$(cd "$2" && pwd); rounds=${3:-3}
 cd "$root"
@@ -42,38 +45,55 @@ EOF
 }
 trap 'rm -f "$root/ste.toml"; rm -rf "$root/.ste"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
-timed() {  # label command...: prints "label seconds"
-  local start end
+timed() {  # label command...: prints "label seconds cpu-seconds"
+  local start end cpu
   start=$(date +%s.%N)
-  "${@:2}" > /tmp/record_cost.out 2>&1 || { echo "$1 failed:"; tail -5 /tmp/record_cost.out; }
+  /usr/bin/time -o /tmp/record_cost.cpu -f "%U %S" "${@:2}" > /tmp/record_cost.out 2>&1 ||
+    { echo "$1 failed:" >&2; tail -5 /tmp/record_cost.out >&2; }
   end=$(date +%s.%N)
-  echo "$1 $(echo "$end - $start" | bc)"
+  cpu=$(awk '{print $1 + $2}' /tmp/record_cost.cpu)
+  echo "$1 $(echo "$end - $start" | bc) $cpu"
 }
+# VARIANTS: which of the runs below, in this order (all by default).
+variants=${VARIANTS:-plain file def-cold def-warm hook-warm}
+want() { [[ " $variants " == *" $1 "* ]]; }
 results=$(mktemp)
 for r in $(seq "$rounds"); do
-  timed plain /usr/bin/python3 -m pytest -q -p no:cacheprovider --veryquickcheck $files >> "$results"
-  rm -rf .ste; write_toml file
-  timed file "$ste" record >> "$results"
+  if want plain; then
+    timed plain /usr/bin/python3 -m pytest -q -p no:cacheprovider --veryquickcheck $files >> "$results"
+  fi
+  if want file; then
+    rm -rf .ste; write_toml file
+    timed file "$ste" record >> "$results"
+  fi
   rm -rf .ste; write_toml definition
-  timed def-cold "$ste" record >> "$results"
+  timed def-cold "$ste" record > /tmp/record_cost.cold
+  if want def-cold; then cat /tmp/record_cost.cold >> "$results"; fi
   grep -h "definitions:" /tmp/record_cost.out | tail -1 || true
-  rm -f .ste/ste.db*
-  timed def-warm "$ste" record >> "$results"
-  grep -h "definitions:" /tmp/record_cost.out | tail -1 || true
-  rm -f .ste/ste.db*
-  STE_DEFS_TRACER=frame-hook timed hook-warm "$ste" record >> "$results"
+  if want def-warm; then
+    rm -f .ste/ste.db*
+    timed def-warm "$ste" record >> "$results"
+    grep -h "definitions:" /tmp/record_cost.out | tail -1 || true
+  fi
+  if want hook-warm; then
+    rm -f .ste/ste.db*
+    STE_DEFS_TRACER=frame-hook timed hook-warm "$ste" record >> "$results"
+  fi
 done
 cat "$results"
 /usr/bin/python3 - "$results" <<'EOF'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    label, seconds = line.split()
-    runs.setdefault(label, []).append(float(seconds))
-plain = statistics.median(runs["plain"])
-print("| run | wall (median of %d) | / plain |" % len(runs["plain"]))
-print("|---|---|---|")
-for label in ("plain", "file", "def-cold", "def-warm", "hook-warm"):
-    m = statistics.median(runs[label])
-    print("| %s | %.2f s | %.2f |" % (label, m, m / plain))
+    label, seconds, cpu = line.split()
+    runs.setdefault(label, []).append((float(seconds), float(cpu)))
+base = runs.get("plain", next(iter(runs.values())))
+plain_wall = statistics.median(w for w, _ in base)
+plain_cpu = statistics.median(c for _, c in base)
+print("| run | wall (median of %d) | / plain | CPU (median) | / plain |" % len(base))
+print("|---|---|---|---|---|")
+for label, values in runs.items():
+    w = statistics.median(x for x, _ in values)
+    c = statistics.median(x for _, x in values)
+    print("| %s | %.2f s | %.2f | %.2f s | %.2f |" % (label, w, w / plain_wall, c, c / plain_cpu))
 EOF
