@@ -201,6 +201,55 @@ in_root(PyCodeObject *co)
            PyUnicode_Tailmatch(co->co_filename, root, 0, PY_SSIZE_T_MAX, -1) == 1;
 }
 
+/* Calls visit(object, found) for every object the collector of `interp`
+ * tracks (its generations and the permanent one), until one returns
+ * non-zero (returned). Nothing may allocate a tracked object meanwhile:
+ * `found` is a list made before, appended to. */
+static int
+for_each_tracked(PyInterpreterState *interp, int (*visit)(PyObject *, PyObject *), PyObject *found)
+{
+    struct _gc_runtime_state *gc = &interp->gc;
+    PyGC_Head *heads[NUM_GENERATIONS + 1];
+    for (int g = 0; g < NUM_GENERATIONS; g++) heads[g] = &gc->generations[g].head;
+    heads[NUM_GENERATIONS] = &gc->permanent_generation.head;
+    for (int g = 0; g <= NUM_GENERATIONS; g++) {
+        for (PyGC_Head *at = _PyGCHead_NEXT(heads[g]); at != heads[g]; at = _PyGCHead_NEXT(at)) {
+            int stop = visit((PyObject *)(at + 1), found);
+            if (stop) return stop;
+        }
+    }
+    return 0;
+}
+
+static int
+is_generator_type(PyTypeObject *type)
+{
+    return type == &PyGen_Type || type == &PyCoro_Type || type == &PyAsyncGen_Type;
+}
+
+/* for_each_tracked's: the code of a suspended generator of the root. */
+static int
+visit_suspended(PyObject *op, PyObject *found)
+{
+    if (!is_generator_type(Py_TYPE(op))) return 0;
+    PyGenObject *gen = (PyGenObject *)op;
+    if (gen->gi_frame_state != FRAME_SUSPENDED || gen->gi_code == NULL || !in_root(gen->gi_code)) return 0;
+    return PyList_Append(found, (PyObject *)gen->gi_code) != 0 ? -1 : 0;
+}
+
+/* for_each_tracked's: the code of a function or generator. */
+static int
+visit_code_holder(PyObject *op, PyObject *found)
+{
+    PyObject *code = NULL;
+    if (Py_TYPE(op) == &PyFunction_Type) {
+        code = ((PyFunctionObject *)op)->func_code;
+    } else if (is_generator_type(Py_TYPE(op))) {
+        code = (PyObject *)((PyGenObject *)op)->gi_code;
+    }
+    return code != NULL && PyList_Append(found, code) != 0 ? -1 : 0;
+}
+
 /* The code objects of the root's generators, coroutines and async
  * generators suspended now (a walk of every object the collector tracks;
  * nothing allocated on the way but the list's own items). */
@@ -209,23 +258,9 @@ suspended_now(void)
 {
     PyObject *found = PyList_New(0);
     if (found == NULL) return NULL;
-    struct _gc_runtime_state *gc = &watching->gc;
-    PyGC_Head *heads[NUM_GENERATIONS + 1];
-    for (int g = 0; g < NUM_GENERATIONS; g++) heads[g] = &gc->generations[g].head;
-    heads[NUM_GENERATIONS] = &gc->permanent_generation.head;
-    for (int g = 0; g <= NUM_GENERATIONS; g++) {
-        for (PyGC_Head *at = _PyGCHead_NEXT(heads[g]); at != heads[g]; at = _PyGCHead_NEXT(at)) {
-            PyObject *op = (PyObject *)(at + 1);
-            PyTypeObject *type = Py_TYPE(op);
-            if (type != &PyGen_Type && type != &PyCoro_Type && type != &PyAsyncGen_Type) continue;
-            PyGenObject *gen = (PyGenObject *)op;
-            if (gen->gi_frame_state != FRAME_SUSPENDED || gen->gi_code == NULL ||
-                !in_root(gen->gi_code)) continue;
-            if (PyList_Append(found, (PyObject *)gen->gi_code) != 0) {
-                Py_DECREF(found);
-                return NULL;
-            }
-        }
+    if (for_each_tracked(watching, visit_suspended, found) != 0) {
+        Py_DECREF(found);
+        return NULL;
     }
     return found;
 }
@@ -250,24 +285,9 @@ ste_warm_start(PyObject *self, PyObject *args)
      * collector's lists, into a list first: watching allocates). */
     PyObject *found = PyList_New(0);
     if (found == NULL) return NULL;
-    PyGC_Head *heads[NUM_GENERATIONS + 1];
-    for (int g = 0; g < NUM_GENERATIONS; g++) heads[g] = &PyInterpreterState_Get()->gc.generations[g].head;
-    heads[NUM_GENERATIONS] = &PyInterpreterState_Get()->gc.permanent_generation.head;
-    for (int g = 0; g <= NUM_GENERATIONS; g++) {
-        for (PyGC_Head *at = _PyGCHead_NEXT(heads[g]); at != heads[g]; at = _PyGCHead_NEXT(at)) {
-            PyObject *op = (PyObject *)(at + 1);
-            PyTypeObject *type = Py_TYPE(op);
-            PyObject *code = NULL;
-            if (type == &PyFunction_Type) {
-                code = ((PyFunctionObject *)op)->func_code;
-            } else if (type == &PyGen_Type || type == &PyCoro_Type || type == &PyAsyncGen_Type) {
-                code = (PyObject *)((PyGenObject *)op)->gi_code;
-            }
-            if (code != NULL && PyList_Append(found, code) != 0) {
-                Py_DECREF(found);
-                return NULL;
-            }
-        }
+    if (for_each_tracked(PyInterpreterState_Get(), visit_code_holder, found) != 0) {
+        Py_DECREF(found);
+        return NULL;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(found); i++) watch(PyList_GET_ITEM(found, i), 0);
     Py_DECREF(found);
@@ -451,6 +471,21 @@ static unsigned char name_ops[256], binding_ops[256], name_shift[256];
 static int op_import_from = -1, op_import_name = -1, op_load_const = -1, op_extended_arg = -1;
 static int names_ready = 0;
 
+/* table[op] = 1 for each opcode in `ops` (an iterable of ints). */
+static int
+opcode_table(PyObject *ops, unsigned char *table)
+{
+    PyObject *it = PyObject_GetIter(ops), *item;
+    if (it == NULL) return -1;
+    while ((item = PyIter_Next(it)) != NULL) {
+        long op = PyLong_AsLong(item);
+        Py_DECREF(item);
+        if (op >= 0 && op < 256) table[op] = 1;
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* names_setup(name_ops, shifts, binding_ops, import_from, import_name,
  * load_const, extended_arg): ste_parts.setup's tables. */
 static PyObject *
@@ -462,21 +497,7 @@ ste_names_setup(PyObject *self, PyObject *args)
     memset(name_ops, 0, sizeof name_ops);
     memset(binding_ops, 0, sizeof binding_ops);
     memset(name_shift, 0, sizeof name_shift);
-    PyObject *item, *it;
-    if ((it = PyObject_GetIter(ops)) == NULL) return NULL;
-    while ((item = PyIter_Next(it)) != NULL) {
-        long op = PyLong_AsLong(item);
-        Py_DECREF(item);
-        if (op >= 0 && op < 256) name_ops[op] = 1;
-    }
-    Py_DECREF(it);
-    if ((it = PyObject_GetIter(binding)) == NULL) return NULL;
-    while ((item = PyIter_Next(it)) != NULL) {
-        long op = PyLong_AsLong(item);
-        Py_DECREF(item);
-        if (op >= 0 && op < 256) binding_ops[op] = 1;
-    }
-    Py_DECREF(it);
+    if (opcode_table(ops, name_ops) != 0 || opcode_table(binding, binding_ops) != 0) return NULL;
     PyObject *key, *value;
     Py_ssize_t at = 0;
     if (!PyDict_Check(shifts)) {
