@@ -347,6 +347,14 @@ class FastOnly(unittest.TestCase):
                 self.assertIn("/^ste-defs-begin:%d" % run.main, run.paths())
                 self.assertFalse(run.ended(run.main), run.lines)
 
+    def test_case_scopes_take_the_frame_hook(self):
+        # A take per test case: the hook, unless the tracer is named.
+        run = Run(DEBIAN, "thread", {"STE_CASE_SCOPES": "1"})
+        self.assertEqual(run.tracer(), "/^tracer:frame-hook:")
+        self.assertTrue(run.ran("on_thread") and run.ended(run.main), run.lines)
+        run = Run(DEBIAN, "thread", {"STE_CASE_SCOPES": "1", "STE_DEFS_TRACER": "warm-up"})
+        self.assertEqual(run.tracer(), "/^tracer:warm-up:")
+
     def test_the_compiled_name_readers_answer_as_ste_parts(self):
         # _ste_tracer's string_names and used_names against ste_parts.py's
         # _string_names and _used_names, on every code object of the

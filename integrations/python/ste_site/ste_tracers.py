@@ -4,8 +4,9 @@ objects a process ran, each listed the first time it runs, on every thread.
 start() returns the first that works and, for the fallback, why:
   - CPython 3.11: _ste_tracer (integrations/python/ste_tracer/, found
     beside the interceptor), its warm-up counters (nothing runs per call);
-    STE_DEFS_TRACER=frame-hook chooses its PEP 523 frame evaluation hook
-    instead (one C call per Python call: the one before);
+    its PEP 523 frame evaluation hook instead (one C call per Python call:
+    the one before) with STE_DEFS_TRACER=frame-hook, and by default where
+    a scope is pushed per test case (STE_CASE_SCOPES=1): many takes;
   - CPython 3.12+: sys.monitoring;
   - otherwise: cProfile's C profiler (_lsprof) on each thread.
 """
@@ -293,6 +294,13 @@ def _start_tracer(root):
     elif sys.version_info[:2] == (3, 11):
         try:
             module = _compiled_tracer()
+            # A scope per test case (STE_CASE_SCOPES, ste_protocol.py) means
+            # a take per case: the counters' take (a walk of every watched
+            # code object, and of the collector's lists when a generator
+            # ran) costs more there than the hook's per-call cost (bench/
+            # README "Stop 42": 41 against 16 ms a case on click's suite).
+            if chosen == "" and os.environ.get("STE_CASE_SCOPES") == "1":
+                chosen = "frame-hook"
             if module is not None and chosen != "frame-hook":
                 tracer = _WarmUp(module)
                 tracer.start(root)
