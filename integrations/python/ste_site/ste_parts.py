@@ -235,22 +235,24 @@ _BINDING_TABLE = None
 _BINDING_BYTE = b"\x01"
 
 
-# _ste_tracer (ste_tracers.py) when loaded: its string_names and used_names
-# answer as _string_names and _used_names do, in C (use_compiled()).
+# The name readers code is read with: _string_names and _used_names below,
+# or _ste_tracer's string_names and used_names, which answer as they do, in
+# C, once use_compiled() found them.
 _compiled = None
 
 
 def use_compiled(module):
     """After the tracer starts: the compiled name readers of `module`
     (_ste_tracer), when it has them, read code from here on."""
-    global _compiled
+    global _compiled, _read_string_names, _read_used_names
     if module is not None and hasattr(module, "used_names"):
         try:
             module.names_setup(_NAME_OPS, _NAME_SHIFT, _BINDING_OPS, _IMPORT_FROM, _IMPORT_NAME, _LOAD_CONST,
                                _EXTENDED_ARG)
-            _compiled = module
         except Exception:
-            pass  # (the Python ones answer)
+            return  # (the Python ones answer)
+        _compiled = module
+        _read_string_names, _read_used_names = module.string_names, module.used_names
 
 
 def _string_names(consts, direct, nested, depth=0):
@@ -311,7 +313,7 @@ def look_at(code):
             _reads["code"] = True
     direct, nested = set(), set()
     if "__all__" not in names:  # the names __all__ lists: `import *` copies them
-        (_compiled.string_names if _compiled else _string_names)(code.co_consts, direct, nested)
+        _read_string_names(code.co_consts, direct, nested)
     if not repo:
         # Libraries and the stdlib read their own modules' __version__.
         direct.difference_update(_DUNDERS)
@@ -331,7 +333,7 @@ def _take_names(code, names, nested, repo):
         used.update(nested)
     else:
         pairs = []
-        used, imported = (_compiled.used_names if _compiled else _used_names)(code, pairs)
+        used, imported = _read_used_names(code, pairs)
         used.update(nested - imported)
         _imported_names.update((level, module, name, code.co_filename) for level, module, name in pairs)
     if not repo:
@@ -402,6 +404,9 @@ def _used_names(code, pairs=None):
     return used, imported
 
 
+_read_string_names, _read_used_names = _string_names, _used_names  # (use_compiled)
+
+
 def _loads_any(code, wanted):
     """Whether `code` loads one of the names `wanted` (not only stores or
     deletes it: pdb's `self.tb_lineno = {}` reads no line)."""
@@ -435,7 +440,7 @@ def _reads_namespace(code):
     than by binding or importing it: the builtin called, handed on or
     reached as an attribute. Not a module of that name imported (`from
     .globals import x`, click's), which is no read of a namespace."""
-    used = (_compiled.used_names if _compiled else _used_names)(code, None)[0]
+    used = _read_used_names(code, None)[0]
     return "globals" in used or ("locals" in used and not code.co_flags & 1)
 
 

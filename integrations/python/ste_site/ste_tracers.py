@@ -18,7 +18,7 @@ _lock = None  # ste_defs's, from start()
 _mark_broken = None  # ste_defs's, from start()
 
 
-def start(lock, mark_broken, root="/"):
+def start(lock, mark_broken, root):
     """(tracer, why): the tracer started, why it is the fallback ("" when
     it is not). root: "<abs root>/", the repository's files."""
     global _lock, _mark_broken
@@ -93,7 +93,7 @@ class _WarmUp(_OneListForAllThreads):
         return self._m.warm_take()
 
     def reset(self):
-        self._m.warm_reset()
+        self._m.reset()
 
     def intact(self):
         return self._m.warm_intact()
@@ -277,6 +277,13 @@ def _start_tracer(root):
     ("" for a fast one)."""
     version = "python-%d.%d" % sys.version_info[:2]
     chosen = os.environ.get("STE_DEFS_TRACER", "")
+    # A scope per test case (STE_CASE_SCOPES, ste_protocol.py) means a take
+    # per case: the counters' take (a walk of every watched code object,
+    # and of the collector's lists when a generator ran) costs more there
+    # than the hook's per-call cost (bench/README "Stop 42": 41 against 16
+    # ms a case on click's suite).
+    if chosen == "" and os.environ.get("STE_CASE_SCOPES") == "1":
+        chosen = "frame-hook"
     if chosen == "profile":
         return _Profile(), "STE_DEFS_TRACER=profile"
     why = version + "-no-compiled-tracer"
@@ -294,13 +301,6 @@ def _start_tracer(root):
     elif sys.version_info[:2] == (3, 11):
         try:
             module = _compiled_tracer()
-            # A scope per test case (STE_CASE_SCOPES, ste_protocol.py) means
-            # a take per case: the counters' take (a walk of every watched
-            # code object, and of the collector's lists when a generator
-            # ran) costs more there than the hook's per-call cost (bench/
-            # README "Stop 42": 41 against 16 ms a case on click's suite).
-            if chosen == "" and os.environ.get("STE_CASE_SCOPES") == "1":
-                chosen = "frame-hook"
             if module is not None and chosen != "frame-hook":
                 tracer = _WarmUp(module)
                 tracer.start(root)

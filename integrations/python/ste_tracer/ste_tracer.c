@@ -59,8 +59,8 @@
  *                code objects (and theirs) watched and re-armed;
  *                root, "<abs root>/", says which generators count above;
  *   warm_take()  the watched code objects that ran since the last
- *                warm_take (each once per generation), re-armed;
- *   warm_reset() a new generation, as reset();
+ *                warm_take (each once per generation: reset() for both
+ *                tracers), re-armed;
  *   warm_intact() the watch is whole: no append failed, the default frame
  *                evaluation function runs the code;
  *   names_setup(), string_names(), used_names()  see 3 below.
@@ -305,6 +305,17 @@ ste_warm_start(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Appends `code` to `taken` unless this generation listed it (its mark
+ * `listed`), and marks it. */
+static int
+list_once(PyObject *taken, PyObject *code, uintptr_t listed)
+{
+    if (watch_mark(code) == listed) return 0;
+    if (PyList_Append(taken, code) != 0) return -1;
+    if (_PyCode_SetExtra(code, watch_index, (void *)listed) != 0) PyErr_Clear();
+    return 0;
+}
+
 static PyObject *
 ste_warm_take(PyObject *self, PyObject *unused)
 {
@@ -329,10 +340,7 @@ ste_warm_take(PyObject *self, PyObject *unused)
         if (co->co_warmup != WARM_COLD) {
             rearm(co);
             if ((co->co_flags & GENERATOR_FLAGS) && in_root(co)) generators_ran = 1;
-            if (watch_mark(code) != listed) {
-                if (PyList_Append(taken, code) != 0) goto fail;
-                if (_PyCode_SetExtra(code, watch_index, (void *)listed) != 0) PyErr_Clear();
-            }
+            if (list_once(taken, code, listed) != 0) goto fail;
         }
         /* One only nobody else holds can never run again: not kept. */
         if (Py_REFCNT(code) > 1 && PyList_Append(kept, code) != 0) goto fail;
@@ -348,10 +356,7 @@ ste_warm_take(PyObject *self, PyObject *unused)
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(suspended); k++) {
         PyObject *code = PyList_GET_ITEM(suspended, k);
         watch(code, 0);  /* (it is: its function's code was) */
-        if (watch_mark(code) != listed) {
-            if (PyList_Append(taken, code) != 0) goto fail;
-            if (_PyCode_SetExtra(code, watch_index, (void *)listed) != 0) PyErr_Clear();
-        }
+        if (list_once(taken, code, listed) != 0) goto fail;
     }
     /* Which are suspended now: a walk (~5 ns an object the collector
      * tracks) only when one of the root's generators ran since the last
@@ -368,14 +373,6 @@ fail:
     Py_XDECREF(kept);
     Py_DECREF(taken);
     return NULL;
-}
-
-static PyObject *
-ste_warm_reset(PyObject *self, PyObject *unused)
-{
-    generation++;
-    if (generation == 0 || (generation << 1) == 0) generation = 1;
-    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -455,7 +452,8 @@ static PyObject *
 ste_reset(PyObject *self, PyObject *unused)
 {
     generation++;
-    if (generation == 0) generation = 1;
+    /* 0 is "never seen"; the warm-up marks hold the generation shifted. */
+    if (generation == 0 || (generation << 1) == 0) generation = 1;
     Py_RETURN_NONE;
 }
 
@@ -675,7 +673,6 @@ static PyMethodDef methods[] = {
     {"reset", ste_reset, METH_NOARGS, "Forgets what was taken: code that runs again is listed again."},
     {"warm_start", ste_warm_start, METH_VARARGS, "Starts the warm-up watch: warm_start(root, codes)."},
     {"warm_take", ste_warm_take, METH_NOARGS, "The watched code objects that ran since the last warm_take."},
-    {"warm_reset", ste_warm_reset, METH_NOARGS, "Forgets what was taken: code that runs again is listed again."},
     {"warm_intact", ste_warm_intact, METH_NOARGS, "The warm-up watch is whole."},
     {"names_setup", ste_names_setup, METH_VARARGS, "ste_parts.setup's opcode tables for used_names."},
     {"string_names", ste_string_names, METH_VARARGS, "ste_parts._string_names in C."},
