@@ -52,7 +52,8 @@ class SteScopes:
     def pop(self):
         if self._pop is not None:
             _definitions("scope_changed")
-            self._pop()
+            if self._pop() == 0:
+                _definitions("left_scope")
 
 
 def _definitions(what):

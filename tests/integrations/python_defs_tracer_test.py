@@ -85,6 +85,27 @@ def gen():
     yield 5
     yield 6
 
+def in_base():
+    return 21
+
+def in_scopes():
+    return 22
+
+def hot_in_base(n):
+    total = 0
+    for i in range(n):
+        total += i * 2
+    return total
+
+def hot_in_scope(n):
+    total = 0
+    for i in range(n):
+        total += i * 3
+    return total
+
+def specialised(f):
+    return int(f.__code__._co_code_adaptive != f.__code__.co_code)
+
 CASE = os.environ["CASE"]
 if CASE == "thread":
     t = threading.Thread(target=on_thread)
@@ -105,7 +126,7 @@ elif CASE == "resume":
     c = coro()        # created now, run later
     g = gen()
     next(g)
-    ste_defs.flush()
+    ste_defs._tracer.take()  # (a take that does not pin: ste_defs's would)
     ste_defs._tracer.reset()
     asyncio.run(c)
     next(g)           # resumed: listed again after the reset
@@ -160,6 +181,32 @@ elif CASE == "warm":
     step("code-set")
     assert before_start() == 13
     step("before-start")
+elif CASE == "pinned":
+    # Scopes entered and left as ste_protocol.py does (scope_changed()
+    # before each push and pop): what ran in the starting scope is
+    # recorded there only; what ran in an entered one, again in the next.
+    assert sum(hot_in_base(i) for i in range(2000)) == sum(i * (i - 1) for i in range(2000))
+    in_base()
+    ste_defs.scope_changed()
+    ste_defs.entered_scope()
+    _stat("/^specialised:base-after-push:%d" % specialised(hot_in_base))
+    assert sum(hot_in_scope(i) for i in range(2000)) == 3 * sum(i * (i - 1) for i in range(2000)) // 2
+    assert hot_in_base(10) == 90
+    in_base()
+    in_scopes()
+    ste_defs.scope_changed()
+    ste_defs.left_scope()
+    _stat("/^specialised:base-after-pop:%d" % specialised(hot_in_base))
+    _stat("/^specialised:scope-after-pop:%d" % specialised(hot_in_scope))
+    ste_defs.scope_changed()
+    ste_defs.entered_scope()
+    in_base()
+    in_scopes()
+    assert hot_in_scope(10) == 135
+    ste_defs.scope_changed()
+    ste_defs.left_scope()
+    if os.environ.get("EXTRA_POP"):
+        ste_defs.left_scope()  # a pop below the starting scope
 elif CASE == "replaced" and ste_defs._tracer.name == "warm-up":
     ste_defs._tracer._m.install()   # a frame evaluation function, not CPython's
 elif CASE == "replaced":
@@ -232,9 +279,12 @@ class Tracers(unittest.TestCase):
     fast_tracer = "/^tracer:warm-up:"
 
     def runs(self, case):
+        return self.runs_with(case, {})
+
+    def runs_with(self, case, env):
         for python in self.pythons:
             with self.subTest(python=python):
-                yield Run(python, case, self.env)
+                yield Run(python, case, dict(self.env, **env))
 
     def expect_tracer(self, run):
         if self.fast:
@@ -304,6 +354,42 @@ class Tracers(unittest.TestCase):
             }
             self.assertEqual(steps, expected, run.lines)
             self.assertTrue(run.ended(run.main), run.lines)
+
+    def test_what_the_starting_scope_ran_is_pinned(self):
+        for run in self.runs("pinned"):
+            # The records between the scope markers entered_scope() makes.
+            segments, scope = [[], [], []], 0
+            for path in run.paths(run.main):
+                if path.startswith("/^ste-defs-scope:"):
+                    scope += 1
+                else:
+                    segments[scope].append(path)
+            self.assertEqual(scope, 2, run.lines)
+            code = "%s/prog.py/^ste-code:%%d" % run.root
+            ran = [
+                sorted(n for n in ("in_base", "in_scopes", "hot_in_base", "hot_in_scope") if code % line_of(n) in seg)
+                for seg in segments
+            ]
+            self.assertEqual(
+                ran,
+                [["hot_in_base", "in_base"], ["hot_in_scope", "in_scopes"], ["hot_in_scope", "in_scopes"]],
+                run.lines,
+            )
+            self.assertTrue(run.ended(run.main), run.lines)
+            if run.tracer() == "/^tracer:warm-up:":
+                # Pinned code keeps its specialised instructions; code
+                # taken in an entered scope is put back to the plain ones.
+                marks = sorted(p for p in run.paths() if p.startswith("/^specialised:"))
+                self.assertEqual(
+                    marks,
+                    [
+                        "/^specialised:base-after-pop:1",
+                        "/^specialised:base-after-push:1",
+                        "/^specialised:scope-after-pop:0",
+                    ],
+                )
+        for run in self.runs_with("pinned", {"EXTRA_POP": "1"}):
+            self.assertFalse(run.ended(run.main), run.lines)
 
     def test_reset_and_take(self):
         # The seam itself: take() after reset() has the code again.

@@ -53,7 +53,9 @@ ste it is a failing stat):
                                     object that runs in this scope is
                                     recorded in it, even one an earlier
                                     scope ran (a test case's own part:
-                                    docs/concepts.md, "Test cases").
+                                    docs/concepts.md, "Test cases"), but
+                                    one the process's starting scope
+                                    recorded (below: "Pinned").
 
 ste trusts a process's code records only when it made both markers: a
 process that ends without `end` (killed, os._exit, the tracer replaced by
@@ -92,6 +94,16 @@ What ran is taken from the tracer and emitted:
     the next scope records again what it runs;
   - at exit (atexit), before an exec (os.execv/execve), and in a forking
     runner's child before os._exit (finish()).
+
+Pinned: what is taken while the process is in the scope it started in
+(no scope entered through ste_protocol.py, or every one left again) is
+never listed again by this process or a child it forks: every scope it
+enters later is inside that one, and a test depends on the records of the
+scopes around its own (batch_split.h), so listing it there again would
+add nothing. The warm-up counters leave that code as it is, specialised
+(a forked test file's child runs what its parent ran at full speed), and
+the tracker has less to look at. A pop with no push seen (the scopes were
+changed behind ste_protocol.py's back) leaves the process without `end`.
 
 Docstrings, constants and places: ste_parts.py (what ran is handed to it
 as it is emitted, and it makes the records above that name them).
@@ -144,7 +156,7 @@ def _emit():
         return
     with _lock:
         try:
-            codes = _tracer.take()
+            codes = _tracer.take(_depth == 0)  # (pinned in the starting scope)
         except Exception:
             _mark_broken()
             codes = ()
@@ -188,17 +200,31 @@ def scope_changed():
 
 
 _scopes_entered = 0
+_depth = 0  # scopes entered and not left: 0 in the starting scope
 
 
 def entered_scope():
     """After a scope push: this scope is tracked (its own `begin` marker:
     the interceptor records a path once per process), and records all it
     runs (the `scope` marker: scope_changed() ran before the push)."""
-    global _scopes_entered
+    global _scopes_entered, _depth
     if _root is not None:
         _scopes_entered += 1
+        _depth += 1
         _stat("%s%d.%d" % (_BEGIN, os.getpid(), _scopes_entered))
         _stat("%s%d.%d" % (_SCOPE, os.getpid(), _scopes_entered))
+
+
+def left_scope():
+    """After a scope pop (scope_changed() ran before it). Below the
+    starting scope, what was pinned there may not enclose what comes."""
+    global _depth
+    if _root is None:
+        return
+    if _depth == 0:
+        _mark_broken()
+    else:
+        _depth -= 1
 
 
 def finish():

@@ -35,9 +35,11 @@ def _thread_ident():
 # The tracers. Each lists code objects as they first run, on every thread,
 # behind one seam:
 #   name               for the summary and the tests;
-#   take()             the code objects (any file's) first run since the
+#   take(pin=False)    the code objects (any file's) first run since the
 #                      last take, each at least once (maybe more: _emit
-#                      deduplicates);
+#                      deduplicates); with pin, never listed again, not
+#                      even after reset() (ste_defs.py pins what runs in
+#                      the scope the process started in);
 #   reset()            forget what was taken: code that runs again is
 #                      listed again;
 #   intact()           still installed (nobody replaced it);
@@ -89,8 +91,8 @@ class _WarmUp(_OneListForAllThreads):
                 frame = frame.f_back
         self._m.warm_start(root, codes)
 
-    def take(self):
-        return self._m.warm_take()
+    def take(self, pin=False):
+        return self._m.warm_take(pin)
 
     def reset(self):
         self._m.reset()
@@ -109,8 +111,8 @@ class _FrameHook(_OneListForAllThreads):
     def __init__(self, module):
         self._m = module
 
-    def take(self):
-        return self._m.take()
+    def take(self, pin=False):
+        return self._m.take(pin)
 
     def reset(self):
         self._m.reset()
@@ -151,6 +153,7 @@ class _Monitoring(_OneListForAllThreads):
     def __init__(self, tool):
         self._tool = tool
         self._new = []
+        self._pinned = {}  # id(code) -> code (held: an id is not reused)
         self._events = sys.monitoring.events.PY_START | sys.monitoring.events.PY_RESUME
 
     def start(self):
@@ -167,9 +170,14 @@ class _Monitoring(_OneListForAllThreads):
         mon.register_callback(self._tool, mon.events.PY_RESUME, ran)
         mon.set_events(self._tool, self._events)
 
-    def take(self):
-        taken = self._new[:]
-        del self._new[: len(taken)]
+    def take(self, pin=False):
+        # (restart_events() brings every disabled event back: a pinned
+        # code's come back too, and are only not listed.)
+        new = self._new[:]
+        del self._new[: len(new)]  # (what another thread appends now stays)
+        taken = [c for c in new if id(c) not in self._pinned]
+        if pin:
+            self._pinned.update((id(c), c) for c in taken)
         return taken
 
     def reset(self):
@@ -189,8 +197,9 @@ class _Profile:
     def __init__(self):
         self._profilers = [(_new_profiler(), _thread_ident())]  # the main one first
         self._taken = {}  # id(code) -> code (held: an id is not reused)
+        self._pinned = {}  # the same, kept by reset()
 
-    def take(self):
+    def take(self, pin=False):
         codes = []
         with _lock:
             for prof, _ in list(self._profilers):
@@ -201,9 +210,11 @@ class _Profile:
                     continue
                 for entry in stats:
                     code = entry.code
-                    if id(code) not in self._taken:
+                    if id(code) not in self._taken and id(code) not in self._pinned:
                         self._taken[id(code)] = code
                         codes.append(code)
+            if pin:
+                self._pinned.update((id(c), c) for c in codes)
         return codes
 
     def reset(self):

@@ -32,13 +32,22 @@
  *      leaves the process at file level;
  *    - a code object nobody else holds can never run again: take() drops
  *      it once listed or not run (its own reference the last one).
+ *    A take may pin what it lists (warm_take(True)): those are dropped
+ *    from the watch as they are, neither re-armed nor listed again in this
+ *    process or a child it forks. ste_defs.py pins what ran in the scope
+ *    the process started in, which encloses every scope it enters later:
+ *    their tests depend on that scope's records already (a forked test
+ *    file's child then keeps what its parent specialised, and does not
+ *    list it again).
  *
  * 2. A PEP 523 frame evaluation function ("frame-hook", the one before;
  *    STE_DEFS_TRACER=frame-hook): every frame CPython evaluates passes
  *    here first. The first time a code object is seen in the current
  *    generation it is marked (its co_extra slot holds the generation) and
  *    appended to a list; then the frame is evaluated by
- *    _PyEval_EvalFrameDefault, untouched. With a frame evaluation function
+ *    _PyEval_EvalFrameDefault, untouched. take(True) pins what it lists:
+ *    marked so that it is never listed again (as above). With a frame
+ *    evaluation function
  *    set, a Python-to-Python call is no longer inlined in the eval loop
  *    (one C call per Python call, as on 3.10), plus one co_extra read per
  *    frame. So Python recursion uses the C stack again (~450 bytes a
@@ -51,16 +60,18 @@
  *                function is set (a debugger's): the tracker falls back;
  *   installed()  the interpreter's frame evaluation function is still ours;
  *   uninstall()  the default one again, if ours is set;
- *   take()       the code objects first seen since the last take (a list;
- *                each once per generation), in the order they first ran;
+ *   take(pin=False)  the code objects first seen since the last take (a
+ *                list; each once per generation), in the order they first
+ *                ran; pinned (never listed again) with pin;
  *   reset()      a new generation: code that runs again is listed again;
  *   warm_start(root, codes)  starts the warm-up watch: the audit hook, the
  *                code of every function and generator there and the given
  *                code objects (and theirs) watched and re-armed;
  *                root, "<abs root>/", says which generators count above;
- *   warm_take()  the watched code objects that ran since the last
- *                warm_take (each once per generation: reset() for both
- *                tracers), re-armed;
+ *   warm_take(pin=False)  the watched code objects that ran since the
+ *                last warm_take (each once per generation: reset() for
+ *                both tracers), re-armed; with pin, pinned instead: no
+ *                longer watched, left as they are;
  *   warm_intact() the watch is whole: no append failed, the default frame
  *                evaluation function runs the code;
  *   names_setup(), string_names(), used_names()  see 3 below.
@@ -100,7 +111,8 @@ static int failed = 0;             /* an append failed: the list lacks one */
 
 /* ---- 1. The warm-up counters ------------------------------------------ */
 
-static Py_ssize_t watch_index = -1; /* co_extra: (generation listed << 1) | 1 */
+static Py_ssize_t watch_index = -1; /* co_extra: (generation listed << 1) | 1,
+                                     * or WARM_PINNED */
 static PyObject *watched = NULL;    /* list: every code object watched */
 static PyObject *suspended = NULL;  /* list: the root's generators' code
                                      * suspended at the last warm_take */
@@ -109,6 +121,9 @@ static PyInterpreterState *watching = NULL; /* set by warm_start */
 static int warm_failed = 0;         /* a code object could not be watched */
 
 #define WARM_COLD (-1)  /* re-armed: not run since (new code: -8) */
+#define WARM_PINNED ((uintptr_t)2) /* listed by a pinning take: never again */
+#define HOOK_PINNED (~(uintptr_t)0) /* the same for the hook (no generation
+                                     * gets there: reset() wraps at 2^63) */
 #define GENERATOR_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
 
 /* A code object as new but one entry from quickening: if it was
@@ -152,7 +167,7 @@ static void
 watch(PyObject *code, int depth)
 {
     if (!PyCode_Check(code) || depth > 100) return;
-    if (watch_mark(code) & 1) return;
+    if (watch_mark(code) != 0) return;  /* watched, or pinned */
     if (PyList_Append(watched, code) != 0 ||
         _PyCode_SetExtra(code, watch_index, (void *)(uintptr_t)1) != 0) {
         PyErr_Clear();
@@ -317,8 +332,10 @@ list_once(PyObject *taken, PyObject *code, uintptr_t listed)
 }
 
 static PyObject *
-ste_warm_take(PyObject *self, PyObject *unused)
+ste_warm_take(PyObject *self, PyObject *args)
 {
+    int pin = 0;
+    if (!PyArg_ParseTuple(args, "|p:warm_take", &pin)) return NULL;
     if (watching == NULL) return PyList_New(0);
     if (warm_failed) {
         PyErr_SetString(PyExc_MemoryError, "_ste_tracer: a code object could not be watched");
@@ -338,9 +355,14 @@ ste_warm_take(PyObject *self, PyObject *unused)
         PyObject *code = PyList_GET_ITEM(watched, i);
         PyCodeObject *co = (PyCodeObject *)code;
         if (co->co_warmup != WARM_COLD) {
-            rearm(co);
             if ((co->co_flags & GENERATOR_FLAGS) && in_root(co)) generators_ran = 1;
             if (list_once(taken, code, listed) != 0) goto fail;
+            if (pin) {
+                /* Left as it is (specialised), watched no more. */
+                if (_PyCode_SetExtra(code, watch_index, (void *)WARM_PINNED) == 0) continue;
+                PyErr_Clear();  /* (unpinned: watched and re-armed, as without pin) */
+            }
+            rearm(co);
         }
         /* One only nobody else holds can never run again: not kept. */
         if (Py_REFCNT(code) > 1 && PyList_Append(kept, code) != 0) goto fail;
@@ -355,8 +377,10 @@ ste_warm_take(PyObject *self, PyObject *unused)
      * since (no RESUME): listed as having run. */
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(suspended); k++) {
         PyObject *code = PyList_GET_ITEM(suspended, k);
+        if (watch_mark(code) == WARM_PINNED) continue;  /* listed for good */
         watch(code, 0);  /* (it is: its function's code was) */
         if (list_once(taken, code, listed) != 0) goto fail;
+        if (pin && _PyCode_SetExtra(code, watch_index, (void *)WARM_PINNED) != 0) PyErr_Clear();
     }
     /* Which are suspended now: a walk (~5 ns an object the collector
      * tracks) only when one of the root's generators ran since the last
@@ -389,7 +413,8 @@ ste_eval_frame(PyThreadState *tstate, struct _PyInterpreterFrame *frame, int thr
 {
     PyObject *code = (PyObject *)frame->f_code;
     void *mark = NULL;
-    if (_PyCode_GetExtra(code, extra_index, &mark) == 0 && (uintptr_t)mark != generation) {
+    if (_PyCode_GetExtra(code, extra_index, &mark) == 0 && (uintptr_t)mark != generation &&
+        (uintptr_t)mark != HOOK_PINNED) {
         /* The first run in this generation. An exception may be pending
          * (throwflag: gen.throw()): it is the frame's, kept as it is. */
         PyObject *type, *value, *traceback;
@@ -435,8 +460,10 @@ ste_installed(PyObject *self, PyObject *unused)
 }
 
 static PyObject *
-ste_take(PyObject *self, PyObject *unused)
+ste_take(PyObject *self, PyObject *args)
 {
+    int pin = 0;
+    if (!PyArg_ParseTuple(args, "|p:take", &pin)) return NULL;
     if (failed) {
         PyErr_SetString(PyExc_MemoryError, "_ste_tracer: a code object could not be listed");
         return NULL;
@@ -445,6 +472,10 @@ ste_take(PyObject *self, PyObject *unused)
     if (fresh == NULL) return NULL;
     PyObject *taken = seen;
     seen = fresh;
+    for (Py_ssize_t i = 0; pin && i < PyList_GET_SIZE(taken); i++) {
+        /* (Unpinned where it fails: listed again at its next run.) */
+        if (_PyCode_SetExtra(PyList_GET_ITEM(taken, i), extra_index, (void *)HOOK_PINNED) != 0) PyErr_Clear();
+    }
     return taken;
 }
 
@@ -669,10 +700,11 @@ static PyMethodDef methods[] = {
     {"install", ste_install, METH_NOARGS, "Sets the frame evaluation hook; False if another is set."},
     {"installed", ste_installed, METH_NOARGS, "True while the hook is the interpreter's."},
     {"uninstall", ste_uninstall, METH_NOARGS, "The default frame evaluation again, if ours is set."},
-    {"take", ste_take, METH_NOARGS, "The code objects first run since the last take."},
+    {"take", ste_take, METH_VARARGS, "The code objects first run since the last take; take(True) pins them."},
     {"reset", ste_reset, METH_NOARGS, "Forgets what was taken: code that runs again is listed again."},
     {"warm_start", ste_warm_start, METH_VARARGS, "Starts the warm-up watch: warm_start(root, codes)."},
-    {"warm_take", ste_warm_take, METH_NOARGS, "The watched code objects that ran since the last warm_take."},
+    {"warm_take", ste_warm_take, METH_VARARGS,
+     "The watched code objects that ran since the last warm_take; warm_take(True) pins them."},
     {"warm_intact", ste_warm_intact, METH_NOARGS, "The warm-up watch is whole."},
     {"names_setup", ste_names_setup, METH_VARARGS, "ste_parts.setup's opcode tables for used_names."},
     {"string_names", ste_string_names, METH_VARARGS, "ste_parts._string_names in C."},
