@@ -341,38 +341,66 @@ ste_warm_take(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_MemoryError, "_ste_tracer: a code object could not be watched");
         return NULL;
     }
-    /* Both lists made before the pass: nothing in it allocates an object
-     * the collector tracks (a collection could run a finalizer, which
-     * could make code and so watch it: append to the list walked here). */
+    /* The list made before the pass: nothing in it allocates an object the
+     * collector tracks (a collection could run a finalizer, which could
+     * make code and so watch it: append to the list walked here). */
     PyObject *taken = PyList_New(0);
     if (taken == NULL) return NULL;
-    PyObject *kept = PyList_New(0);
-    if (kept == NULL) goto fail;
     uintptr_t listed = (generation << 1) | 1;
-    int generators_ran = 0;
-    Py_ssize_t n = PyList_GET_SIZE(watched);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *code = PyList_GET_ITEM(watched, i);
+    int generators_ran = 0, failed_append = 0;
+    /* `watched` is compacted in place: a code object kept is not touched
+     * but for its counter (read, and set back when it ran). A forked
+     * child shares its parent's code objects' pages until it writes one,
+     * and a new list of the kept ones would write every refcount. */
+    PyObject **items = ((PyListObject *)watched)->ob_item;
+    Py_ssize_t n = PyList_GET_SIZE(watched), at = 0, kept = 0;
+    PyObject **gone = NULL;  /* pinned or dead: released after the pass */
+    Py_ssize_t n_gone = 0, gone_room = 0;
+    for (; at < n; at++) {
+        PyObject *code = items[at];
         PyCodeObject *co = (PyCodeObject *)code;
+        int keep = Py_REFCNT(code) > 1;  /* one nobody else holds can never run again */
         if (co->co_warmup != WARM_COLD) {
             if ((co->co_flags & GENERATOR_FLAGS) && in_root(co)) generators_ran = 1;
-            if (list_once(taken, code, listed) != 0) goto fail;
-            if (pin) {
-                /* Left as it is (specialised), watched no more. */
-                if (_PyCode_SetExtra(code, watch_index, (void *)WARM_PINNED) == 0) continue;
-                PyErr_Clear();  /* (unpinned: watched and re-armed, as without pin) */
+            if (list_once(taken, code, listed) != 0) {
+                failed_append = 1;
+                break;
             }
-            rearm(co);
+            if (pin && _PyCode_SetExtra(code, watch_index, (void *)WARM_PINNED) == 0) {
+                keep = 0;  /* left as it is (specialised), watched no more */
+            } else {
+                PyErr_Clear();  /* (unpinned: watched and re-armed, as without pin) */
+                rearm(co);
+            }
         }
-        /* One only nobody else holds can never run again: not kept. */
-        if (Py_REFCNT(code) > 1 && PyList_Append(kept, code) != 0) goto fail;
+        if (keep) {
+            items[kept++] = code;
+            continue;
+        }
+        if (n_gone == gone_room) {
+            gone_room = gone_room ? 2 * gone_room : 256;
+            PyObject **more = PyMem_Realloc(gone, gone_room * sizeof *gone);
+            if (more == NULL) {
+                failed_append = 1;
+                items[kept++] = code;  /* (kept: released at a later take) */
+                at++;
+                break;
+            }
+            gone = more;
+        }
+        gone[n_gone++] = code;
     }
-    /* The dropped ones go now, after the pass (a weak reference's callback
-     * may run as one goes, and watch new code: into `kept`). */
-    PyObject *old = watched;
-    watched = kept;
-    kept = NULL;
-    Py_DECREF(old);
+    /* What the pass did not reach stays; then the released go (a weak
+     * reference's callback may run as one goes, and watch new code:
+     * appended to the list, whole again by then). */
+    while (at < n) items[kept++] = items[at++];
+    Py_SET_SIZE(watched, kept);
+    for (Py_ssize_t k = 0; k < n_gone; k++) Py_DECREF(gone[k]);
+    PyMem_Free(gone);
+    if (failed_append) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto fail;
+    }
     /* A generator suspended at the last take may have been thrown into
      * since (no RESUME): listed as having run. */
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(suspended); k++) {
@@ -394,7 +422,6 @@ ste_warm_take(PyObject *self, PyObject *args)
     }
     return taken;
 fail:
-    Py_XDECREF(kept);
     Py_DECREF(taken);
     return NULL;
 }
