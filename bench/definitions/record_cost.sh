@@ -9,7 +9,10 @@
 # checkout (bench/README.md measured 4b6b3b1a81; its conftest needs
 # python3-hypothesis). The suite: the 17 test files of sympy/{logic, sets,
 # calculus, crypto} with sympy's --veryquickcheck, kind = "pytest",
-# jobs = 1. Rounds interleaved, one run at a time:
+# jobs = 1. Another suite: DIRS (the folders whose tests/test_*.py are the
+# suite, relative to CHECKOUT) and PYTEST_ARGS (pytest's arguments besides
+# the files), e.g. for networkx DIRS="networkx/classes networkx/generators"
+# PYTEST_ARGS="". Rounds interleaved, one run at a time:
 #   plain     /usr/bin/python3 -m pytest ... <the files>, no ste;
 #   file      ste record, granularity = "file", from an empty .ste/;
 #   def-cold  ste record, granularity = "definition", from an empty .ste/
@@ -27,15 +30,18 @@
 set -euo pipefail
 ste=$(realpath "$1"); root=$(cd "$2" && pwd); rounds=${3:-3}
 cd "$root"
-globs='"sympy/logic/**/tests/test_*.py", "sympy/sets/**/tests/test_*.py", "sympy/calculus/**/tests/test_*.py", "sympy/crypto/**/tests/test_*.py"'
-files=$(find sympy/logic sympy/sets sympy/calculus sympy/crypto -path '*/tests/test_*.py' | sort)
+dirs=${DIRS-sympy/logic sympy/sets sympy/calculus sympy/crypto}
+pytest_args=${PYTEST_ARGS---veryquickcheck}
+globs=$(for d in $dirs; do printf '"%s/**/tests/test_*.py", ' "$d"; done)
+globs=${globs%, }
+files=$(find $dirs -path '*/tests/test_*.py' | sort)
 write_toml() {
   cat > ste.toml <<EOF
 [tests]
 include = [$globs]
 [runner]
 kind = "pytest"
-command = "/usr/bin/python3 -m pytest -q -p no:cacheprovider -p ste_pytest --veryquickcheck {tests}"
+command = "/usr/bin/python3 -m pytest -q -p no:cacheprovider -p ste_pytest $pytest_args {tests}"
 jobs = 1
 [inventory]
 ignore = ["**/__pycache__/**", ".hypothesis/**"]
@@ -51,7 +57,7 @@ timed() {  # label command...: prints "label seconds cpu-seconds"
   /usr/bin/time -o /tmp/record_cost.cpu -f "%U %S" "${@:2}" > /tmp/record_cost.out 2>&1 ||
     { echo "$1 failed:" >&2; tail -5 /tmp/record_cost.out >&2; }
   end=$(date +%s.%N)
-  cpu=$(awk '{print $1 + $2}' /tmp/record_cost.cpu)
+  cpu=$(awk 'END {print $1 + $2}' /tmp/record_cost.cpu)  # (the last line: a failing command's status comes first)
   echo "$1 $(echo "$end - $start" | bc) $cpu"
 }
 # VARIANTS: which of the runs below, in this order (all by default).
@@ -60,7 +66,7 @@ want() { [[ " $variants " == *" $1 "* ]]; }
 results=$(mktemp)
 for r in $(seq "$rounds"); do
   if want plain; then
-    timed plain /usr/bin/python3 -m pytest -q -p no:cacheprovider --veryquickcheck $files >> "$results"
+    timed plain /usr/bin/python3 -m pytest -q -p no:cacheprovider $pytest_args $files >> "$results"
   fi
   if want file; then
     rm -rf .ste; write_toml file
