@@ -408,7 +408,9 @@ ste_warm_take(PyObject *self, PyObject *args)
         if (watch_mark(code) == WARM_PINNED) continue;  /* listed for good */
         watch(code, 0);  /* (it is: its function's code was) */
         if (list_once(taken, code, listed) != 0) goto fail;
-        if (pin && _PyCode_SetExtra(code, watch_index, (void *)WARM_PINNED) != 0) PyErr_Clear();
+        /* (Not pinned, even by a pinning take: a pinned code object is
+         * never in `watched`, which this one is. Listed again while it
+         * stays suspended: more than needed, never less.) */
     }
     /* Which are suspended now: a walk (~5 ns an object the collector
      * tracks) only when one of the root's generators ran since the last
