@@ -76,9 +76,12 @@ std::vector<TestDependencies> SplitBatchDependencies(const TestDependencies& who
   TestDependencies all = whole;
   // The runner's parent touches the test files it was given (a stat, an
   // existence check) before forking, in the shared scope: such a record is
-  // the dependency of that test alone, not of every test. So is a
-  // definition view of a test file there (definition granularity: a check
-  // of a source is its module view).
+  // the dependency of that test alone, not of every test. So is the module
+  // view of a test file there (definition granularity: a check of a source
+  // is its module view). Any other part of a test file recorded there (a
+  // unit the parent ran, a constant it named: conftest.py importing from a
+  // test file) stays shared: another test's child that runs it again does
+  // not record it again (the tracker pins what the parent ran; ste_defs.py).
   std::map<std::string, size_t> index_of;
   for (size_t i = 0; i < tests.size(); i++) index_of[tests[i]] = i;
   std::vector<std::vector<DepKey>> moved(tests.size());
@@ -91,8 +94,9 @@ std::vector<TestDependencies> SplitBatchDependencies(const TestDependencies& who
     std::vector<DepKey> kept;
     for (DepKey& k : s.deps) {
       std::optional<View> view = ParseView(k.path);
-      auto it = index_of.find(view && view->kind == ViewKind::kDefinition ? view->dir : k.path);
-      if (it != index_of.end()) {
+      const bool module_view = view && view->kind == ViewKind::kDefinition && view->part == DefinitionPart::kModule;
+      auto it = index_of.find(module_view ? view->dir : k.path);
+      if (it != index_of.end() && (!view || module_view)) {
         moved[it->second].push_back(std::move(k));
       } else {
         kept.push_back(std::move(k));

@@ -527,6 +527,29 @@ TEST_P(Definitions, APackageThatPytestOnlyLooksUpIsItsModuleLevel) {
       << last_err_;
 }
 
+// What a batch runner's parent ran is listed in its scope once: the
+// tracker pins it, and a test file's child that runs it again does not list
+// it again (ste_defs.py, "Pinned"). So a test file's helper that the parent
+// ran (conftest.py imports it and calls it) stays every test's, not only
+// its own file's: a change to it selects the other test that calls it.
+TEST_P(Definitions, ATestFilesHelperTheParentRanSelectsTheOtherTestsThatRunIt) {
+  if (GetParam().name != "Pytest" && GetParam().name != "PytestProfile") {
+    GTEST_SKIP() << "conftest.py runs in pytest's batch runner's parent";
+  }
+  W("tests/__init__.py", "");
+  W("tests/test_helpers.py", "def helper():\n    return 1\n\n\ndef test_helper():\n    assert helper() == 1\n");
+  W("tests/test_uses_helper.py",
+    "def test_uses_helper():\n    from tests.test_helpers import helper\n\n    assert helper() == 1\n");
+  W("conftest.py", "from tests.test_helpers import helper\n\nVALUE = helper()\n");
+  all_.insert("tests/test_helpers.py");
+  all_.insert("tests/test_uses_helper.py");
+  Configure("definition");
+  std::set<std::string> failing;
+  std::set<std::string> got = Edit("the helper", "tests/test_helpers.py", "return 1", "return 2", &failing);
+  EXPECT_EQ(failing, Paths({"test_helpers", "test_uses_helper"})) << "the ground truth";
+  for (const std::string& t : failing) EXPECT_TRUE(got.count(t)) << t << " missed\n" << last_err_;
+}
+
 // A record keeps each source's fingerprints on disk by content
 // (.ste/fingerprints): the next record fingerprints only what changed, and
 // selects as one that fingerprinted everything.
