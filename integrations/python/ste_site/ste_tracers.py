@@ -197,7 +197,7 @@ class _Profile:
     def __init__(self):
         self._profilers = [(_new_profiler(), _thread_ident())]  # the main one first
         self._taken = {}  # id(code) -> code (held: an id is not reused)
-        self._pinned = {}  # the same, kept by reset()
+        self._pinned = {}  # the same, what reset() keeps in _taken
 
     def take(self, pin=False):
         codes = []
@@ -210,7 +210,7 @@ class _Profile:
                     continue
                 for entry in stats:
                     code = entry.code
-                    if id(code) not in self._taken and id(code) not in self._pinned:
+                    if id(code) not in self._taken:
                         self._taken[id(code)] = code
                         codes.append(code)
             if pin:
@@ -219,7 +219,7 @@ class _Profile:
 
     def reset(self):
         with _lock:
-            self._taken.clear()
+            self._taken = dict(self._pinned)
             for prof, _ in self._profilers:
                 prof.clear()
 
