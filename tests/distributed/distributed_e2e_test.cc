@@ -11,7 +11,10 @@
 // The repository: kTests shell tests, each sourcing lib/common.sh, reading
 // one of src/mod_*.txt, listing fixtures/, probing an absent file, reading
 // a file outside the repo, and sleeping a little so that kills land
-// mid-test; tests/test_07.sh fails.
+// mid-test; tests/test_07.sh fails. With $STE_E2E_GATE set (only where a
+// test says so) each test first waits at a gate the test opens one run at
+// a time (Gate below), so that "the build is still going" is decided by
+// the test, never by how fast the machine is.
 //
 // Everything a test starts it stops by pid (testing::Process).
 #include <dirent.h>
@@ -19,8 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <regex>
@@ -86,6 +91,73 @@ bool WaitFor(double seconds, const std::function<bool()>& done) {
   return done();
 }
 
+// The tests' gate, in the shell every test starts with. Unset (every
+// build but the ones a test gates, the reference one among them) it does
+// nothing. Set, to a directory, the test waits until it claims one of the
+// tokens t<N> the harness made there (c<N>, created with O_EXCL under
+// `set -C`: one claim per token, whoever races for it), until `open`
+// appears, or until the directory is gone (the harness's clean-up: a test
+// left running exits). The gate is in /dev/shm, which the interceptor
+// does not record (it skips /dev), and what the loop runs is builtins and
+// `sleep`, which every test runs anyway: a gated build records what an
+// ungated one does, so the index dumps compare.
+constexpr char kGateScript[] =
+    "if [ -n \"$STE_E2E_GATE\" ]; then\n"
+    "  set -C\n"
+    "  until [ -e \"$STE_E2E_GATE/open\" ] || [ ! -d \"$STE_E2E_GATE\" ]; do\n"
+    "    for t in \"$STE_E2E_GATE\"/t*; do\n"
+    "      [ -e \"$t\" ] && { true > \"$STE_E2E_GATE/c${t##*/t}\"; } 2>/dev/null && break 2\n"
+    "    done\n"
+    "    sleep 0.05\n"
+    "  done\n"
+    "  set +C\n"
+    "fi\n";
+
+// The harness's side of the gate: Release(n) lets n more test runs
+// through, Claimed() is how many of those have gone through, Open() lets
+// every run through. Removed (the directory and what is in it) on
+// destruction.
+class Gate {
+ public:
+  Gate() {
+    char dir[] = "/dev/shm/ste-e2e-gate-XXXXXX";
+    if (mkdtemp(dir) != nullptr) dir_ = dir;
+  }
+  ~Gate() {
+    if (dir_.empty()) return;
+    if (DIR* d = opendir(dir_.c_str())) {
+      while (struct dirent* e = readdir(d)) {
+        if (e->d_name[0] != '.') unlink((dir_ + "/" + e->d_name).c_str());
+      }
+      closedir(d);
+    }
+    rmdir(dir_.c_str());
+  }
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  bool ok() const { return !dir_.empty(); }
+  // For the workers' environment.
+  std::string Env() const { return "STE_E2E_GATE=" + dir_; }
+  void Release(int n) {
+    for (int i = 0; i < n; i++) WriteFile(absl::StrCat(dir_, "/t", ++tokens_), "");
+  }
+  int Released() const { return tokens_; }
+  int Claimed() const {
+    int n = 0;
+    if (DIR* d = opendir(dir_.c_str())) {
+      while (struct dirent* e = readdir(d)) n += e->d_name[0] == 'c';
+      closedir(d);
+    }
+    return n;
+  }
+  void Open() { WriteFile(dir_ + "/open", ""); }
+
+ private:
+  std::string dir_;
+  int tokens_ = 0;
+};
+
 class Distributed : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -99,9 +171,9 @@ class Distributed : public ::testing::Test {
     W("fixtures/b.txt", "b\n");
     for (int t = 0; t < kTests; t++) {
       W(absl::StrFormat("tests/test_%02d.sh", t),
-        absl::StrFormat(". lib/common.sh\nread x < src/mod_%d.txt\ncheck \"$x\"\nls fixtures > /dev/null\n"
+        absl::StrFormat("%s. lib/common.sh\nread x < src/mod_%d.txt\ncheck \"$x\"\nls fixtures > /dev/null\n"
                         "[ -f config/t%d.env ] && exit 3\nread y < '%s/site.cfg'\nsleep 0.%d\n%s",
-                        t % 5, t, ext_, 1 + t % 4, t == 7 ? "exit 1\n" : "exit 0\n"));
+                        kGateScript, t % 5, t, ext_, 1 + t % 4, t == 7 ? "exit 1\n" : "exit 0\n"));
     }
     ::ste::testing::InitGitRepo(root_);
   }
@@ -370,14 +442,26 @@ void Distributed::KillRestartResume(int kills) {
   const std::string socket = "unix:" + dir_ + "/sched.sock";
   std::string address = StartScheduler(store_, socket);
   auto record = Background("record", {"record", "--allow-failures", "--scheduler", address, "--wait", "--progress", "plain"});
+  // The worker's tests pass the gate one run at a time, the next let
+  // through once the last has gone in, until the store holds the results
+  // wanted before a kill. Then at most 3 more runs can end (2 slots, 1
+  // token) while the worker's slots hold tests at the gate, leased and
+  // unreported: the build cannot end before the last kill, which opens it.
+  // (Runs, not results: a test the worker held across a kill is leased
+  // again, and may run twice.)
+  Gate gate;
+  ASSERT_TRUE(gate.ok()) << "cannot make a directory in /dev/shm: " << std::strerror(errno);
+  worker_env_.push_back(gate.Env());
   auto worker = StartWorker("w", address);
   size_t journaled = 0;
   for (int kill = 1; kill <= kills; kill++) {
-    // Killed once some results are in the store (rows, not log lines), and
-    // before every test has been accepted.
+    // Killed once some results are in the store (rows, not log lines).
     const size_t wanted = 3 + 6 * static_cast<size_t>(kill - 1);
-    ASSERT_TRUE(WaitFor(60, [&] { return StoredResults(2) >= wanted || !record->running(); }))
-        << record->err() << Log();
+    ASSERT_TRUE(WaitFor(60, [&] {
+      if (StoredResults(2) >= wanted || !record->running()) return true;
+      if (gate.Claimed() == gate.Released()) gate.Release(1);
+      return false;
+    })) << record->err() << Log() << worker->err();
     ASSERT_TRUE(record->running()) << "the build ended before kill " << kill << ": " << record->err();
     scheduler_->Signal(SIGKILL);
     EXPECT_EQ(scheduler_->Wait(10), 128 + SIGKILL);
@@ -396,6 +480,7 @@ void Distributed::KillRestartResume(int kills) {
         << log;
     EXPECT_EQ(std::stoi(m[1]), kill + 1);
     EXPECT_GE(static_cast<size_t>(std::stoi(m[2])), journaled);
+    if (kill == kills) gate.Open();
   }
   ASSERT_EQ(record->Wait(120), 0) << record->out() << record->err() << Log();
   EXPECT_EQ(worker->Wait(60), 0) << worker->err();
