@@ -2,7 +2,7 @@
 lines read (integrations/python/ste_site/ste_parts.py), in a real
 interpreter (ctest PythonDefinitionParts).
 
-    /usr/bin/python3 tests/integrations/python_defs_parts_test.py
+    /usr/bin/python3 tests/integrations/python_defs_parts_test.py [PRELOAD]
 
 Each case is a function of a small program run by a fresh /usr/bin/python3 with the
 tracker started as ste_names.py starts it (ste_defs.start(),
@@ -10,9 +10,15 @@ STE_DEFINITIONS = a temporary repository holding the package `pkg`), whose
 stats are written to a file instead (the program replaces ste_defs._stat
 first); the case then checks exactly which records the process made. The
 end-to-end selections, with ground truth, are definitions_e2e_test.cc's.
+
+With PRELOAD (the interceptor, _ste_tracer beside it in python/, found as a
+tracked process finds it) each program runs twice: with the tracker's
+Python readers and module type (the fallback's), and with _ste_tracer's;
+the records must be the same.
 """
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,6 +26,7 @@ import textwrap
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PRELOAD = None  # argv[1]
 SITE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "integrations", "python", "ste_site")
 
 PACKAGE = {
@@ -88,6 +95,8 @@ PACKAGE = {
     # A module answering names it does not bind; a class's __getattr__.
     "pkg/lazy.py": "NEW = 1\n\n\ndef __getattr__(name):\n    if name == 'old_name':\n        return NEW\n"
                    "    raise AttributeError(name)\n\n\nclass Box:\n    def __getattr__(self, name):\n        return 2\n",
+    # Constants bound by a module loaded late (Constants' tests).
+    "pkg/late.py": "LATE = 5\nLATER = 6\n",
     # A compiled pattern is a constant (ste_fingerprint.py, "const").
     "pkg/pat.py": "import re\n\nDIGITS = re.compile(r'\\d+')\n\n\ndef digits(s):\n    return DIGITS.findall(s)\n",
     # A deprecated module: it warns as it is imported, at its importer.
@@ -127,8 +136,10 @@ ste_defs.flush()
 '''
 
 
-def run(case):
-    """The records the program made after the package was imported."""
+def run(case, modes=None):
+    """The records the program made after the package was imported (by
+    each of `modes`: None for the Python readers, PRELOAD for _ste_tracer's;
+    both by default when there is a PRELOAD)."""
     with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as lib:
         for rel, text in PACKAGE.items():
             base = lib if rel.startswith("lib/") else root
@@ -142,11 +153,31 @@ def run(case):
             f.write(PROGRAM.replace("CASE", textwrap.indent(textwrap.dedent(case), "    ")))
         env = dict(os.environ, SITE=SITE, ROOT=root, LIB=lib, RECORDS=records, PYTHONDONTWRITEBYTECODE="1")
         env.pop("STE_DEFINITIONS", None)
-        done = subprocess.run(["/usr/bin/python3", "-B", program], env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise AssertionError(done.stdout + done.stderr)
-        with open(records) as f:
-            lines = f.read().split("\n")
+        env.pop("LD_PRELOAD", None)
+        runs = []
+        for preload in modes or ((None, PRELOAD) if PRELOAD else (None,)):
+            env.pop("LD_PRELOAD", None)
+            if preload:
+                env["LD_PRELOAD"] = preload
+            done = subprocess.run(["/usr/bin/python3", "-B", program], env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise AssertionError(done.stdout + done.stderr)
+            with open(records) as f:
+                runs.append(split(f.read().split("\n")))
+            os.unlink(records)
+    if len(runs) == 2 and same(runs[0]) != same(runs[1]):
+        raise AssertionError("the Python readers and _ste_tracer's differ:\n%s\n%s" % tuple(runs))
+    return runs[-1]
+
+
+def same(run):
+    """What must be the same in both modes: every record, in any order,
+    but the markers (the fallback's slow-tracer notice), pids aside."""
+    return [sorted(re.sub(r":[0-9]+", ":<pid>", r) for r in part if not r.startswith("/^ste-defs-slow:"))
+            for part in run]
+
+
+def split(lines):
     at = lines.index("/^case")
     before = [l for l in lines[:at] if "^ste-code:" not in l]
     after = {l for l in lines[at + 1:] if l and "^ste-code:" not in l}
@@ -195,6 +226,34 @@ class Constants(unittest.TestCase):
                          {"pkg/meta.py/^ste-name:__version__", "pkg/meta.py/^ste-name:TAX",
                           "pkg/meta.py/^ste-name:version"})
 
+    def test_code_that_ran_before_the_module_binding_its_name_loaded_is_a_use(self):
+        # Code naming LATE and LATER ran, and what ran was emitted, before
+        # pkg.late bound them; then code naming LATER only, emitted with
+        # the import. Each name of code that ran is a use once a module of
+        # the repository binds it, whenever that module comes.
+        _, after = run("""
+            import types
+            def peek(ns):
+                return getattr(ns, "x", None) or (ns.LATE if hasattr(ns, "y") else None)
+            peek(types.SimpleNamespace())
+            ste_defs.flush()
+            def peek_later(ns):
+                return ns.LATER if hasattr(ns, "y") else None
+            peek_later(types.SimpleNamespace())
+            ste_defs.flush()
+            from pkg import late
+            ste_defs.flush()
+            """)
+        self.assertEqual(kinds(after, "late.py/^ste-name:"), {"pkg/late.py/^ste-name:LATE", "pkg/late.py/^ste-name:LATER"})
+        _, after = run("""
+            from pkg import late
+            ste_defs.flush()
+            def peek(ns):
+                return ns.LATE
+            peek(late)
+            """)
+        self.assertEqual(kinds(after, "late.py/^ste-name:"), {"pkg/late.py/^ste-name:LATE"})
+
     def test_a_library_naming_its_own_version_is_no_use(self):
         _, after = run("import outside; outside.version()")
         # (outside's code names its own function `version`, a name meta's
@@ -224,6 +283,20 @@ class NamesLookedUp(unittest.TestCase):
     names `import *` copied (a star record): a plain function or constant
     added by that name is a change for the process (ste_fingerprint.py,
     "names")."""
+
+    def test_under_the_compiled_tracer_modules_note_failed_lookups_in_c(self):
+        if not PRELOAD:
+            self.skipTest("needs the interceptor and _ste_tracer beside it (argv[1])")
+        # run() compares the records of both module types (the cases
+        # below: failed lookups); this checks that the second is
+        # _ste_tracer's, with no __getattr__ in Python.
+        _, after = run("""
+            cls = type(meta)
+            _stat("/^bases:" + ",".join(c.__name__ for c in cls.__mro__[1:3]))
+            _stat("/^getattr-in-python:" + str(any("__getattr__" in c.__dict__ for c in cls.__mro__)))
+            """, modes=(PRELOAD,))
+        self.assertIn("/^bases:watched_module,module", after)
+        self.assertIn("/^getattr-in-python:False", after)
 
     def test_a_failed_lookup_is_recorded_and_raises_as_before(self):
         for case, names in [
@@ -453,4 +526,6 @@ class LinesShown(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and os.path.isfile(sys.argv[1]):
+        PRELOAD = os.path.abspath(sys.argv.pop(1))
     unittest.main()

@@ -68,11 +68,18 @@ Names added. A plain function or simple constant added to a module is no
 module-level code (ste_fingerprint.py, "names"): only code that looks the
 name up can tell. The module's own code holds the names in its
 fingerprints; elsewhere a lookup of a name the module does not bind fails,
-and the class of every repository module (_Watched) notes the failure in
-its __getattr__, which the interpreter calls only then (`hasattr(m, n)`,
-`getattr(m, n, d)`, `from m import n`; not dunders other than
-__version__ and __version_info__); it raises the interpreter's own error
-(one frame of this file more in its traceback). A `from m import n` that
+and the class of every repository module (_Watched) notes the failure
+(`hasattr(m, n)`, `getattr(m, n, d)`, `from m import n`; not dunders other
+than __version__ and __version_info__), and the interpreter's own error is
+raised. With _ste_tracer (CPython 3.11) the class's attribute lookup is
+the module type's own, called from C, and only a failed one calls
+_absent_noted (use_compiled): a lookup in a repository module costs about
+what it costs in any module that is not exactly the module type (the
+interpreter specialises `m.x` only on that one). Elsewhere the note is its
+__getattr__ in Python, which the interpreter calls after every failed
+lookup (one frame of this file more in the error's traceback), and it
+makes every lookup in the module a call through a slot wrapper (~7 times
+as slow as in a plain module). A `from m import n` that
 found n (code that ran imports n: IMPORT_FROM) is recorded the same way,
 for m (the module the import named, resolved against the importer's
 package; when that is not told, each repository module binding n but
@@ -161,14 +168,23 @@ _root = None  # "<abs root>/", from setup()
 _stat = _mark_broken = None  # ste_defs's, from setup()
 _CodeType = type((lambda: None).__code__)
 _names_used = set()  # names that code which ran uses
+_new_used = set()  # used since emit() last settled them (_settle_used)
 # Code that ran, (code, co_names, names in its constants' tuples, whether
 # it is the repository's), whose names are taken (_take_names) only when
 # one of them is a name that matters (emit()): most never are, and reading
-# a code object's bytecode costs (its co_code is made on first use).
+# a code object's bytecode costs (its co_code is made on first use). An
+# item taken is None. Each item emit() checked is in _deferred_index under
+# each of its names (it held no name pending then): a name that becomes
+# pending later takes the items it lists, and nothing else is walked. Each
+# emit() works on what is new since the last (a forked child does not walk,
+# nor touch the refcounts of, what its parent had already settled).
 _deferred = []
-_deferred_checked = 0  # _deferred[:_deferred_checked] hold none of _keys_checked
-_keys_checked = set()
+_deferred_indexed = 0  # _deferred[:_deferred_indexed] are in _deferred_index (or taken)
+_deferred_index = {}  # name -> positions in _deferred of items holding it
 _const_index = {}  # name -> abs files binding it at top level to a plain value or a function of theirs
+_pending = set()  # names in _const_index that no code which ran uses (yet)
+_new_pending = []  # names added to _pending since the last emit()
+_new_pairs = []  # (name, file) added to _const_index since the last emit()
 _indexed = set()  # module files indexed
 _name_records = set()  # (file, name) recorded
 # Each name code that ran imported, `from m import X` (a lookup of X on m,
@@ -244,7 +260,7 @@ _compiled = None
 def use_compiled(module):
     """After the tracer starts: the compiled name readers of `module`
     (_ste_tracer), when it has them, read code from here on."""
-    global _compiled, _read_string_names, _read_used_names
+    global _compiled, _read_string_names, _read_used_names, _Watched
     if module is not None and hasattr(module, "used_names"):
         try:
             module.names_setup(_NAME_OPS, _NAME_SHIFT, _BINDING_OPS, _IMPORT_FROM, _IMPORT_NAME, _LOAD_CONST,
@@ -253,6 +269,15 @@ def use_compiled(module):
             return  # (the Python ones answer)
         _compiled = module
         _read_string_names, _read_used_names = module.string_names, module.used_names
+    if module is not None and hasattr(module, "module_type"):
+        try:
+            watched = _watched_on(module.module_type(_absent_noted))
+        except Exception:
+            return  # (the Python one notes)
+        for loaded in list(sys.modules.values()):
+            if type(loaded) is _Watched:
+                loaded.__class__ = watched
+        _Watched = watched
 
 
 def _string_names(consts, direct, nested, depth=0):
@@ -320,12 +345,12 @@ def look_at(code):
         nested.difference_update(_DUNDERS)
         if not _DUNDERS.isdisjoint(names):
             names = tuple(n for n in names if n not in _DUNDERS)
-    _names_used.update(direct)
+    _new_used.update(direct)
     _deferred.append((code, names, nested, repo))
 
 
 def _take_names(code, names, nested, repo):
-    """The names of a deferred code object into _names_used: all of them
+    """The names of a deferred code object into _new_used: all of them
     when it binds or imports none; else those it uses (`from m import X`
     holds "X" in a tuple: a copy, no use)."""
     if _BINDING_BYTE not in code.co_code[::2].translate(_BINDING_TABLE):
@@ -338,27 +363,75 @@ def _take_names(code, names, nested, repo):
         _imported_names.update((level, module, name, code.co_filename) for level, module, name in pairs)
     if not repo:
         used.difference_update(_DUNDERS)
-    _names_used.update(used)
+    _new_used.update(used)
 
 
-def _take_deferred(pending):
-    """Takes the names of each deferred code object that holds one of
-    `pending` (names bound by the repository not yet used). The ones
-    checked before are checked again only against keys new since then."""
-    global _deferred_checked
-    fresh = pending - _keys_checked
-    start = 0 if fresh else _deferred_checked
-    kept = _deferred[:start]
-    for at in range(start, len(_deferred)):
+def _take_deferred():
+    """Takes the names of each deferred code object that holds a pending
+    name (bound by the repository, not yet used): of the items checked
+    before, those _deferred_index lists under a name pending since; each
+    new item against every pending name, indexed when it holds none."""
+    global _deferred_indexed
+    for name in _new_pending:
+        if name not in _pending:
+            continue  # used since: its items matter no more for it
+        for at in _deferred_index.pop(name, ()):
+            item = _deferred[at]
+            if item is not None:
+                _deferred[at] = None
+                _take_names(*item)
+    _new_pending.clear()
+    pending = _pending
+    for at in range(_deferred_indexed, len(_deferred)):
         item = _deferred[at]
-        against = fresh if at < _deferred_checked else pending
-        if against.isdisjoint(item[1]) and against.isdisjoint(item[2]):
-            kept.append(item)
-        else:
+        if not (pending.isdisjoint(item[1]) and pending.isdisjoint(item[2])):
+            _deferred[at] = None
             _take_names(*item)
-    _deferred[:] = kept
-    _deferred_checked = len(kept)
-    _keys_checked.update(pending)
+            continue
+        for names in (item[1], item[2]):
+            for name in names:
+                positions = _deferred_index.get(name)
+                if positions is None:
+                    _deferred_index[name] = [at]
+                else:
+                    positions.append(at)
+    _deferred_indexed = len(_deferred)
+
+
+def _settle_used():
+    """The names used since the last call into _names_used: each is pending
+    no more, and is recorded for each repository file binding it."""
+    if not _new_used:
+        return
+    fresh = _new_used - _names_used
+    _new_used.clear()
+    _names_used.update(fresh)
+    for name in fresh:
+        _pending.discard(name)
+        files = _const_index.get(name)
+        if files:
+            for filename in files:
+                _name_record(filename, name)
+
+
+def _name_record(filename, name):
+    if (filename, name) not in _name_records:
+        _name_records.add((filename, name))
+        _stat("%s/%s%s" % (filename, _NAME, name))
+
+
+def _index_name(name, filename):
+    files = _const_index.get(name)
+    if files is None:
+        _const_index[name] = {filename}
+        if name not in _names_used:
+            _pending.add(name)
+            _new_pending.append(name)
+    elif filename not in files:
+        files.add(filename)
+    else:
+        return
+    _new_pairs.append((name, filename))
 
 
 def _name_ops(code):
@@ -492,29 +565,29 @@ def _index_modules():
         plain = _PLAIN + ((re_module.Pattern,) if re_module is not None and hasattr(re_module, "Pattern") else ())
         for name, value in list(namespace.items()):
             if type(value) in plain and (not name.startswith("__") or name in _DUNDER_CONSTANTS):
-                _const_index.setdefault(name, set()).add(filename)
+                _index_name(name, filename)
             elif type(value) is _FunctionType and not name.startswith("__") and \
                     value.__code__.co_filename == filename and value.__name__ == name:
                 # A plain function's header (ste_fingerprint.py, "sig").
-                _const_index.setdefault(name, set()).add(filename)
+                _index_name(name, filename)
             elif is_init and not name.startswith("__") and not isinstance(value, _ModuleType):
                 # A package's own names: what its imports bind (ste_fingerprint.py,
                 # "imports": a part of its own in an __init__.py).
-                _const_index.setdefault(name, set()).add(filename)
+                _index_name(name, filename)
 
 
 def emit():
     """Records the docstrings, constants and line reads seen so far."""
     global _reads_made
     _index_modules()
-    pending = _const_index.keys() - _names_used
-    if pending and _deferred:
-        _take_deferred(pending)
-    for name in _const_index.keys() & _names_used:
-        for filename in _const_index[name]:
-            if (filename, name) not in _name_records:
-                _name_records.add((filename, name))
-                _stat("%s/%s%s" % (filename, _NAME, name))
+    _settle_used()
+    if _pending and len(_deferred) > _deferred_indexed or _new_pending:
+        _take_deferred()
+        _settle_used()
+    for name, filename in _new_pairs:
+        if name in _names_used:
+            _name_record(filename, name)
+    _new_pairs.clear()
     if _imported_names:
         for key in _imported_names - _imported_done:
             level, module, name, importer = key
@@ -648,32 +721,52 @@ def _with_docs(code, filename, line, body):
     return code.replace(co_consts=tuple(consts)) if changed else code
 
 
+def _absent_noted(module, name):
+    """A name looked up in a repository module and not found (after the
+    module's own lookup and its __getattr__): `hasattr(m, n)`, `getattr(m,
+    n, d)`, `from m import n`."""
+    try:
+        filename = _MODULE_DICT.__get__(module).get("__file__")
+        if type(filename) is str and type(name) is str and (not name.startswith("__") or name in _DUNDERS):
+            _absent.add((filename, name))
+    except Exception:
+        _mark_broken()
+
+
 class _Watched(type(sys)):
     """A repository module whose namespace read by string, and whose names
-    looked up and not found, are noted."""
+    looked up and not found, are noted. (use_compiled() replaces it with
+    the same on _ste_tracer's module type, which notes a failed lookup
+    without a call of __getattr__ in Python.)"""
 
     def __getattr__(self, name):
         # Called only when the module's own lookup (and its __getattr__)
-        # failed: `hasattr(m, n)`, `getattr(m, n, d)`, `from m import n`.
+        # failed.
+        _absent_noted(self, name)
         namespace = _MODULE_DICT.__get__(self)
-        try:
-            filename = namespace.get("__file__")
-            if type(filename) is str and type(name) is str and (not name.startswith("__") or name in _DUNDERS):
-                _absent.add((filename, name))
-        except Exception:
-            _mark_broken()
         if "__getattr__" in namespace:  # (not asked twice)
             raise AttributeError("module %r has no attribute %r" % (namespace.get("__name__"), name))
         return _MODULE_GETATTRIBUTE(self, name)  # the interpreter's own error
 
     def __dir__(self):
         _note_namespace(self, 1)
-        return super().__dir__()
+        return _MODULE_DIR(self)
 
     @property
     def __dict__(self):
         _note_namespace(self, 2)
         return _MODULE_DICT.__get__(self)
+
+
+def _watched_on(base):
+    """_Watched's namespace reads on `base`, a subclass of the module type
+    that notes failed lookups itself (_ste_tracer.module_type)."""
+    return type("_Watched", (base,), {
+        "__doc__": _Watched.__doc__,
+        "__module__": __name__,
+        "__dir__": _Watched.__dict__["__dir__"],
+        "__dict__": _Watched.__dict__["__dict__"],
+    })
 
 
 def _note_namespace(module, depth):
@@ -1031,7 +1124,8 @@ def setup(root, stat, mark_broken):
     what runs here is not what the program ran)."""
     global _root, _stat, _mark_broken
     _root, _stat, _mark_broken = root, stat, mark_broken
-    global _BINDING_OPS, _OPS, _OPS_DOC_STOP, _OPS_IMPORT_STAR, _MODULE_DICT, _MODULE_GETATTRIBUTE, _FIRST_CONST_IS_DOC, _not_watching
+    global _BINDING_OPS, _OPS, _OPS_DOC_STOP, _OPS_IMPORT_STAR, _MODULE_DICT, _MODULE_GETATTRIBUTE, _MODULE_DIR
+    global _FIRST_CONST_IS_DOC, _not_watching
     import opcode
 
     _OPS = opcode.opmap
@@ -1061,6 +1155,7 @@ def setup(root, stat, mark_broken):
                                                       "DELETE_NAME", "DELETE_GLOBAL") if k in opcode.opmap)
     _MODULE_DICT = type(sys).__dict__["__dict__"]
     _MODULE_GETATTRIBUTE = type(sys).__getattribute__
+    _MODULE_DIR = type(sys).__dir__
     # CPython puts a function's docstring first in co_consts (None when it
     # has none) up to 3.13; 3.14 says so with a flag.
     _FIRST_CONST_IS_DOC = sys.version_info < (3, 14)

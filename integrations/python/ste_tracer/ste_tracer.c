@@ -16,9 +16,12 @@
  *    and frames already there), and take() lists those whose counter moved
  *    and sets it back ("re-arms" it): a quickened one is first put back
  *    to its plain instructions in place (deopt, as co_code shows them),
- *    and the counter set to -1, so that its next entry moves it (to 0:
- *    CPython quickens it again then, at once rather than after 8 entries,
- *    which makes code that ran before specialised again sooner).
+ *    and the counter set back to -8, where a new code object's starts:
+ *    its next entry moves it, and CPython quickens it after 8 entries, as
+ *    it does new code. (Not at once: a counter set to -1 made every code
+ *    object the process ran once, a module or class body, a test, quicken
+ *    and specialise at its first entry, work plain CPython never does for
+ *    code run fewer than 8 times; and at the next take it was deopted.)
  *    Nothing runs per call: the eval loop keeps inlining Python calls and
  *    its specialised instructions (the frame hook below costs one C call
  *    per Python call). Limits, each handled:
@@ -74,7 +77,8 @@
  *                longer watched, left as they are;
  *   warm_intact() the watch is whole: no append failed, the default frame
  *                evaluation function runs the code;
- *   names_setup(), string_names(), used_names()  see 3 below.
+ *   names_setup(), string_names(), used_names()  see 3 below;
+ *   module_type(on_absent)  see 4 below.
  * Called with the GIL held, like the hooks themselves: no lock of its own.
  *
  * Built only for the CPython it is compiled against (CMakeLists.txt beside
@@ -120,7 +124,7 @@ static PyObject *root = NULL;       /* str: "<abs root>/" */
 static PyInterpreterState *watching = NULL; /* set by warm_start */
 static int warm_failed = 0;         /* a code object could not be watched */
 
-#define WARM_COLD (-1)  /* re-armed: not run since (new code: -8) */
+#define WARM_COLD QUICKENING_INITIAL_WARMUP_VALUE  /* re-armed (-8): not run since */
 #define WARM_PINNED ((uintptr_t)2) /* listed by a pinning take: never again */
 #define HOOK_PINNED (~(uintptr_t)0) /* the same for the hook (no generation
                                      * gets there: reset() wraps at 2^63) */
@@ -725,6 +729,62 @@ fail:
     return NULL;
 }
 
+/* ---- 4. A module type whose failed lookups are told ----------------------
+ * ste_parts.py makes each repository module an instance of a subclass of
+ * the module type, to note a name looked up in it and not found (and its
+ * namespace read by string: __dir__, __dict__, in Python). Its own
+ * __getattr__ in Python made every lookup in such a module a call through
+ * a slot wrapper (`m.x` ~7 times as slow as in a plain module: the
+ * interpreter calls __getattribute__ first, then __getattr__ when that
+ * failed) and every failed one a Python frame and a second lookup. This
+ * type's getattro is the module type's own, called directly; only when it
+ * fails with AttributeError is on_absent(module, name) called, the error
+ * kept aside meanwhile (what on_absent raises is dropped: it notes its own
+ * failures). A Python subclass of it that defines no __getattr__ or
+ * __getattribute__ inherits this getattro. Still no exact module: the
+ * interpreter does not specialise `m.x` on it (nor on a module with its
+ * own __getattr__). ------------------------------------------------------- */
+
+static PyObject *on_absent = NULL;
+
+static PyObject *
+watched_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *found = PyModule_Type.tp_getattro(self, name);
+    if (found == NULL && on_absent != NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject *noted = PyObject_CallFunctionObjArgs(on_absent, self, name, NULL);
+        if (noted == NULL) {
+            PyErr_Clear();
+        } else {
+            Py_DECREF(noted);
+        }
+        PyErr_Restore(type, value, traceback);
+    }
+    return found;
+}
+
+static PyObject *
+ste_module_type(PyObject *self, PyObject *callback)
+{
+    if (!PyCallable_Check(callback)) {
+        PyErr_SetString(PyExc_TypeError, "module_type: on_absent must be callable");
+        return NULL;
+    }
+    Py_XSETREF(on_absent, Py_NewRef(callback));
+    PyType_Slot slots[] = {
+        {Py_tp_getattro, (void *)watched_getattro},
+        {Py_tp_doc, (void *)"A module whose failed lookups are told (_ste_tracer.module_type)."},
+        {0, NULL},
+    };
+    PyType_Spec spec = {
+        "_ste_tracer.watched_module", 0, 0,
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots,  /* (the collector's flag and slots: the module type's) */
+    };
+    return PyType_FromSpecWithBases(&spec, (PyObject *)&PyModule_Type);
+}
+
 static PyMethodDef methods[] = {
     {"install", ste_install, METH_NOARGS, "Sets the frame evaluation hook; False if another is set."},
     {"installed", ste_installed, METH_NOARGS, "True while the hook is the interpreter's."},
@@ -738,6 +798,8 @@ static PyMethodDef methods[] = {
     {"names_setup", ste_names_setup, METH_VARARGS, "ste_parts.setup's opcode tables for used_names."},
     {"string_names", ste_string_names, METH_VARARGS, "ste_parts._string_names in C."},
     {"used_names", ste_used_names, METH_VARARGS, "ste_parts._used_names in C."},
+    {"module_type", ste_module_type, METH_O,
+     "A subclass of the module type whose failed lookups call on_absent(module, name)."},
     {NULL, NULL, 0, NULL},
 };
 
