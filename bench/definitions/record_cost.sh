@@ -21,7 +21,10 @@
 #             fingerprints on disk kept;
 #   hook-warm def-warm with STE_DEFS_TRACER=frame-hook: the tracker's frame
 #             evaluation hook instead of the warm-up counters (CPython
-#             3.11; elsewhere the variable changes nothing).
+#             3.11; elsewhere the variable changes nothing);
+#   base-warm def-warm with the ste BASE_STE names (another build, e.g. the
+#             commit before a change: an A/B in the same rounds; its
+#             "definitions:" line says whether it used the fingerprints).
 # VARIANTS="plain def-warm hook-warm" prints some only (def-cold runs in
 # every round all the same: the def-* runs need its fingerprints). Prints
 # each run's wall and CPU time (user + sys of the whole tree) and the
@@ -62,6 +65,8 @@ timed() {  # label command...: prints "label seconds cpu-seconds"
 }
 # VARIANTS: which of the runs below, in this order (all by default).
 variants=${VARIANTS:-plain file def-cold def-warm hook-warm}
+base_ste=${BASE_STE:+$(realpath "$BASE_STE")}
+if [[ " $variants " == *" base-warm "* ]] && [ -z "$base_ste" ]; then echo "base-warm needs BASE_STE" >&2; exit 2; fi
 want() { [[ " $variants " == *" $1 "* ]]; }
 results=$(mktemp)
 for r in $(seq "$rounds"); do
@@ -84,6 +89,11 @@ for r in $(seq "$rounds"); do
   if want hook-warm; then
     rm -f .ste/ste.db*
     STE_DEFS_TRACER=frame-hook timed hook-warm "$ste" record >> "$results"
+  fi
+  if want base-warm; then
+    rm -f .ste/ste.db*
+    timed base-warm "$base_ste" record >> "$results"
+    grep -h "definitions:" /tmp/record_cost.out | tail -1 || true
   fi
 done
 cat "$results"
