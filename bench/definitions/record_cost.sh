@@ -24,7 +24,7 @@
 #             3.11; elsewhere the variable changes nothing);
 #   base-warm def-warm with the ste BASE_STE names (another build, e.g. the
 #             commit before a change: an A/B in the same rounds; its
-#             "definitions:" line says whether it used the fingerprints).
+#             "definitions of" line says whether it used the fingerprints).
 # VARIANTS="plain def-warm hook-warm" prints some only (def-cold runs in
 # every round all the same: the def-* runs need its fingerprints). Prints
 # each run's wall and CPU time (user + sys of the whole tree) and the
@@ -80,11 +80,11 @@ for r in $(seq "$rounds"); do
   rm -rf .ste; write_toml definition
   timed def-cold "$ste" record > /tmp/record_cost.cold
   if want def-cold; then cat /tmp/record_cost.cold >> "$results"; fi
-  grep -h "definitions:" /tmp/record_cost.out | tail -1 || true
+  grep -h "definitions of" /tmp/record_cost.out | tail -1 || true
   if want def-warm; then
     rm -f .ste/ste.db*
     timed def-warm "$ste" record >> "$results"
-    grep -h "definitions:" /tmp/record_cost.out | tail -1 || true
+    grep -h "definitions of" /tmp/record_cost.out | tail -1 || true
   fi
   if want hook-warm; then
     rm -f .ste/ste.db*
@@ -93,7 +93,7 @@ for r in $(seq "$rounds"); do
   if want base-warm; then
     rm -f .ste/ste.db*
     timed base-warm "$base_ste" record >> "$results"
-    grep -h "definitions:" /tmp/record_cost.out | tail -1 || true
+    grep -h "definitions of" /tmp/record_cost.out | tail -1 || true
   fi
 done
 cat "$results"
