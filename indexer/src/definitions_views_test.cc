@@ -542,6 +542,37 @@ TEST(PythonDefinitions, ACompiledPatternIsASimpleConstant) {
   }
 }
 
+// A lambda among a constant's values (format 8: a printer's or a parser's
+// dispatch table) is part of the constant's value: making it runs
+// nothing, and what calls it got it through the constant's name. Alone,
+// or with a default that is not a literal, it stays module-level.
+TEST(PythonDefinitions, ALambdaInAConstantsLiteralIsPartOfItsValue) {
+  const std::string base_text =
+      "TABLE = {\"a\": [(lambda x: True, \"A\")], \"b\": (lambda *x: x[0] > 1, \"B\"), \"c\": lambda x=1, *, k=(2, -3): x}\n"
+      "ALONE = lambda x: x\n"
+      "DEFAULTED = {\"c\": lambda x=missing(): x}\n"
+      "def use():\n"
+      "    return TABLE[\"a\"][0][0](1)\n";
+  const FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed) << base.error;
+  ASSERT_NE(base.Const("TABLE"), nullptr);
+  EXPECT_EQ(base.Const("ALONE"), nullptr) << "a function: no name record covers it";
+  EXPECT_EQ(base.Const("DEFAULTED"), nullptr) << "its default runs as the module loads";
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"A\")", "\"AA\")"}, {"lambda x: True", "lambda x: False"}, {"x[0] > 1", "x[0] > 2"}, {"k=(2, -3)", "k=(2, 3)"}}) {
+    FileDefinitions v = Variant(base_text, from, to);
+    ASSERT_NE(v.Const("TABLE"), nullptr) << to;
+    EXPECT_TRUE(Same(v.module, base.module)) << to;
+    EXPECT_FALSE(Same(v.Const("TABLE")->hash, base.Const("TABLE")->hash)) << to;
+    EXPECT_TRUE(Same(UnitHash(v, "use"), UnitHash(base, "use"))) << to;
+  }
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"lambda x: x\n", "lambda x: -x\n"}, {"x=missing()", "x=other()"}, {"k=(2, -3)", "k=compute()"}}) {
+    FileDefinitions v = Variant(base_text, from, to);
+    EXPECT_FALSE(Same(v.module, base.module)) << to;
+  }
+}
+
 // Docstrings and simple constants are parts of their own; whether one
 // exists, and anything that is not simple, stays module-level.
 TEST(PythonDefinitions, DocstringsAndSimpleConstantsAreTheirOwnParts) {

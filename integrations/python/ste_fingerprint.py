@@ -77,7 +77,9 @@ in order, made in one pass.)
   `NAME: T = <literal>`) directly in the module's body, where the literal
   is a constant, a signed number, or a tuple, list, set or dict of
   literals (a set's members and a dict's keys hashable: constants,
-  signed numbers and tuples of those; format 7), or a compiled pattern (format 6): `re.compile(<str or bytes>[,
+  signed numbers and tuples of those; format 7; a lambda whose defaults
+  are literals among a tuple's, list's or dict's values, format 8: the
+  dispatch tables of printers and parsers), or a compiled pattern (format 6): `re.compile(<str or bytes>[,
   <flags>])`, `re` bound once by `import re` (or `as`) before it, the
   flags re's own or a number, that compiles here without a warning (the
   same interpreter version as the tests': fingerprints are salted with
@@ -207,12 +209,12 @@ import hashlib
 import sys
 import warnings
 
-FORMAT = 7  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
+FORMAT = 8  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
 # spelled-out __getattr__, typing.overload's defs part of their implementation's unit, imports
 # that only bind names, compiled patterns as constants, binds; 7: an annotated constant's
 # statement (its annotation) stays module-level, a set's members and a dict's keys hashable,
 # the module compiled: its warnings module-level, a compiler's SyntaxError unparseable;
-# whether a class has a __class__ cell
+# whether a class has a __class__ cell; 8: lambdas inside a constant's literal
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -299,18 +301,25 @@ def _take_docstring(body, line, name, docs):
         node.end_col_offset = body[0].end_col_offset = 0
 
 
-def _literal(node):
+def _literal(node, inner=False):
     """A literal whose evaluation cannot fail: a set's members and a dict's
     keys are hashed, so those are _hashable (`{[1]: 2}` is a TypeError as
-    the module loads)."""
+    the module loads). Inside a tuple, list or dict (`inner`), a lambda
+    whose defaults are literals (format 8): making it runs nothing (its
+    body runs when it is called, and what calls it got it through the
+    constant's name); alone it is a function, which no name record
+    covers (the tracker indexes a function by its own name)."""
     if isinstance(node, (ast.Constant, ast.UnaryOp)):
         return _hashable(node)
     if isinstance(node, (ast.Tuple, ast.List)):
-        return all(_literal(e) for e in node.elts)
+        return all(_literal(e, True) for e in node.elts)
     if isinstance(node, ast.Set):
         return all(_hashable(e) for e in node.elts)
     if isinstance(node, ast.Dict):
-        return all(k is not None and _hashable(k) for k in node.keys) and all(_literal(v) for v in node.values)
+        return all(k is not None and _hashable(k) for k in node.keys) and all(_literal(v, True) for v in node.values)
+    if isinstance(node, ast.Lambda) and inner:
+        return all(_literal(d) for d in node.args.defaults) and \
+            all(d is None or _literal(d) for d in node.args.kw_defaults)
     return False
 
 
