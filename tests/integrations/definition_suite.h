@@ -24,8 +24,10 @@ template <typename Param>
 class DefinitionSuiteTest : public ::testing::TestWithParam<Param> {
  protected:
   // Runs `test` (a path under root_) alone, without ste. Called from
-  // several threads at once (Edit): a suite's tests read the tree only.
+  // GroundTruthJobs() threads at once (Edit): a suite's tests read the
+  // tree only.
   virtual Spawned RunAlone(const std::string& test) = 0;
+  virtual size_t GroundTruthJobs() { return 1; }
 
   // Writes `content` to root_/`rel`.
   void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
@@ -78,7 +80,7 @@ class DefinitionSuiteTest : public ::testing::TestWithParam<Param> {
       // Each test alone, in its own process, a few at a time: the ground
       // truth of every change runs every test (most of these suites' time).
       const std::vector<std::string> tests(all_.begin(), all_.end());
-      const size_t jobs = std::max(2u, std::thread::hardware_concurrency());
+      const size_t jobs = std::max<size_t>(1, GroundTruthJobs());
       for (size_t at = 0; at < tests.size(); at += jobs) {
         std::vector<std::future<int>> runs;
         for (size_t i = at; i < std::min(tests.size(), at + jobs); i++) {

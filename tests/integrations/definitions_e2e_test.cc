@@ -24,6 +24,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "definition_suite.h"
@@ -459,6 +460,9 @@ class Definitions : public ::ste::testing::DefinitionSuiteTest<Setup> {
   std::set<std::string> Apply(const Change& c, std::set<std::string>* failing) {
     return Edit(c.name, "shapes/" + c.file, c.from, c.to, failing);
   }
+  // Two or more at a time (nproc): the Generic suite's ground truth runs
+  // every test after each of its changes.
+  size_t GroundTruthJobs() override { return std::max(2u, std::thread::hardware_concurrency()); }
   // (pytest, not unittest's runner, which starts faster: some cases' test
   // files are pytest's functions.)
   Spawned RunAlone(const std::string& test) override {

@@ -10,9 +10,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -77,7 +79,8 @@ Process::Process(const std::vector<std::string>& argv,
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   pid_t pid;
-  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data()) == 0) pid_ = pid;
+  spawn_error_ = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  if (spawn_error_ == 0) pid_ = pid;
   posix_spawn_file_actions_destroy(&actions);
 }
 
@@ -105,10 +108,20 @@ int Process::Wait(double timeout_seconds) {
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       return exit_code_;
     }
-    if (got < 0) return exit_code_;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      wait_error_ = errno;
+      return exit_code_;
+    }
     if (timeout_seconds >= 0 && std::chrono::steady_clock::now() >= deadline) return -1;
     usleep(10000);
   }
+}
+
+std::string Process::failure() const {
+  if (spawn_error_ != 0) return std::string("posix_spawnp: ") + std::strerror(spawn_error_);
+  if (wait_error_ != 0) return std::string("waitpid: ") + std::strerror(wait_error_);
+  return "";
 }
 
 std::string Process::out() const { return ReadFile(out_file_); }
@@ -119,12 +132,15 @@ Spawned Spawn(const std::vector<std::string>& argv,
   std::string dir = MakeTempDir();
   std::string out_file = dir + "/stdout", err_file = dir + "/stderr";
   Spawned result;
+  std::string failure;
   {
     Process p(argv, extra_env, cwd, out_file, err_file);
     result.exit_code = p.Wait();
+    failure = p.failure();
   }
   result.out = ReadFile(out_file);
   result.err = ReadFile(err_file);
+  if (!failure.empty()) result.err += "\ntest_support: " + argv[0] + ": " + failure + "\n";
   unlink(out_file.c_str());
   unlink(err_file.c_str());
   rmdir(dir.c_str());

@@ -55,10 +55,14 @@ class Process {
   int Wait(double timeout_seconds = -1);
   std::string out() const;
   std::string err() const;
+  // Why it did not start (posix_spawnp's error), or why it could not be
+  // waited for (waitpid's errno); "" when neither happened.
+  std::string failure() const;
 
  private:
   int pid_ = -1;
   int exit_code_ = -1;
+  int spawn_error_ = 0, wait_error_ = 0;
   std::string out_file_, err_file_;
 };
 
