@@ -78,7 +78,7 @@ what it costs in any module that is not exactly the module type (the
 interpreter specialises `m.x` only on that one). Elsewhere the note is its
 __getattr__ in Python, which the interpreter calls after every failed
 lookup (one frame of this file more in the error's traceback), and it
-makes every lookup in the module a call through a slot wrapper (~7 times
+makes every lookup in the module a call through a slot wrapper (~9 times
 as slow as in a plain module). A `from m import n` that
 found n (code that ran imports n: IMPORT_FROM) is recorded the same way,
 for m (the module the import named, resolved against the importer's
