@@ -165,7 +165,14 @@ const char kCalc[] =
     "def __getattr__(name):\n"
     "    if name == 'minus':\n"
     "        return sub\n"
-    "    raise AttributeError(name)\n";
+    "    raise AttributeError(name)\n"
+    "\n"
+    "\n"
+    "# A constant copied into a local: its users load the local by slot,\n"
+    "# naming no TAX; the import is the use.\n"
+    "def taxed(n):\n"
+    "    from .meta import TAX\n"
+    "    return n * (100 + TAX) // 100\n";
 
 const char kText[] =
     "from typing import TYPE_CHECKING, overload\n"
@@ -253,6 +260,7 @@ const std::map<std::string, std::string> kTestBodies = {
     {"test_signature", "import inspect\n        self.assertEqual(str(inspect.signature(shapes.shout)), '(s)')"},
     {"test_version", "self.assertEqual(shapes.meta.version(), '1.0')"},
     {"test_price", "self.assertEqual(shapes.meta.price(100), 120)"},
+    {"test_taxed", "self.assertEqual(shapes.calc.taxed(100), 120)"},
     {"test_digits", "self.assertEqual(shapes.meta.digits('a12b3'), ['12', '3'])"},
     // Reads meta's namespace by string: every constant of it.
     {"test_members", "self.assertEqual([getattr(shapes.meta, n) for n in dir(shapes.meta)\n"
@@ -383,7 +391,7 @@ std::vector<Change> Changes() {
       {"a docstring a wrapper copied", "meta.py", "Shows help.", "Prints help.", Paths({"test_help"})},
       {"__version__", "meta.py", "__version__ = \"1.0\"", "__version__ = \"1.1\"",
        Paths({"test_version", "test_members"})},
-      {"a constant", "meta.py", "TAX = 20", "TAX = 25", Paths({"test_price", "test_members"})},
+      {"a constant", "meta.py", "TAX = 20", "TAX = 25", Paths({"test_price", "test_members", "test_taxed"})},
       // (its annotation runs as the module loads: every test that loads the
       // package fails; a part of the constant's own, it selected none)
       {"a constant's annotation that fails", "meta.py", "TAX = 20", "TAX: NoSuchType = 20", {}, true},

@@ -97,6 +97,10 @@ PACKAGE = {
                    "    raise AttributeError(name)\n\n\nclass Box:\n    def __getattr__(self, name):\n        return 2\n",
     # Constants bound by a module loaded late (Constants' tests).
     "pkg/late.py": "LATE = 5\nLATER = 6\n",
+    # Copies of late's constants: under their own name, another, a local.
+    "pkg/copies.py": "from .late import LATER\n\n\ndef local():\n    from .late import LATE\n    return LATE\n\n\n"
+                     "def aliased():\n    from .late import LATER as L2\n    return L2\n\n\n"
+                     "def own_name():\n    return LATER\n",
     # A compiled pattern is a constant (ste_fingerprint.py, "const").
     "pkg/pat.py": "import re\n\nDIGITS = re.compile(r'\\d+')\n\n\ndef digits(s):\n    return DIGITS.findall(s)\n",
     # A deprecated module: it warns as it is imported, at its importer.
@@ -254,6 +258,19 @@ class Constants(unittest.TestCase):
             """)
         self.assertEqual(kinds(after, "late.py/^ste-name:"), {"pkg/late.py/^ste-name:LATE"})
 
+    def test_a_copy_its_users_do_not_name_is_a_use_where_it_is_imported(self):
+        # `from m import X` bound as the global X: its users name X, the
+        # import is no use. Bound under another name, or as a function's
+        # local (loaded by slot), its users name no X: the import is a use.
+        for case, used in [("from pkg import copies", set()),
+                           ("from pkg import copies\ncopies.own_name()", {"LATER"}),
+                           ("from pkg import copies\ncopies.local()", {"LATE"}),
+                           ("from pkg import copies\ncopies.aliased()", {"LATER"}),
+                           ("exec('from pkg.late import LATE as X', {})", {"LATE"})]:
+            with self.subTest(case):
+                _, after = run(case)
+                self.assertEqual(kinds(after, "late.py/^ste-name:"), {"pkg/late.py/^ste-name:" + n for n in used})
+
     def test_a_library_naming_its_own_version_is_no_use(self):
         _, after = run("import outside; outside.version()")
         # (outside's code names its own function `version`, a name meta's
@@ -336,7 +353,9 @@ class NamesLookedUp(unittest.TestCase):
     def test_a_name_imported_is_a_check_that_its_module_binds_it(self):
         # `from m import f` fails once m no longer binds f: every test that
         # ran the import depends on whether it does (not on f's value).
-        _, after = run("from pkg.meta import TAX, quiet")
+        # (At a module's top, as globals: in the case's function they would
+        # be locals, whose import is a use.)
+        _, after = run("exec('from pkg.meta import TAX, quiet', {})")
         self.assertEqual(kinds(after, "^ste-absent:"), {"pkg/meta.py/^ste-absent:TAX", "pkg/meta.py/^ste-absent:quiet"})
         self.assertEqual(kinds(after, "^ste-name:"), set(), "a copy, no use of the value")
         # Of the module imported from only (another binding the name is not

@@ -44,7 +44,9 @@ ran of it depend on all of them (no `docs-tracked` record).
 Constants. A simple top-level constant (ste_fingerprint.py) matters only
 to tests whose code names it. Each code object that ran is looked at once:
 its names (co_names, less those it only binds or imports: `from m import
-X` copies X, and uses of the copy name it) and its string constants that
+X` copies X, and uses of the copy name it; but a copy bound under another
+name, `as Y`, or as a function's local, whose uses load it by slot, is a
+use of X where it is imported) and its string constants that
 are identifiers or dotted names (`getattr(m, "X")`, `patch("m.X")`; not
 those of code that binds `__all__`, whose names `import *` copies;
 `__version__` and
@@ -244,6 +246,7 @@ def _binding_ops():
 
 
 _BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = _IMPORT_NAME = _LOAD_CONST = _STORE_OPS = None
+_STORE_NAMES = ()  # STORE_NAME, STORE_GLOBAL: an import's copy bound under its own name (_used_names)
 # bytes.translate's table: each binding opcode to _BINDING_BYTE, any other
 # to 0 (one C call over a code object's opcodes, where a set test per
 # opcode was twice as slow).
@@ -264,7 +267,7 @@ def use_compiled(module):
     if module is not None and hasattr(module, "used_names"):
         try:
             module.names_setup(_NAME_OPS, _NAME_SHIFT, _BINDING_OPS, _IMPORT_FROM, _IMPORT_NAME, _LOAD_CONST,
-                               _EXTENDED_ARG)
+                               _EXTENDED_ARG, *_STORE_NAMES)
         except Exception:
             return  # (the Python ones answer)
         _compiled = module
@@ -453,7 +456,14 @@ def _name_ops(code):
 def _used_names(code, pairs=None):
     """The names `code` uses, less those it only binds or imports, and those
     it imports. Into `pairs`, each import's (level, module, name): `from
-    <level dots><module> import <name>` (level None when not told)."""
+    <level dots><module> import <name>` (level None when not told).
+
+    An import binds a copy of the value: `from m import X` stored as the
+    global or class-body name X is no use (code that uses the copy names
+    X). Stored anywhere else it is a use, for the copy's users do not name
+    X: `as Y` (they name Y), or a function's local or cell (they load it by
+    slot, LOAD_FAST, with no name). So is an import whose store is not
+    told (an EXTENDED_ARG between)."""
     used, imported = set(), set()
     ops = code.co_code
     names = code.co_names
@@ -464,6 +474,8 @@ def _used_names(code, pairs=None):
                 used.add(names[index])
             elif op == _IMPORT_FROM:
                 imported.add(names[index])
+                if at + 3 >= len(ops) or ops[at + 2] not in _STORE_NAMES or ops[at + 3] != index:
+                    used.add(names[index])
                 if pairs is not None:
                     pairs.append((level, module, names[index]))
             elif op == _IMPORT_NAME and pairs is not None:
@@ -1139,6 +1151,8 @@ def setup(root, stat, mark_broken):
     _IMPORT_NAME = opcode.opmap["IMPORT_NAME"]
     _LOAD_CONST = opcode.opmap["LOAD_CONST"]
     _EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
+    global _STORE_NAMES
+    _STORE_NAMES = (opcode.opmap["STORE_NAME"], opcode.opmap["STORE_GLOBAL"])
     # The name index is the argument shifted: LOAD_GLOBAL (3.11+) and
     # LOAD_ATTR (3.12+) carry a flag bit, LOAD_SUPER_ATTR (3.12+) two.
     _NAME_SHIFT = {}

@@ -531,6 +531,7 @@ ste_reset(PyObject *self, PyObject *unused)
 
 static unsigned char name_ops[256], binding_ops[256], name_shift[256];
 static int op_import_from = -1, op_import_name = -1, op_load_const = -1, op_extended_arg = -1;
+static int op_store_name = -1, op_store_global = -1;
 static int names_ready = 0;
 
 /* table[op] = 1 for each opcode in `ops` (an iterable of ints). */
@@ -549,13 +550,15 @@ opcode_table(PyObject *ops, unsigned char *table)
 }
 
 /* names_setup(name_ops, shifts, binding_ops, import_from, import_name,
- * load_const, extended_arg): ste_parts.setup's tables. */
+ * load_const, extended_arg, store_name, store_global): ste_parts.setup's
+ * tables. */
 static PyObject *
 ste_names_setup(PyObject *self, PyObject *args)
 {
     PyObject *ops, *shifts, *binding;
-    if (!PyArg_ParseTuple(args, "OOOiiii:names_setup", &ops, &shifts, &binding, &op_import_from,
-                          &op_import_name, &op_load_const, &op_extended_arg)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiiiiii:names_setup", &ops, &shifts, &binding, &op_import_from,
+                          &op_import_name, &op_load_const, &op_extended_arg, &op_store_name,
+                          &op_store_global)) return NULL;
     memset(name_ops, 0, sizeof name_ops);
     memset(binding_ops, 0, sizeof binding_ops);
     memset(name_shift, 0, sizeof name_shift);
@@ -652,7 +655,8 @@ ste_string_names(PyObject *self, PyObject *args)
 
 /* used_names(code, pairs): _used_names(code, pairs): (used, imported),
  * each import's (level, module, name) appended to the list `pairs` (None:
- * not wanted). */
+ * not wanted). An import is a use too unless the next instruction stores
+ * it as the global or class-body name it imports (_used_names). */
 static PyObject *
 ste_used_names(PyObject *self, PyObject *args)
 {
@@ -695,6 +699,8 @@ ste_used_names(PyObject *self, PyObject *args)
             if (PySet_Add(used, name) != 0) goto fail;
         } else if (op == op_import_from) {
             if (PySet_Add(imported, name) != 0) goto fail;
+            if ((at + 3 >= n || (ops[at + 2] != op_store_name && ops[at + 2] != op_store_global) ||
+                 ops[at + 3] != index) && PySet_Add(used, name) != 0) goto fail;
             if (pairs != Py_None) {
                 PyObject *pair = PyTuple_Pack(3, level, module, name);
                 if (pair == NULL || PyList_Append(pairs, pair) != 0) {
