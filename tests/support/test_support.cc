@@ -11,12 +11,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "gtest/gtest.h"
 
 extern char** environ;
 
@@ -27,12 +33,57 @@ std::string SteBinary(const char* built) {
   return chosen != nullptr && *chosen != '\0' ? std::string(chosen) : std::string(built);
 }
 
+namespace {
+
+// The directories MakeTempDir made in this process, removed at its end
+// (MakeTempDir's comment). atexit runs the removal before gtest's own
+// statics go (they were made first), so whether the tests passed is known.
+struct MadeDirs {
+  std::mutex mu;
+  pid_t owner = 0;
+  std::vector<std::string> dirs;
+};
+
+MadeDirs& Made() {
+  static MadeDirs* made = new MadeDirs;  // (never destroyed: read at exit)
+  return *made;
+}
+
+void RemoveMadeDirs() {
+  MadeDirs& made = Made();
+  std::lock_guard<std::mutex> lock(made.mu);
+  if (made.owner != getpid() || made.dirs.empty()) return;  // a forked child's exit
+  const char* keep = std::getenv("STE_KEEP_TEST_DIRS");
+  const ::testing::UnitTest* unit = ::testing::UnitTest::GetInstance();
+  if ((keep != nullptr && *keep != '\0') || unit == nullptr || !unit->Passed()) {
+    std::fprintf(stderr, "test_support: kept %zu test director%s, e.g. %s\n", made.dirs.size(),
+                 made.dirs.size() == 1 ? "y" : "ies", made.dirs.front().c_str());
+    return;
+  }
+  for (const std::string& dir : made.dirs) {
+    std::error_code ignored;  // (what cannot be removed stays)
+    std::filesystem::remove_all(dir, ignored);
+  }
+  made.dirs.clear();
+}
+
+}  // namespace
+
 std::string MakeTempDir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/ste-test-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) std::abort();
   char real[PATH_MAX];
-  return realpath(pattern.c_str(), real) ? std::string(real) : pattern;
+  std::string dir = realpath(pattern.c_str(), real) ? std::string(real) : pattern;
+  MadeDirs& made = Made();
+  std::lock_guard<std::mutex> lock(made.mu);
+  if (made.owner != getpid()) {  // the first in this process (or a forked child's own)
+    made.owner = getpid();
+    made.dirs.clear();
+    std::atexit(RemoveMadeDirs);
+  }
+  made.dirs.push_back(dir);
+  return dir;
 }
 
 void WriteFile(const std::string& path, const std::string& content) {

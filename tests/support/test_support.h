@@ -15,7 +15,11 @@ namespace ste::testing {
 // build tree (the STE_BINARY each test binary is compiled with).
 std::string SteBinary(const char* built);
 
-// A new directory under $TMPDIR (or /tmp), its real path.
+// A new directory under $TMPDIR (or /tmp), its real path. When the test
+// process ends by returning from main or exit() and every test in it
+// passed, the directories it made are removed (a forked child that exits
+// removes none); after a failure, or with $STE_KEEP_TEST_DIRS set, they
+// are kept and the process says where.
 std::string MakeTempDir();
 
 // Writes `content` to `path`, creating missing parent directories.
