@@ -14,7 +14,9 @@ classes, the same module contents, interleaved in one process:
             through a Python frame);
   compiled  a subclass of _ste_tracer.module_type (BUILD_DIR/python/):
             the module type's getattro called from C, a failed lookup
-            told to a callback.
+            told to a callback, a name found looked up in the set of the
+            names already used (as the tracker makes it: "x" is one, as it
+            is after the first emission that saw it).
 
 For each, the time of --hits rounds of five `m.x` (found) and of --hits/10
 `hasattr(m, "nope")` (not found), and the medians over --rounds. Not a test:
@@ -46,7 +48,8 @@ def main():
             noted.append(name)
             return module_type.__getattribute__(self, name)
 
-    compiled = type("Compiled", (_ste_tracer.module_type(lambda m, n: noted.append(n)),), {})
+    looked_up, known = set(), {"x"}
+    compiled = type("Compiled", (_ste_tracer.module_type(lambda m, n: noted.append(n), looked_up, known),), {})
 
     def make(cls):
         m = types.ModuleType("m_" + cls.__name__)
@@ -74,6 +77,7 @@ def main():
             times[kind, "found"].append(found(m, args.hits))
             times[kind, "missing"].append(missing(m, args.hits // 10))
     assert noted.count("nope") == 2 * args.rounds * (args.hits // 10), "a failed lookup was not noted"
+    assert not looked_up, "a name already used was noted again"
     print("%-9s %14s %8s %18s %8s" % ("module", "5 found (s)", "/plain", "1 missing (s)", "/plain"))
     base = {w: statistics.median(times["plain", w]) for w in ("found", "missing")}
     for kind in modules:

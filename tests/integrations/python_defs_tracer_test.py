@@ -480,12 +480,15 @@ for code in codes:
     pa, pb = [], []
     ua = ste_parts._used_names(code, pa); ub = module.used_names(code, pb)
     na = ste_parts._used_names(code); nb = module.used_names(code, None)
-    if a != b or ua != ub or pa != pb or na != nb:
+    ga, gb = set(), set()
+    ma = ste_parts._used_names(code, None, ga); mb = module.used_names(code, None, gb)
+    if a != b or ua != ub or pa != pb or na != nb or ma != mb or ga != gb:
         differ += 1
         if differ < 5:
             print("differ:", code.co_filename, code.co_firstlineno, code.co_name, a ^ b if a != b else "", ua, ub, pa, pb)
-print("files %d codes %d differ %d" % (files, len(codes), differ))
-assert files > 500 and len(codes) > 15000 and differ == 0
+globs = sum(1 for code in codes if ste_parts._used_names(code, None, set())[0] != ste_parts._used_names(code)[0])
+print("files %d codes %d differ %d globals %d" % (files, len(codes), differ, globs))
+assert files > 500 and len(codes) > 15000 and differ == 0 and globs > 1000
 """
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "STE_"))}
         env.update(SITE=SITE, PYTHONDONTWRITEBYTECODE="1", LD_PRELOAD=PRELOAD)

@@ -66,6 +66,35 @@ untouched); a module that already has a class of its own is read by
 string from the start. Not seen: `getattr(m, name)` with a name built at
 run time that no code that ran holds.
 
+With _ste_tracer's module type (use_compiled) a lookup by string is seen
+as it is made instead: the type notes each name found in a repository
+module (getattr, hasattr, operator.attrgetter, str.format's fields,
+pickle, `m.x`) into _looked_up, unless the import system made the lookup
+(`from m import x`, `import *`, importlib's own code: copies), and
+string constants are then no uses, but the repository's __version__ and
+__version_info__ (a dict's key, a setting's name, a printer's table of
+function names name no lookup: sympy's code printers' default settings
+hold 'known_functions', every test loads them, and each printer module
+binds a `known_functions` table). Not seen there: `object.__getattribute__
+(m, n)`, `types.ModuleType.__getattribute__(m, n)` and C code reading a
+module's dict directly.
+
+Globals. A name the repository's code loads only as a global (LOAD_GLOBAL,
+LOAD_NAME; no attribute or string of that code names it) is its own
+module's binding: a use of that module's constant or function, and of
+those its binding was copied from by a `from m import name` that ran in
+its code (transitively; m not told: every module binding the name), not
+of every module binding a name so spelled (sympy's printers each bind a
+`known_functions` table, and each module's code loads its own). By name
+again, as above: code that is not the repository's; code of a file no
+loaded module was made from, or whose module's namespace was read or
+written by string (exec'd into, `globals()`, `vars()`: what it holds is not
+told) or had `import *` copy into it (from the moment it did; what was
+recorded by module before stays). Not seen: the repository's code run
+with another module's globals it got without reading a namespace by
+string (`types.FunctionType(code, f.__globals__)`) where that module's
+name is a copy.
+
 Names added. A plain function or simple constant added to a module is no
 module-level code (ste_fingerprint.py, "names"): only code that looks the
 name up can tell. The module's own code holds the names in its
@@ -170,6 +199,16 @@ _root = None  # "<abs root>/", from setup()
 _stat = _mark_broken = None  # ste_defs's, from setup()
 _CodeType = type((lambda: None).__code__)
 _names_used = set()  # names that code which ran uses
+# Names looked up on a repository module and found since the last emit(),
+# by its compiled type (use_compiled: then _lookups_noted, and string
+# constants are no uses but the dunders'); not those the import system
+# copied, nor those _names_used holds.
+_looked_up = set()
+_lookups_noted = False
+# The directories whose code's lookups are not noted: _not_watching's (ste's
+# own, and the test runners', whose loaders look up every name of a test
+# module to find its tests: no use of a value or a header).
+_lookups_skipped = []
 _new_used = set()  # used since emit() last settled them (_settle_used)
 # Code that ran, (code, co_names, names in its constants' tuples, whether
 # it is the repository's), whose names are taken (_take_names) only when
@@ -194,6 +233,14 @@ _name_records = set()  # (file, name) recorded
 # absent record says (the view F/\x01ste-absent:X), not X's value.
 _imported_names = set()  # (level, module, name, file of the code)
 _imported_done = set()
+# Globals (see the header): names the repository's code loads only as
+# globals, by the file of that code.
+_new_globals = set()  # (file, name) since the last emit(), not settled
+_globals_by_file = {}  # file -> names its code loads only as globals (not used by name)
+_globals_files = {}  # name -> files whose code loads it only as a global
+_copied_from = {}  # (file, name) -> files whose binding a `from m import name` in file's code copied (None: not told)
+_star_importers = set()  # files whose code ran `import *` of a repository module
+_new_copies = set()  # names whose _copied_from grew since the last _settle_globals
 _packages = {}  # repository module file -> its __package__
 _namespaces = set()  # files whose namespace was read by string, not yet recorded
 _namespace_records = set()
@@ -247,6 +294,7 @@ def _binding_ops():
 
 _BINDING_OPS = _NAME_OPS = _NAME_SHIFT = _EXTENDED_ARG = _IMPORT_FROM = _IMPORT_NAME = _LOAD_CONST = _STORE_OPS = None
 _STORE_NAMES = ()  # STORE_NAME, STORE_GLOBAL: an import's copy bound under its own name (_used_names)
+_GLOBAL_OPS = frozenset()  # LOAD_GLOBAL, LOAD_NAME, ...: a name of the code's own module (_used_names)
 # bytes.translate's table: each binding opcode to _BINDING_BYTE, any other
 # to 0 (one C call over a code object's opcodes, where a set test per
 # opcode was twice as slow).
@@ -267,15 +315,23 @@ def use_compiled(module):
     if module is not None and hasattr(module, "used_names"):
         try:
             module.names_setup(_NAME_OPS, _NAME_SHIFT, _BINDING_OPS, _IMPORT_FROM, _IMPORT_NAME, _LOAD_CONST,
-                               _EXTENDED_ARG, *_STORE_NAMES)
+                               _EXTENDED_ARG, *_STORE_NAMES, _GLOBAL_OPS)
         except Exception:
             return  # (the Python ones answer)
         _compiled = module
         _read_string_names, _read_used_names = module.string_names, module.used_names
     if module is not None and hasattr(module, "module_type"):
+        global _lookups_noted
         try:
-            watched = _watched_on(module.module_type(_absent_noted))
+            try:
+                _lookups_skipped[:] = _not_watching
+                watched = _watched_on(module.module_type(_absent_noted, _looked_up, _names_used,
+                                                         min(_OPS_IMPORT_STAR, default=-1), _lookups_skipped))
+                _lookups_noted = True
+            except TypeError:  # (an older build: failed lookups only)
+                watched = _watched_on(module.module_type(_absent_noted))
         except Exception:
+            _lookups_noted = False
             return  # (the Python one notes)
         for loaded in list(sys.modules.values()):
             if type(loaded) is _Watched:
@@ -313,6 +369,10 @@ def look_at(code):
     filename = code.co_filename
     names = code.co_names
     repo = filename.startswith(_root)
+    if repo and code.co_name == "<module>" and _OPS_IMPORT_STAR and filename not in _star_importers:
+        ops = code.co_code[::2]
+        if any(op in ops for op in _OPS_IMPORT_STAR):
+            _star_importers.add(filename)  # (see "Globals"; only a module's body can)
     if repo and ("globals" in names or ("locals" in names and not code.co_flags & 1)) and _reads_namespace(code):
         _namespaces.add(filename)
     if not filename.startswith(_not_watching) and filename not in _reader_files:
@@ -340,7 +400,16 @@ def look_at(code):
             # objects, every unit's place of every file loaded.
             _reads["code"] = True
     direct, nested = set(), set()
-    if "__all__" not in names:  # the names __all__ lists: `import *` copies them
+    if _lookups_noted:
+        # Names looked up by string are noted as they are found (see
+        # "Constants"); of the strings, only the repository's own
+        # __version__ and __version_info__ (a lookup of a dunder is not
+        # told from the import system's).
+        if repo and "__all__" not in names:
+            _read_string_names(code.co_consts, direct, nested)
+            direct.intersection_update(_DUNDERS)
+            nested.intersection_update(_DUNDERS)
+    elif "__all__" not in names:  # the names __all__ lists: `import *` copies them
         _read_string_names(code.co_consts, direct, nested)
     if not repo:
         # Libraries and the stdlib read their own modules' __version__.
@@ -355,8 +424,20 @@ def look_at(code):
 def _take_names(code, names, nested, repo):
     """The names of a deferred code object into _new_used: all of them
     when it binds or imports none; else those it uses (`from m import X`
-    holds "X" in a tuple: a copy, no use)."""
-    if _BINDING_BYTE not in code.co_code[::2].translate(_BINDING_TABLE):
+    holds "X" in a tuple: a copy, no use). The repository's code: those it
+    loads only as globals into _new_globals instead, as (file, name) (see
+    "Globals")."""
+    if repo:
+        pairs, globs = [], set()
+        used, imported = _read_used_names(code, pairs, globs)
+        used.update(nested - imported)
+        if pairs:
+            _imported_names.update((level, module, name, code.co_filename) for level, module, name in pairs)
+        if globs:
+            filename = code.co_filename
+            globs.difference_update(used)
+            _new_globals.update((filename, name) for name in globs)
+    elif _BINDING_BYTE not in code.co_code[::2].translate(_BINDING_TABLE):
         used = set(names)
         used.update(nested)
     else:
@@ -453,10 +534,12 @@ def _name_ops(code):
             yield at, op, arg >> _NAME_SHIFT.get(op, 0)
 
 
-def _used_names(code, pairs=None):
+def _used_names(code, pairs=None, globs=None):
     """The names `code` uses, less those it only binds or imports, and those
     it imports. Into `pairs`, each import's (level, module, name): `from
-    <level dots><module> import <name>` (level None when not told).
+    <level dots><module> import <name>` (level None when not told). Into
+    the set `globs` (when given; then not among those used), the names it
+    loads only as globals (LOAD_GLOBAL, LOAD_NAME), never otherwise.
 
     An import binds a copy of the value: `from m import X` stored as the
     global or class-body name X is no use (code that uses the copy names
@@ -465,13 +548,14 @@ def _used_names(code, pairs=None):
     slot, LOAD_FAST, with no name). So is an import whose store is not
     told (an EXTENDED_ARG between)."""
     used, imported = set(), set()
+    loaded = set() if globs is not None else used
     ops = code.co_code
     names = code.co_names
     module = level = None
     for at, op, index in _name_ops(code):
         if index < len(names):
             if op not in _BINDING_OPS:
-                used.add(names[index])
+                (loaded if op in _GLOBAL_OPS else used).add(names[index])
             elif op == _IMPORT_FROM:
                 imported.add(names[index])
                 if at + 3 >= len(ops) or ops[at + 2] not in _STORE_NAMES or ops[at + 3] != index:
@@ -486,6 +570,8 @@ def _used_names(code, pairs=None):
                         (at < 6 or ops[at - 6] != _EXTENDED_ARG) and ops[at - 3] < len(code.co_consts):
                     value = code.co_consts[ops[at - 3]]
                     level = value if type(value) is int else None
+    if globs is not None:
+        globs.update(loaded - used)
     return used, imported
 
 
@@ -588,18 +674,77 @@ def _index_modules():
                 _index_name(name, filename)
 
 
+def _by_module(filename):
+    """Whether the globals that code of `filename` loads are its module's
+    own (or copies its imports made): a module of the repository loaded
+    from it, whose namespace was not read or written by string, and into
+    which no `import *` copied."""
+    return filename in _indexed and filename not in _namespaces and filename not in _namespace_records and \
+        filename not in _star_importers
+
+
+def _global_record(filename, name):
+    """Records `name` for `filename` and each file its binding was copied
+    from (`from m import name`, transitively): those that bind it."""
+    files = _const_index.get(name)
+    if not files:
+        return
+    seen, stack = {filename}, [filename]
+    while stack:
+        for source in _copied_from.get((stack.pop(), name), ()):
+            if source is None:  # not told which module: each binding it
+                for other in files:
+                    _name_record(other, name)
+                return
+            if source not in seen:
+                seen.add(source)
+                stack.append(source)
+    for other in seen:
+        if other in files:
+            _name_record(other, name)
+
+
+def _settle_globals(new_names):
+    """The global loads since the last call (_new_globals): recorded by
+    module (_global_record), or, for code whose globals are not told to be
+    its module's own, as uses by name (into _new_used). `new_names`: names
+    newly bound by a repository file, whose global loads are looked at
+    again, as are those whose copies grew."""
+    for filename in [f for f in _globals_by_file if not _by_module(f)]:
+        _new_used.update(_globals_by_file.pop(filename))
+    again = set(new_names)
+    again.update(_new_copies)
+    _new_copies.clear()
+    for filename, name in _new_globals:
+        if name in _names_used or name in _new_used:
+            continue
+        if not _by_module(filename):
+            _new_used.add(name)
+            continue
+        names = _globals_by_file.setdefault(filename, set())
+        if name not in names:
+            names.add(name)
+            _globals_files.setdefault(name, set()).add(filename)
+            _global_record(filename, name)
+    _new_globals.clear()
+    for name in again:
+        if name not in _names_used:
+            for filename in _globals_files.get(name, ()):
+                if filename in _globals_by_file:
+                    _global_record(filename, name)
+
+
 def emit():
     """Records the docstrings, constants and line reads seen so far."""
     global _reads_made
     _index_modules()
+    if _looked_up:
+        _new_used.update(_looked_up)
+        _looked_up.clear()
     _settle_used()
     if _pending and len(_deferred) > _deferred_indexed or _new_pending:
         _take_deferred()
         _settle_used()
-    for name, filename in _new_pairs:
-        if name in _names_used:
-            _name_record(filename, name)
-    _new_pairs.clear()
     if _imported_names:
         for key in _imported_names - _imported_done:
             level, module, name, importer = key
@@ -614,7 +759,18 @@ def emit():
                         _absent.add((filename, name))
             elif target in files:
                 _absent.add((target, name))
+            if target != "":  # (a copy of a library's value: no file of ours)
+                sources = _copied_from.setdefault((importer, name), set())
+                if target not in sources:
+                    sources.add(target)
+                    _new_copies.add(name)
         _imported_names.clear()
+    _settle_globals([name for name, _ in _new_pairs])
+    _settle_used()
+    for name, filename in _new_pairs:
+        if name in _names_used:
+            _name_record(filename, name)
+    _new_pairs.clear()
     while _namespaces:
         filename = _namespaces.pop()
         if filename not in _namespace_records:
@@ -794,6 +950,7 @@ def _note_namespace(module, depth):
             # `import *` copies, and the copies' uses are by name; which
             # names it copied matters to the importer.
             _stars.add(filename)
+            _star_importers.add(name)
         else:
             _namespaces.add(filename)
     except Exception:
@@ -1151,8 +1308,10 @@ def setup(root, stat, mark_broken):
     _IMPORT_NAME = opcode.opmap["IMPORT_NAME"]
     _LOAD_CONST = opcode.opmap["LOAD_CONST"]
     _EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
-    global _STORE_NAMES
+    global _STORE_NAMES, _GLOBAL_OPS
     _STORE_NAMES = (opcode.opmap["STORE_NAME"], opcode.opmap["STORE_GLOBAL"])
+    _GLOBAL_OPS = frozenset(opcode.opmap[k] for k in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS")
+                            if k in opcode.opmap)
     # The name index is the argument shifted: LOAD_GLOBAL (3.11+) and
     # LOAD_ATTR (3.12+) carry a flag bit, LOAD_SUPER_ATTR (3.12+) two.
     _NAME_SHIFT = {}
@@ -1203,5 +1362,6 @@ def _find_runners():
             _RUNNERS.remove(package)
             if not origin.startswith(_root):
                 _not_watching += (os.path.dirname(origin) + os.sep,)
+                _lookups_skipped.append(os.path.dirname(origin) + os.sep)
 
 

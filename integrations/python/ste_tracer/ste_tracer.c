@@ -532,6 +532,8 @@ ste_reset(PyObject *self, PyObject *unused)
 static unsigned char name_ops[256], binding_ops[256], name_shift[256];
 static int op_import_from = -1, op_import_name = -1, op_load_const = -1, op_extended_arg = -1;
 static int op_store_name = -1, op_store_global = -1;
+static PyObject *frozen_importlib = NULL;  /* "<frozen importlib": the import system's files */
+static unsigned char global_ops[256];  /* LOAD_GLOBAL, LOAD_NAME, ...: a module's own names */
 static int names_ready = 0;
 
 /* table[op] = 1 for each opcode in `ops` (an iterable of ints). */
@@ -550,19 +552,21 @@ opcode_table(PyObject *ops, unsigned char *table)
 }
 
 /* names_setup(name_ops, shifts, binding_ops, import_from, import_name,
- * load_const, extended_arg, store_name, store_global): ste_parts.setup's
- * tables. */
+ * load_const, extended_arg, store_name, store_global, global_ops):
+ * ste_parts.setup's tables. */
 static PyObject *
 ste_names_setup(PyObject *self, PyObject *args)
 {
-    PyObject *ops, *shifts, *binding;
-    if (!PyArg_ParseTuple(args, "OOOiiiiii:names_setup", &ops, &shifts, &binding, &op_import_from,
+    PyObject *ops, *shifts, *binding, *globals;
+    if (!PyArg_ParseTuple(args, "OOOiiiiiiO:names_setup", &ops, &shifts, &binding, &op_import_from,
                           &op_import_name, &op_load_const, &op_extended_arg, &op_store_name,
-                          &op_store_global)) return NULL;
+                          &op_store_global, &globals)) return NULL;
     memset(name_ops, 0, sizeof name_ops);
     memset(binding_ops, 0, sizeof binding_ops);
     memset(name_shift, 0, sizeof name_shift);
-    if (opcode_table(ops, name_ops) != 0 || opcode_table(binding, binding_ops) != 0) return NULL;
+    memset(global_ops, 0, sizeof global_ops);
+    if (opcode_table(ops, name_ops) != 0 || opcode_table(binding, binding_ops) != 0 ||
+        opcode_table(globals, global_ops) != 0) return NULL;
     PyObject *key, *value;
     Py_ssize_t at = 0;
     if (!PyDict_Check(shifts)) {
@@ -653,15 +657,21 @@ ste_string_names(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* used_names(code, pairs): _used_names(code, pairs): (used, imported),
- * each import's (level, module, name) appended to the list `pairs` (None:
- * not wanted). An import is a use too unless the next instruction stores
- * it as the global or class-body name it imports (_used_names). */
+/* used_names(code, pairs[, globs]): _used_names(code, pairs, globs):
+ * (used, imported), each import's (level, module, name) appended to the
+ * list `pairs` (None: not wanted). An import is a use too unless the next
+ * instruction stores it as the global or class-body name it imports. With
+ * the set `globs`, the names the code loads only as globals go there, not
+ * into `used`. */
 static PyObject *
 ste_used_names(PyObject *self, PyObject *args)
 {
-    PyObject *code, *pairs;
-    if (!PyArg_ParseTuple(args, "O!O:used_names", &PyCode_Type, &code, &pairs)) return NULL;
+    PyObject *code, *pairs, *globs = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O|O:used_names", &PyCode_Type, &code, &pairs, &globs)) return NULL;
+    if (globs != Py_None && !PySet_Check(globs)) {
+        PyErr_SetString(PyExc_TypeError, "used_names: globs is a set or None");
+        return NULL;
+    }
     if (!names_ready) {
         PyErr_SetString(PyExc_RuntimeError, "used_names before names_setup");
         return NULL;
@@ -673,11 +683,12 @@ ste_used_names(PyObject *self, PyObject *args)
     PyCodeObject *co = (PyCodeObject *)code;
     PyObject *bytes = PyCode_GetCode(co);  /* co_code: the plain instructions */
     if (bytes == NULL) return NULL;
-    PyObject *used = PySet_New(NULL), *imported = PySet_New(NULL);
+    PyObject *used = PySet_New(NULL), *imported = PySet_New(NULL), *loaded = NULL;
     PyObject *module = Py_None, *level = Py_None;  /* borrowed */
     Py_INCREF(module);
     Py_INCREF(level);
     if (used == NULL || imported == NULL) goto fail;
+    if (globs != Py_None && (loaded = PySet_New(NULL)) == NULL) goto fail;
     const unsigned char *ops = (const unsigned char *)PyBytes_AS_STRING(bytes);
     Py_ssize_t n = PyBytes_GET_SIZE(bytes) & ~(Py_ssize_t)1;
     PyObject *names = co->co_names, *consts = co->co_consts;
@@ -696,7 +707,7 @@ ste_used_names(PyObject *self, PyObject *args)
         if (index >= n_names) continue;
         PyObject *name = PyTuple_GET_ITEM(names, index);
         if (!binding_ops[op]) {
-            if (PySet_Add(used, name) != 0) goto fail;
+            if (PySet_Add(loaded != NULL && global_ops[op] ? loaded : used, name) != 0) goto fail;
         } else if (op == op_import_from) {
             if (PySet_Add(imported, name) != 0) goto fail;
             if ((at + 3 >= n || (ops[at + 2] != op_store_name && ops[at + 2] != op_store_global) ||
@@ -719,6 +730,23 @@ ste_used_names(PyObject *self, PyObject *args)
             }
         }
     }
+    if (loaded != NULL) {
+        /* a name also loaded otherwise (an attribute) is no module's own */
+        PyObject *it = PyObject_GetIter(loaded), *name;
+        if (it == NULL) goto fail;
+        while ((name = PyIter_Next(it)) != NULL) {
+            int also = PySet_Contains(used, name);
+            if (also < 0 || PySet_Add(also ? used : globs, name) != 0) {
+                Py_DECREF(name);
+                Py_DECREF(it);
+                goto fail;
+            }
+            Py_DECREF(name);
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) goto fail;
+        Py_CLEAR(loaded);
+    }
     Py_DECREF(bytes);
     Py_DECREF(module);
     Py_DECREF(level);
@@ -732,6 +760,7 @@ fail:
     Py_DECREF(level);
     Py_XDECREF(used);
     Py_XDECREF(imported);
+    Py_XDECREF(loaded);
     return NULL;
 }
 
@@ -752,6 +781,55 @@ fail:
  * own __getattr__). ------------------------------------------------------- */
 
 static PyObject *on_absent = NULL;
+/* Names looked up and found (`looked_up`, a set ste_parts empties at each
+ * emission), unless `known` (ste_parts' names already used) holds them,
+ * the import system looked them up (`from m import x` and `import *` copy:
+ * IMPORT_FROM, IMPORT_STAR, importlib's _handle_fromlist; a copy is no use
+ * of the value) or code under one of the `skipped` directories did (a list
+ * of str ste_parts keeps: the test runners', which look up every name of a
+ * test module to find its tests). A lookup with no Python frame to tell is
+ * noted. */
+static PyObject *looked_up = NULL, *known = NULL, *skipped = NULL;
+static int op_import_star = -1;
+
+/* Whether the code running now is the import system copying names, or a
+ * skipped directory's. */
+static int
+skipped_now(void)
+{
+    PyFrameObject *frame = PyEval_GetFrame();  /* borrowed */
+    if (frame == NULL) return 0;
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    int copying = 0;
+    PyObject *filename = code->co_filename;
+    if (PyUnicode_Check(filename) && PyUnicode_GET_LENGTH(filename) > 17 &&
+        PyUnicode_Tailmatch(filename, frozen_importlib, 0, 17, -1) == 1) {
+        copying = 1;
+    }
+    if (!copying && PyUnicode_Check(filename) && skipped != NULL) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(skipped) && !copying; i++) {
+            PyObject *prefix = PyList_GET_ITEM(skipped, i);
+            if (PyUnicode_Check(prefix) && PyUnicode_Tailmatch(filename, prefix, 0, PY_SSIZE_T_MAX, -1) == 1)
+                copying = 1;
+        }
+        if (PyErr_Occurred()) PyErr_Clear();
+    }
+    if (!copying) {
+        int lasti = PyFrame_GetLasti(frame);
+        PyObject *bytes = PyCode_GetCode(code);
+        if (bytes == NULL) {
+            PyErr_Clear();
+        } else {
+            if (lasti >= 0 && lasti < PyBytes_GET_SIZE(bytes)) {
+                int op = (unsigned char)PyBytes_AS_STRING(bytes)[lasti];
+                copying = op == op_import_from || (op_import_star >= 0 && op == op_import_star);
+            }
+            Py_DECREF(bytes);
+        }
+    }
+    Py_DECREF(code);
+    return copying;
+}
 
 static PyObject *
 watched_getattro(PyObject *self, PyObject *name)
@@ -767,18 +845,40 @@ watched_getattro(PyObject *self, PyObject *name)
             Py_DECREF(noted);
         }
         PyErr_Restore(type, value, traceback);
+    } else if (found != NULL && looked_up != NULL && PyUnicode_CheckExact(name)) {
+        /* (a set lookup each, for a name already noted or used) */
+        int seen = PySet_Contains(known, name);
+        if (seen == 0) seen = PySet_Contains(looked_up, name);
+        if (seen == 0 && !skipped_now()) seen = PySet_Add(looked_up, name);
+        if (seen < 0) PyErr_Clear();  /* (a lost note: ste_parts sees the set's state) */
     }
     return found;
 }
 
+/* module_type(on_absent[, looked_up, known, import_star, skipped]) */
 static PyObject *
-ste_module_type(PyObject *self, PyObject *callback)
+ste_module_type(PyObject *self, PyObject *args)
 {
+    PyObject *callback, *into = NULL, *used = NULL, *skip = NULL;
+    int star = -1;
+    if (!PyArg_ParseTuple(args, "O|O!O!iO!:module_type", &callback, &PySet_Type, &into, &PySet_Type, &used, &star,
+                          &PyList_Type, &skip))
+        return NULL;
     if (!PyCallable_Check(callback)) {
         PyErr_SetString(PyExc_TypeError, "module_type: on_absent must be callable");
         return NULL;
     }
+    if ((into == NULL) != (used == NULL)) {
+        PyErr_SetString(PyExc_TypeError, "module_type: looked_up and known go together");
+        return NULL;
+    }
+    if (frozen_importlib == NULL && (frozen_importlib = PyUnicode_InternFromString("<frozen importlib")) == NULL)
+        return NULL;
     Py_XSETREF(on_absent, Py_NewRef(callback));
+    Py_XSETREF(looked_up, Py_XNewRef(into));
+    Py_XSETREF(known, Py_XNewRef(used));
+    Py_XSETREF(skipped, Py_XNewRef(skip));
+    op_import_star = star;
     PyType_Slot slots[] = {
         {Py_tp_getattro, (void *)watched_getattro},
         {Py_tp_doc, (void *)"A module whose failed lookups are told (_ste_tracer.module_type)."},
@@ -804,8 +904,9 @@ static PyMethodDef methods[] = {
     {"names_setup", ste_names_setup, METH_VARARGS, "ste_parts.setup's opcode tables for used_names."},
     {"string_names", ste_string_names, METH_VARARGS, "ste_parts._string_names in C."},
     {"used_names", ste_used_names, METH_VARARGS, "ste_parts._used_names in C."},
-    {"module_type", ste_module_type, METH_O,
-     "A subclass of the module type whose failed lookups call on_absent(module, name)."},
+    {"module_type", ste_module_type, METH_VARARGS,
+     "A subclass of the module type whose failed lookups call on_absent(module, name), and whose lookups "
+     "found go into the set looked_up unless the set known holds them or the import system copies them."},
     {NULL, NULL, 0, NULL},
 };
 
