@@ -115,6 +115,10 @@ PACKAGE = {
     # its calls of traceback and inspect are not the program's reads.
     "lib/_pytest/__init__.py": "import inspect, traceback\n\ndef where(f):\n    return inspect.getsourcelines(f)[1]\n\n"
                                "def report():\n    return traceback.format_exc()\n",
+    # Its finder looks up every name of a module (no use), its monkeypatch
+    # the one it replaces (a use: it must still be there).
+    "lib/_pytest/python.py": "def collect(m):\n    return [getattr(m, n) for n in dir(m)]\n",
+    "lib/_pytest/monkeypatch.py": "def patch(m, n, v):\n    old = getattr(m, n)\n    setattr(m, n, v)\n    return old\n",
 }
 
 PROGRAM = r'''
@@ -307,6 +311,15 @@ class Constants(unittest.TestCase):
                            ("settings = {'TAX': 1, 'UNUSED': 2}\nsettings['TAX']", set()),
                            ("exec('from pkg.meta import *', {})", set()),
                            ("exec('from pkg.meta import TAX, UNUSED', {})", set())]:
+            with self.subTest(case):
+                _, after = run(case, modes=(PRELOAD,))
+                self.assertEqual(kinds(after, "meta.py/^ste-name:") - {"pkg/meta.py/^ste-name:_wrap"},
+                                 {"pkg/meta.py/^ste-name:" + n for n in used})
+        # A runner's finder looks every name up: no use (dir() reads the
+        # namespace); its monkeypatch looks one up: a use.
+        for case, used in [("import _pytest.python\nste_defs.flush()\n_pytest.python.collect(meta)", set()),
+                           ("import _pytest.monkeypatch\nste_defs.flush()\n"
+                            "_pytest.monkeypatch.patch(meta, 'T' + 'AX', 5)", {"TAX"})]:
             with self.subTest(case):
                 _, after = run(case, modes=(PRELOAD,))
                 self.assertEqual(kinds(after, "meta.py/^ste-name:") - {"pkg/meta.py/^ste-name:_wrap"},

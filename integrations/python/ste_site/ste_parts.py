@@ -70,7 +70,10 @@ With _ste_tracer's module type (use_compiled) a lookup by string is seen
 as it is made instead: the type notes each name found in a repository
 module (getattr, hasattr, operator.attrgetter, str.format's fields,
 pickle, `m.x`) into _looked_up, unless the import system made the lookup
-(`from m import x`, `import *`, importlib's own code: copies), and
+(`from m import x`, `import *`, importlib's own code: copies) or a test
+runner's finder did (_FINDERS: unittest's loader, pytest's collection and
+fixtures, pluggy's hook discovery look up every name of a module; what
+they find runs, or is module-level; monkeypatch and mock are noted), and
 string constants are then no uses, but the repository's __version__ and
 __version_info__ (a dict's key, a setting's name, a printer's table of
 function names name no lookup: sympy's code printers' default settings
@@ -205,9 +208,8 @@ _names_used = set()  # names that code which ran uses
 # copied, nor those _names_used holds.
 _looked_up = set()
 _lookups_noted = False
-# The directories whose code's lookups are not noted: _not_watching's (ste's
-# own, and the test runners', whose loaders look up every name of a test
-# module to find its tests: no use of a value or a header).
+# Where lookups are not noted (prefixes of code's file names): ste's own
+# directory, and the test runners' finders (_FINDERS).
 _lookups_skipped = []
 _new_used = set()  # used since emit() last settled them (_settle_used)
 # Code that ran, (code, co_names, names in its constants' tuples, whether
@@ -324,7 +326,6 @@ def use_compiled(module):
         global _lookups_noted
         try:
             try:
-                _lookups_skipped[:] = _not_watching
                 watched = _watched_on(module.module_type(_absent_noted, _looked_up, _names_used,
                                                          min(_OPS_IMPORT_STAR, default=-1), _lookups_skipped))
                 _lookups_noted = True
@@ -1333,6 +1334,7 @@ def setup(root, stat, mark_broken):
     # has none) up to 3.13; 3.14 says so with a flag.
     _FIRST_CONST_IS_DOC = sys.version_info < (3, 14)
     _not_watching = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+    _lookups_skipped[:] = _not_watching
     _wrap_loader()
     _wrap_doc_readers()
     _wrap_line_printers()
@@ -1349,6 +1351,12 @@ def setup(root, stat, mark_broken):
 
 
 _RUNNERS = ["_pytest", "pluggy", "unittest"]
+# The runners' files that look up every name of a module to find its tests,
+# fixtures or hooks (_lookups_skipped): no use of a value or a header (what
+# they find runs, or is module-level). Not their others: monkeypatch and
+# mock look a name up to replace it, and it must still be there.
+_FINDERS = {"_pytest": ("python.py", "fixtures.py", "compat.py", "unittest.py", "nose.py"),
+            "pluggy": ("_manager.py",), "unittest": ("loader.py",)}
 
 
 def _find_runners():
@@ -1362,6 +1370,6 @@ def _find_runners():
             _RUNNERS.remove(package)
             if not origin.startswith(_root):
                 _not_watching += (os.path.dirname(origin) + os.sep,)
-                _lookups_skipped.append(os.path.dirname(origin) + os.sep)
+                _lookups_skipped.extend(os.path.join(os.path.dirname(origin), f) for f in _FINDERS[package])
 
 
