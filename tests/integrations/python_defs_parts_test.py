@@ -310,7 +310,9 @@ class Constants(unittest.TestCase):
                            ("import pkgutil; pkgutil.resolve_name('pkg.meta:TAX')", {"TAX"}),
                            ("settings = {'TAX': 1, 'UNUSED': 2}\nsettings['TAX']", set()),
                            ("exec('from pkg.meta import *', {})", set()),
-                           ("exec('from pkg.meta import TAX, UNUSED', {})", set())]:
+                           ("exec('from pkg.meta import TAX, UNUSED', {})", set()),
+                           # (pkg is a package: importlib's _handle_fromlist looks the name up)
+                           ("exec('from pkg import __version__', {})", set())]:
             with self.subTest(case):
                 _, after = run(case, modes=(PRELOAD,))
                 self.assertEqual(kinds(after, "meta.py/^ste-name:") - {"pkg/meta.py/^ste-name:_wrap"},

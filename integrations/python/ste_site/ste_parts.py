@@ -209,7 +209,8 @@ _names_used = set()  # names that code which ran uses
 _looked_up = set()
 _lookups_noted = False
 # Where lookups are not noted (prefixes of code's file names): ste's own
-# directory, and the test runners' finders (_FINDERS).
+# directory, importlib's frozen modules, and the test runners' finders
+# (_FINDERS).
 _lookups_skipped = []
 _new_used = set()  # used since emit() last settled them (_settle_used)
 # Code that ran, (code, co_names, names in its constants' tuples, whether
@@ -951,7 +952,6 @@ def _note_namespace(module, depth):
             # `import *` copies, and the copies' uses are by name; which
             # names it copied matters to the importer.
             _stars.add(filename)
-            _star_importers.add(name)
         else:
             _namespaces.add(filename)
     except Exception:
@@ -1334,7 +1334,8 @@ def setup(root, stat, mark_broken):
     # has none) up to 3.13; 3.14 says so with a flag.
     _FIRST_CONST_IS_DOC = sys.version_info < (3, 14)
     _not_watching = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
-    _lookups_skipped[:] = _not_watching
+    # (and the import system's own code: its lookups copy names)
+    _lookups_skipped[:] = _not_watching + ("<frozen importlib",)
     _wrap_loader()
     _wrap_doc_readers()
     _wrap_line_printers()

@@ -532,7 +532,6 @@ ste_reset(PyObject *self, PyObject *unused)
 static unsigned char name_ops[256], binding_ops[256], name_shift[256];
 static int op_import_from = -1, op_import_name = -1, op_load_const = -1, op_extended_arg = -1;
 static int op_store_name = -1, op_store_global = -1;
-static PyObject *frozen_importlib = NULL;  /* "<frozen importlib": the import system's files */
 static unsigned char global_ops[256];  /* LOAD_GLOBAL, LOAD_NAME, ...: a module's own names */
 static int names_ready = 0;
 
@@ -784,10 +783,11 @@ static PyObject *on_absent = NULL;
 /* Names looked up and found (`looked_up`, a set ste_parts empties at each
  * emission), unless `known` (ste_parts' names already used) holds them,
  * the import system looked them up (`from m import x` and `import *` copy:
- * IMPORT_FROM, IMPORT_STAR, importlib's _handle_fromlist; a copy is no use
- * of the value) or code under one of the `skipped` directories did (a list
- * of str ste_parts keeps: the test runners', which look up every name of a
- * test module to find its tests). A lookup with no Python frame to tell is
+ * IMPORT_FROM, IMPORT_STAR; a copy is no use of the value) or code whose
+ * file name starts with one of `skipped` did (a list of str ste_parts
+ * keeps: importlib's frozen modules, whose _handle_fromlist copies too;
+ * the test runners' finders, which look up every name of a test module to
+ * find its tests). A lookup with no Python frame to tell is
  * noted. */
 static PyObject *looked_up = NULL, *known = NULL, *skipped = NULL;
 static int op_import_star = -1;
@@ -802,11 +802,7 @@ skipped_now(void)
     PyCodeObject *code = PyFrame_GetCode(frame);
     int copying = 0;
     PyObject *filename = code->co_filename;
-    if (PyUnicode_Check(filename) && PyUnicode_GET_LENGTH(filename) > 17 &&
-        PyUnicode_Tailmatch(filename, frozen_importlib, 0, 17, -1) == 1) {
-        copying = 1;
-    }
-    if (!copying && PyUnicode_Check(filename) && skipped != NULL) {
+    if (PyUnicode_Check(filename) && skipped != NULL) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(skipped) && !copying; i++) {
             PyObject *prefix = PyList_GET_ITEM(skipped, i);
             if (PyUnicode_Check(prefix) && PyUnicode_Tailmatch(filename, prefix, 0, PY_SSIZE_T_MAX, -1) == 1)
@@ -872,8 +868,6 @@ ste_module_type(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "module_type: looked_up and known go together");
         return NULL;
     }
-    if (frozen_importlib == NULL && (frozen_importlib = PyUnicode_InternFromString("<frozen importlib")) == NULL)
-        return NULL;
     Py_XSETREF(on_absent, Py_NewRef(callback));
     Py_XSETREF(looked_up, Py_XNewRef(into));
     Py_XSETREF(known, Py_XNewRef(used));
