@@ -149,6 +149,30 @@ TEST(PythonDefinitions, ABodyChangeChangesOnlyItsUnitAndModuleLevelChangesTheMod
   EXPECT_TRUE(Same(One(checked).module, Variant(checked, "import os", "from os import sep").module));
   EXPECT_FALSE(Same(One(checked).module, Variant(checked, "x = 1", "x = 2").module));
   EXPECT_FALSE(Same(One(checked).module, Variant(checked, "from typing import TYPE_CHECKING", "TYPE_CHECKING = True").module));
+  // Format 9: in a class's body too (sympy's `Add` declares its
+  // constructor's overloads so), nested classes as well; not where the
+  // class's body binds the name itself (looked up there first), nor in a
+  // body that binds names unseen (`exec`, `locals()`).
+  const std::string in_class =
+      "from typing import TYPE_CHECKING, overload\nclass A:\n    class B:\n        if TYPE_CHECKING:\n"
+      "            def f(self) -> int: ...\n    if TYPE_CHECKING:\n        def g(self, x: int) -> int: ...\n"
+      "    else:\n        y = 1\n    def g(self, x):\n        return x\n";
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"def g(self, x: int) -> int: ...", "@overload\n        def g(self, x: str) -> str: ...\n"
+                                               "        @overload\n        def g(self, x: int) -> int: ..."},
+           {"def f(self) -> int: ...", "def f(self, k: int = 1) -> int: ..."},
+       }) {
+    EXPECT_TRUE(Same(One(in_class).module, Variant(in_class, from, to).module)) << from << " -> " << to;
+  }
+  EXPECT_FALSE(Same(One(in_class).module, Variant(in_class, "y = 1", "y = 2").module));
+  for (const char* own : {"    TYPE_CHECKING = True\n", "    exec('TYPE_CHECKING = 1')\n",
+                                  "    for TYPE_CHECKING in (1,): pass\n"}) {
+    std::string bound = in_class;
+    bound.insert(bound.find("    if TYPE_CHECKING:\n        def g"), std::string(own));
+    EXPECT_FALSE(Same(One(bound).module,
+                      Variant(bound, "def g(self, x: int) -> int: ...", "def g(self, x: str) -> str: ...").module))
+        << own;
+  }
 
   // A unit moved down a line: its text did not change, its place did (a
   // test that reads lines depends on that), the module did not.

@@ -120,7 +120,12 @@ in order, made in one pass.)
   never runs: TYPE_CHECKING bound only by `from typing import
   TYPE_CHECKING`, typing_extensions', or `TYPE_CHECKING = False`, or
   named as `typing.TYPE_CHECKING` with typing imported as such; its
-  `else:` runs and stays). So anything else (imports, decorators, a
+  `else:` runs and stays); format 9: also directly in the body of a
+  class that is directly in the module's body or in such a class's
+  (a stub's overloads of a method), unless that body binds the name
+  itself (its own namespace is looked in first) or holds `exec`, `eval`,
+  `locals()` or `vars()`. (A metaclass's `__prepare__` could hand the
+  body a namespace that answers names it never bound; none is assumed.) So anything else (imports, decorators, a
   method's or a decorated function's signature, class attributes, a
   definition other than a plain function, a docstring, or a constant
   that is not simple, added, removed or renamed) changes the module's.
@@ -209,12 +214,13 @@ import hashlib
 import sys
 import warnings
 
-FORMAT = 8  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
+FORMAT = 9  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
 # spelled-out __getattr__, typing.overload's defs part of their implementation's unit, imports
 # that only bind names, compiled patterns as constants, binds; 7: an annotated constant's
 # statement (its annotation) stays module-level, a set's members and a dict's keys hashable,
 # the module compiled: its warnings module-level, a compiler's SyntaxError unparseable;
-# whether a class has a __class__ cell; 8: lambdas inside a constant's literal
+# whether a class has a __class__ cell; 8: lambdas inside a constant's literal; 9: the body of
+# `if TYPE_CHECKING:` directly in a class's body, too
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -607,14 +613,77 @@ def _type_checking(tree, bindings):
             flag = flag or (isinstance(stmt.value, ast.Constant) and stmt.value.value is False)
     flag = flag and bindings.count.get("TYPE_CHECKING") == 1 and "TYPE_CHECKING" not in bindings.unsafe
     typing_names = {n for n in typing_names if bindings.count.get(n) == 1 and n not in bindings.unsafe}
-    for stmt in tree.body:
-        if not isinstance(stmt, ast.If):
+
+    def mark(body, own):
+        # `own`: the names a class body binds itself (its body looks a
+        # name up there first): one of those is not the module's; None:
+        # not told, so no block of this body is marked.
+        for stmt in body:
+            if isinstance(stmt, ast.ClassDef):
+                # (format 9) A class's body too: a class directly in the
+                # module's body or in such a class's, as units are found.
+                mark(stmt.body, _class_binds(stmt))
+                continue
+            if not isinstance(stmt, ast.If) or own is None:
+                continue
+            test = stmt.test
+            if (flag and isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" and test.id not in own) or (
+                    isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING" and
+                    isinstance(test.value, ast.Name) and test.value.id in typing_names and
+                    test.value.id not in own):
+                stmt.body = [ast.Expr(value=ast.Constant(value="ste:type-checking"))]
+
+    mark(tree.body, set())
+
+
+def _class_binds(cls):
+    """The names a class's body may bind in its own namespace, wherever in
+    it (a statement of a block, a loop's target, a walrus, an import, a
+    def, a class, `del`), or None (nothing told: every name) when it holds
+    what binds names unseen (`locals()`, `vars()`, `exec`, `eval`)."""
+    names = set()
+    stack = list(cls.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            # (decorators, defaults, bases run in the class's body)
+            stack.extend(node.decorator_list)
+            if isinstance(node, ast.ClassDef):
+                stack.extend(node.bases)
+                stack.extend(k.value for k in node.keywords)
+            else:
+                stack.extend(node.args.defaults)
+                stack.extend(d for d in node.args.kw_defaults if d is not None)
             continue
-        test = stmt.test
-        if (flag and isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING" and
-                isinstance(test.value, ast.Name) and test.value.id in typing_names):
-            stmt.body = [ast.Expr(value=ast.Constant(value="ste:type-checking"))]
+        if isinstance(node, ast.Lambda):
+            stack.extend(node.args.defaults)
+            stack.extend(d for d in node.args.kw_defaults if d is not None)
+            continue
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            # (its own scope; only its first iterable runs in the body)
+            stack.append(node.generators[0].iter)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.name == "*":
+                    return None
+                names.add((a.asname or a.name).split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("locals", "vars", "exec", "eval"):
+            return None
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchAs) and node.name or isinstance(node, ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _getattr_answers(tree, bindings):

@@ -128,6 +128,7 @@ const char kMeta[] =
 
 const char kCalc[] =
     "\"\"\"Arithmetic.\"\"\"\n"
+    "from typing import TYPE_CHECKING\n"
     "LIMIT = 100\n"
     "\n"
     "\n"
@@ -149,6 +150,10 @@ const char kCalc[] =
     "\n"
     "class Vec:\n"
     "    dims = 2\n"
+    "\n"
+    "    # A stub for type checkers only (fingerprint format 9).\n"
+    "    if TYPE_CHECKING:\n"
+    "        def dot(self, other: 'Vec') -> int: ...\n"
     "\n"
     "    def __init__(self, x, y):\n"
     "        self.x, self.y = x, y\n"
@@ -426,6 +431,8 @@ std::vector<Change> Changes() {
       {"a decorated function's parameter", "meta.py", "def helptext():", "def helptext(x=1):", {}, true, false},
       {"a TYPE_CHECKING block", "text.py", "from os import PathLike\n", "from os import PathLike, sep\n", {},
        false, false},
+      {"a TYPE_CHECKING block in a class", "calc.py", "def dot(self, other: 'Vec') -> int: ...",
+       "def dot(self, other: 'Vec', k: int = 1) -> int: ...", Paths({"test_source"}), false, false},
       // `from .text import whisper` in __init__.py looks whisper up: with it
       // gone every test that loads the package fails.
       {"a plain function removed that __init__ imports", "text.py", "def whisper(s):\n    return s.lower() + '...'\n",
