@@ -4,10 +4,12 @@
 #include "definition_resolution.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ste/definitions.h"
@@ -70,6 +72,16 @@ bool ProcessCode::Take(const LogRecord& r) {
   }
   if (StartsWith(p, kCodeLinesPrefix)) {
     code_lines.insert(r.scope);
+    Touch(r.scope);
+    return true;
+  }
+  if (StartsWith(p, kRefsTrackedPrefix)) {
+    refs_tracked = true;
+    return true;
+  }
+  if (StartsWith(p, kRefRecordPrefix) && p.size() > kRefRecordPrefix.size() &&
+      p.find('/', kRefRecordPrefix.size()) == std::string_view::npos) {
+    refs[r.scope].insert(std::string(p.substr(kRefRecordPrefix.size())));
     Touch(r.scope);
     return true;
   }
@@ -169,7 +181,8 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
     if (!c.v2 || !docs_watched(c, scope, abs)) {
       for (const DefinitionDoc& d : defs.docs) add(DefinitionPart::kDoc, d.name);
     }
-    if (!c.v3 && defs.has_names) add(DefinitionPart::kNames, "");
+    // (A Ruby tracker's ref records tell the same: "*" below.)
+    if (!c.v3 && !c.refs_tracked && defs.has_names) add(DefinitionPart::kNames, "");
     if (c.v2) return;
     defs.ForEachNamedPart(add);
   };
@@ -224,6 +237,7 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
       if (defs->parsed) each(abs, rel, *defs, what);
     }
   };
+  std::set<std::string> any_ref;  // scopes where a module's constants were listed
   for (const ProcessCode& c : code) {
     for (const auto& [ran_in, by_file] : c.lines) {
       const std::string& scope = ran_in;  // (a lambda cannot capture a structured binding)
@@ -234,6 +248,12 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
       parts(by_file, [&](const std::string& abs, const std::string& rel, const FileDefinitions& defs,
                          const std::set<uint32_t>& lines) {
         deps.insert(DepKey{DefinitionViewPath(rel, ""), DepKind::kContent});
+        // (A Ruby file's names, as a listing: no change of them selects the
+        // test, but the baseline keeps them, to tell a constant added from
+        // one no test named: definitions.cc.)
+        if (c.refs_tracked && defs.has_names && absl::EndsWith(rel, ".rb")) {
+          deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kNames, ""), DepKind::kListing});
+        }
         conservative(c, scope, abs, rel, defs);
         for (uint32_t line : lines) {
           if (const DefinitionUnit* u = defs.UnitAt(line)) {
@@ -274,6 +294,24 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
           }
         }
       });
+    }
+    // The names code named, for the constants added since (selection.cc);
+    // a process that ran Ruby code without saying: any name.
+    for (const auto& [scope, names] : c.refs) {
+      std::set<DepKey>& deps = (*by_scope)[scope];
+      for (const std::string& name : names) deps.insert(DepKey{NameRefPath(name), DepKind::kAbsent});
+      if (names.count(std::string(kAnyRef))) any_ref.insert(scope);
+    }
+    if (!c.refs_tracked) {
+      for (const auto& [scope, by_file] : c.lines) {
+        for (const auto& [abs, lines] : by_file) {
+          std::string rel;
+          if (absl::EndsWith(abs, ".rb") && repo_file(abs, &rel)) {
+            (*by_scope)[scope].insert(DepKey{NameRefPath(kAnyRef), DepKind::kAbsent});
+            break;
+          }
+        }
+      }
     }
     for (const auto& [scope, by_file] : c.names) {
       std::set<DepKey>& deps = (*by_scope)[scope];
@@ -360,23 +398,33 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
       }
     }
   };
-  // In each of `scopes`: the places that `from` views (units, or modules)
-  // of the scope or an enclosing one stand for.
-  auto add_places = [&](const std::set<std::string>& scopes, DefinitionPart from) {
+  // In each of `scopes`: what `from` views of the scope or an enclosing one
+  // stand for (`add` puts it in the set).
+  auto add_for_views = [&](const std::set<std::string>& scopes, DefinitionPart from,
+                           const std::function<void(const View&, std::set<DepKey>*)>& add) {
     for (const std::string& scope : scopes) {
-      std::set<DepKey> places;
+      std::set<DepKey> more;
       for (const auto& [other, deps] : *by_scope) {
         if (other != scope && !ScopeContains(other, scope)) continue;
         for (const DepKey& k : deps) {
           std::optional<View> v = ParseView(k.path);
-          if (v && v->kind == ViewKind::kDefinition && v->part == from) place_of(*v, &places);
+          if (v && v->kind == ViewKind::kDefinition && v->part == from) add(*v, &more);
         }
       }
-      (*by_scope)[scope].insert(places.begin(), places.end());
+      (*by_scope)[scope].insert(more.begin(), more.end());
     }
   };
-  add_places(positions, DefinitionPart::kUnit);
-  add_places(code_lines, DefinitionPart::kModule);
+  // The places that units, or modules, stand for.
+  add_for_views(positions, DefinitionPart::kUnit, place_of);
+  add_for_views(code_lines, DefinitionPart::kModule, place_of);
+  // Module#constants ran (any name): which simple constants each Ruby file
+  // loaded in the scope or an enclosing one binds, in order (its answer's
+  // order; a forking runner's parent loaded them).
+  add_for_views(any_ref, DefinitionPart::kModule, [](const View& v, std::set<DepKey>* out) {
+    if (absl::EndsWith(v.dir, ".rb")) {
+      out->insert(DepKey{DefinitionPartPath(v.dir, DefinitionPart::kNames, ""), DepKind::kContent});
+    }
+  });
 }
 
 void ApplyDefinitionFallback(const TestDependencies& all, const std::string& test,

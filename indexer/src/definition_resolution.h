@@ -43,6 +43,8 @@ struct ProcessCode {
   std::set<std::string> positions;   // scopes where frames' lines were read
   std::set<std::string> code_lines;  // scopes where code objects' lines were read
   std::string slow;  // why it tracked with the slow fallback tracer ("": it did not)
+  bool refs_tracked = false;  // its tracker makes the ref records below
+  std::map<std::string, std::set<std::string>> refs;  // scope -> last names code named ("*": any)
 
   // Takes `r` if it is one of the tracker's records (a marker, code ran,
   // a file read as data, the slow tracer's note): true, and it is no

@@ -189,6 +189,12 @@ std::string DefinitionViewPath(std::string_view file, std::string_view unit) {
   return absl::StrCat(AV(file), "/", AV(kModuleView), ":", AV(unit));
 }
 
+std::string NameRefPath(std::string_view name) {
+  // (Not a view path, whose value an inventory entry would give: the
+  // name is the last component.)
+  return absl::StrCat("\x01ste-ref/", AV(name));
+}
+
 std::string DefinitionPartPath(std::string_view file, DefinitionPart part, std::string_view name) {
   switch (part) {
     case DefinitionPart::kModule: return DefinitionViewPath(file, "");
@@ -1000,10 +1006,35 @@ absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
   };
   for (size_t i = 0; i < changed.size(); i++) {
     const bool hold = defs[i].parsed && !defs[i].imports.empty() && ImportsHold(changed[i], defs[i], import_tree, defs_of);
+    std::set<std::string> had;
     for (const auto& [path, view] : by_file[changed[i]]) {
+      had.insert(path);
       if (std::optional<InventoryEntry> e = DefinitionViewEntry(path, view, defs[i], contents[i], hold)) {
         out.push_back(*std::move(e));
       }
+    }
+    // A Ruby file's simple constants no view of the baseline names (format
+    // 8: one added is no module-level code): each an entry, which the
+    // diff calls added (selection.cc selects the tests that loaded the
+    // file and named it). Not when the file's names (a view every test
+    // that loaded it records, definition_resolution.cc) are the
+    // baseline's: then none was added, and those are constants no test
+    // named.
+    if (!defs[i].parsed || !defs[i].has_names || !absl::EndsWith(changed[i], ".rb")) continue;
+    const InventoryEntry* names_then =
+        base != nullptr ? base->Find(DefinitionPartPath(changed[i], DefinitionPart::kNames, "")) : nullptr;
+    if (names_then != nullptr && names_then->hash.low64 == defs[i].names.low64 &&
+        names_then->hash.high64 == defs[i].names.high64) {
+      continue;
+    }
+    for (const DefinitionConst& c : defs[i].consts) {
+      std::string path = DefinitionPartPath(changed[i], DefinitionPart::kConst, c.name);
+      if (had.count(path)) continue;
+      InventoryEntry e;
+      e.path = std::move(path);
+      e.type = FileType::kRegular;
+      e.hash = c.hash;
+      out.push_back(std::move(e));
     }
   }
   std::sort(out.begin(), out.end(),

@@ -387,10 +387,15 @@ TEST(RubyFingerprint, ASimpleConstantsValueIsItsOwnPart) {
       {"a regexp", ":sym", "/a+b/i", {"const:TOP"}},
       {"an interpolated regexp", ":sym", "/a#{1}/", {"", "const:TOP"}},
       {"value over more lines", "EMPTY = []", "EMPTY = [\n    1,\n  ]", {"const:Mime::EMPTY"}},
-      {"constant added", "  EMPTY = []\n", "  EMPTY = []\n  MORE = 1\n", {"", "const:Mime::MORE"}},
-      {"constant removed", "  EMPTY = []\n", "", {"", "const:Mime::EMPTY"}},
-      {"constant renamed", "EMPTY = []", "NONE = []", {"", "const:Mime::EMPTY", "const:Mime::NONE"}},
-      {"made not simple", "LIMIT = -1", "LIMIT = -1 + 0", {"", "const:Mime::LIMIT"}},
+      // (format 8: that a simple constant exists is its own part's, and
+      // its anchor the statements before it that are none)
+      {"constant added", "  EMPTY = []\n", "  EMPTY = []\n  MORE = 1\n", {"const:Mime::MORE"}},
+      {"constant removed", "  EMPTY = []\n", "", {"const:Mime::EMPTY"}},
+      {"constant renamed", "EMPTY = []", "NONE = []", {"const:Mime::EMPTY", "const:Mime::NONE"}},
+      {"made not simple", "LIMIT = -1", "LIMIT = -1 + 0", {"", "const:Mime::LIMIT", "const:Mime::NAME",
+                                                          "const:Mime::EMPTY"}},
+      {"moved past other code", "  EMPTY = []\n  OBJ = Object.new\n", "  OBJ = Object.new\n  EMPTY = []\n",
+       {"const:Mime::EMPTY"}},
       {"not a literal", "Object.new", "Object.new.freeze", {""}},
       {"heredoc", "    t\n", "    u\n", {""}},
       {"bound twice", "TWICE = 1", "TWICE = 3", {""}},
@@ -786,7 +791,7 @@ TEST(DefinitionCache, AnAnswerReadsBackAsWritten) {
     EXPECT_EQ(back->has_names, d.has_names);
   }
   EXPECT_TRUE((*run)[0].has_names && !(*run)[0].sigs.empty() && !(*run)[0].docs.empty() && !(*run)[0].consts.empty());
-  EXPECT_FALSE((*run)[1].has_names) << "the Ruby script says no names";
+  EXPECT_TRUE((*run)[1].has_names) << "the Ruby script's names (format 8)";
   EXPECT_FALSE(ParseFingerprintAnswer("module 00\nend\n").has_value());
   EXPECT_FALSE(ParseFingerprintAnswer("").has_value());
 }
@@ -923,14 +928,21 @@ TEST(ResolveDefinitions, AFileReadAsDataInAForkedChildIsAContentDependencyThere)
     }
     return l;
   };
-  // (ste_defs.rb's v2 marker: it says when code read line numbers; none did.)
+  // (ste_defs.rb's v2 marker: it says when code read line numbers; none
+  // did. Its refs marker: it says which constant names code named, here
+  // `Base` as the parent loaded the file and `Ext` in runs.rb; old.rb's
+  // process does not say, so any name.)
   std::vector<ProcessLog> logs = {
-      log({{"//r", "/\x01ste-defs-begin:1"}, {"//r", "/\x01ste-defs-v2:1"}, {"//r", "/\x01ste-defs-end:1"}}),
-      log({{"//r", "/\x01ste-defs-begin:2"}, {"//r", "/\x01ste-defs-v2:2"},
+      log({{"//r", "/\x01ste-defs-begin:1"}, {"//r", "/\x01ste-defs-v2:1"}, {"//r", "/\x01ste-refs:1"},
+           {"//r", "/\x01ste-ref:Base"}, {"//r", "/\x01ste-defs-end:1"}}),
+      log({{"//r", "/\x01ste-defs-begin:2"}, {"//r", "/\x01ste-defs-v2:2"}, {"//r", "/\x01ste-refs:2"},
            {"//r/t/reads.rb", file + "/\x01ste-code:2"}, {"//r/t/reads.rb", file + "/\x01ste-data"},
            {"//r/t/reads.rb", "/\x01ste-defs-end:2"}}),
-      log({{"//r", "/\x01ste-defs-begin:3"}, {"//r", "/\x01ste-defs-v2:3"},
-           {"//r/t/runs.rb", file + "/\x01ste-code:2"}, {"//r/t/runs.rb", "/\x01ste-defs-end:3"}}),
+      log({{"//r", "/\x01ste-defs-begin:3"}, {"//r", "/\x01ste-defs-v2:3"}, {"//r", "/\x01ste-refs:3"},
+           {"//r/t/runs.rb", file + "/\x01ste-code:2"}, {"//r/t/runs.rb", "/\x01ste-ref:Ext"},
+           {"//r/t/runs.rb", "/\x01ste-defs-end:3"}}),
+      log({{"//r", "/\x01ste-defs-begin:4"}, {"//r", "/\x01ste-defs-v2:4"},
+           {"//r/t/old.rb", file + "/\x01ste-code:2"}, {"//r/t/old.rb", "/\x01ste-defs-end:4"}}),
   };
   logs[0].records.insert(logs[0].records.begin() + 2,
                          LogRecord{"//r", RecordKind::kContent, STE_OP_OPEN, file, 0});
@@ -947,9 +959,21 @@ TEST(ResolveDefinitions, AFileReadAsDataInAForkedChildIsAContentDependencyThere)
     for (const DepKey& k : s.deps) by_scope[s.scope].insert(k.path);
   }
   const std::string module = DefinitionViewPath("lib/a.rb", ""), x = DefinitionViewPath("lib/a.rb", "A.x");
-  EXPECT_EQ(by_scope["//r"], (std::set<std::string>{module})) << "the parent's content became the module's";
-  EXPECT_EQ(by_scope["//r/t/reads.rb"], (std::set<std::string>{"lib/a.rb", module, x}));
-  EXPECT_EQ(by_scope["//r/t/runs.rb"], (std::set<std::string>{module, x}));
+  // (A tracker that makes ref records: the file's names too, as a listing
+  // that selects nothing; without them, any name, and the names.)
+  const std::string names = DefinitionPartPath("lib/a.rb", DefinitionPart::kNames, "");
+  EXPECT_EQ(by_scope["//r"], (std::set<std::string>{module, names, NameRefPath("Base")}))
+      << "the parent's content became the module's";
+  EXPECT_EQ(by_scope["//r/t/reads.rb"], (std::set<std::string>{"lib/a.rb", module, x, names}));
+  EXPECT_EQ(by_scope["//r/t/runs.rb"], (std::set<std::string>{module, x, names, NameRefPath("Ext")}));
+  EXPECT_EQ(by_scope["//r/t/old.rb"], (std::set<std::string>{module, x, NameRefPath("*"), names}));
+  for (const ScopeDependencies& s : deps.scopes) {
+    for (const DepKey& k : s.deps) {
+      if (k.path == names) {
+        EXPECT_EQ(k.kind, s.scope == "//r/t/old.rb" ? DepKind::kContent : DepKind::kListing) << s.scope;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ste/case_split.h"
+#include "ste/definitions.h"
 #include "ste/git.h"
 #include "ste/glob.h"
 #include "ste/json.h"
@@ -600,6 +601,30 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
     }
     return absl::OkStatus();
   };
+  // A simple constant added (Ruby, format 8: no module-level code; its
+  // name a part of its own): the tests that loaded its file and whose
+  // code named its last segment, or any name (definitions.h, ref
+  // records). (Python's added names are told by their own views.)
+  auto added_constant = [&](const std::string& path) -> absl::Status {
+    std::optional<View> view = ParseView(path);
+    if (!view || view->kind != ViewKind::kDefinition || view->part != DefinitionPart::kConst) {
+      return absl::OkStatus();
+    }
+    const size_t colons = view->arg.rfind("::");
+    const std::string last = colons == std::string::npos ? view->arg : view->arg.substr(colons + 2);
+    absl::StatusOr<Roaring> loaded = in.index.Lookup(DefinitionViewPath(view->dir, ""), DepKind::kContent);
+    if (!loaded.ok()) return loaded.status();
+    if (loaded->isEmpty()) return absl::OkStatus();
+    absl::StatusOr<Roaring> named = in.index.Lookup(NameRefPath(last), DepKind::kAbsent);
+    if (!named.ok()) return named.status();
+    absl::StatusOr<Roaring> any = in.index.Lookup(NameRefPath(kAnyRef), DepKind::kAbsent);
+    if (!any.ok()) return any.status();
+    for (uint32_t id : *loaded & (*named | *any)) {
+      pick(std::string(TestOfScope(in.index.test_scope(id))),
+           SelectionReason::Dependency(path, DepKind::kContent, ChangeKind::kAdded));
+    }
+    return absl::OkStatus();
+  };
   for (const InventoryChange& c : changed) {
     absl::Status s;
     if (IsViewPath(c.path)) {
@@ -608,6 +633,7 @@ Selection Select(const SelectionRules& rules, const SelectionInputs& in) {
       s = add_key(c.path, DepKind::kContent, Added(c) ? ChangeKind::kAdded
                                              : Deleted(c) ? ChangeKind::kDeleted
                                                           : ChangeKind::kModified);
+      if (s.ok() && Added(c)) s = added_constant(c.path);
     } else if (Added(c)) {
       s = add_key(c.path, DepKind::kAbsent, ChangeKind::kAdded);
     } else if (Deleted(c)) {

@@ -10,6 +10,15 @@
 #   <abs file>/\x01ste-name:<Full::Name>  code that ran may read the
 #                                         constant <file> names so;
 #   <abs file>/\x01ste-namespace          any of <file>'s constants.
+#   /\x01ste-ref:<Name>                   code that ran names <Name> (a last
+#                                         segment, see below), whether or not a
+#                                         loaded file binds it: a simple
+#                                         constant added since is one it may
+#                                         read (ste selects the tests that
+#                                         loaded its file and named it);
+#   /\x01ste-ref:*                        any name: Module#constants ran (its
+#                                         answer holds the constants added
+#                                         since), or the doubt below.
 #
 # What counts as naming (the names are last segments: `X` of `A::X`,
 # matched against every constant named in every repository file the
@@ -44,6 +53,8 @@ require_relative "ste_consts"
 module SteConstReads
   NAME = "\x01ste-name:"
   NAMESPACE = "\x01ste-namespace"
+  REF = "/\x01ste-ref:"
+  ANY_REF = "/\x01ste-ref:*"
   OWN_DIR = "#{File.dirname(File.expand_path(__FILE__))}/"
   WORD = /\b[A-Z]\w*/.freeze
 
@@ -55,6 +66,7 @@ module SteConstReads
   @fresh = {} # referenced since the last resolve, not seen before
   @recorded = {} # record paths stat'ed
   @doubt = false
+  @any = false # Module#constants ran
 
   class << self
     # A repository file whose module-level code ran (Coverage saw it).
@@ -120,6 +132,11 @@ module SteConstReads
       nil
     end
 
+    # Module#constants ran: any constant added since is in its answer.
+    def any!
+      @any = true
+    end
+
     # A name given at run time (const_get's argument, constants' answer).
     def dynamic(name)
       name = name.to_s
@@ -138,6 +155,7 @@ module SteConstReads
       @fresh.clear
       fresh.each do |name|
         @seen[name] = true
+        record(stat, "#{REF}#{name}") if name.match?(/\A\w+\z/)
         @index[name]&.each { |file, full| record(stat, "#{file}/#{NAME}#{full}") }
       end
       @new_files.each do |file|
@@ -145,6 +163,7 @@ module SteConstReads
       end
       @new_files.clear
       @files.each_key { |file| record(stat, "#{file}/#{NAMESPACE}") } if @doubt
+      record(stat, ANY_REF) if @doubt || @any
     end
 
     private
@@ -184,8 +203,19 @@ module SteConstReads
       super
     end
 
+    def const_defined?(name, *args)
+      SteConstReads.dynamic(name)
+      super
+    end
+
+    def const_source_location(name, *args)
+      SteConstReads.dynamic(name)
+      super
+    end
+
     def constants(*args)
       names = super
+      SteConstReads.any!
       names.each { |n| SteConstReads.dynamic(n) }
       names
     end

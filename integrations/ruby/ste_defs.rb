@@ -36,6 +36,8 @@
 #                                   and the constants' (without it ste
 #                                   gives every method that ran its place
 #                                   and its file's every constant);
+#   /\x01ste-refs:<pid>             ... and the ref records
+#                                   (ste_const_reads.rb);
 #   <abs file>/\x01ste-name:<name>  code that ran may read the simple
 #   <abs file>/\x01ste-namespace    constant <name> of <file> / any of
 #                                   them (ste_const_reads.rb says which
@@ -101,6 +103,7 @@ module SteDefs
   BEGIN_MARK = "/\x01ste-defs-begin:"
   END_MARK = "/\x01ste-defs-end:"
   V2_MARK = "/\x01ste-defs-v2:" # this tracker makes positions and constants records
+  REFS_MARK = "/\x01ste-refs:" # ... and ref records (ste_const_reads.rb)
   SCOPE_MARK = "/\x01ste-defs-scope:" # this scope's records are made afresh
 
   @root = nil # "<abs root>/" while tracking
@@ -285,6 +288,7 @@ module SteDefs
       @scopes_entered = 0
       stat("#{BEGIN_MARK}#{Process.pid}")
       stat("#{V2_MARK}#{Process.pid}")
+      stat("#{REFS_MARK}#{Process.pid}")
       new_positions_scope
     end
 
@@ -326,6 +330,7 @@ module SteDefs
                 end
         stat("#{BEGIN_MARK}#{Process.pid}")
         stat("#{V2_MARK}#{Process.pid}")
+        stat("#{REFS_MARK}#{Process.pid}")
         install_hooks
         @inside = true
         begin

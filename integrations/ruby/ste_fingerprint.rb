@@ -24,7 +24,9 @@
 #     at <32 hex>                           right after it: its text and
 #                                           its position
 #     const <32 hex> <name>                 one per simple constant: its
-#                                           value
+#                                           value and anchor
+#     names <32 hex>                        the simple constants' names
+#                                           in order (format 8)
 #     end
 # (indexer/include/ste/definitions.h reads it: an absent `at` line means
 # the unit's hash, which then has the position.)
@@ -75,11 +77,19 @@
 # or hash of those, nested, optionally `.freeze`d; bound nowhere else in
 # the file), named like units ("Rack::Mime::MIME_TYPES", "LIMIT" at the
 # top): the value's AST without positions and its tokens (the span after
-# the `=`). The assignment itself (that the constant exists, its name)
-# stays in the module's. ste makes a test depend on it where code that ran
-# names it (ste_const_reads.rb). A value holding a heredoc (whose lines lie
-# past the assignment) is not one: module-level code, as any other
-# constant.
+# the `=`) and its anchor (format 8: how many other statements of its
+# body come before it, simple constants not counted). The assignment
+# itself (that the constant exists, its name) is no module-level code
+# either (format 8): ste makes a test depend on the part where code that
+# ran names it (ste_const_reads.rb), and selects for one added the tests
+# that loaded the file and named its last segment (a constant of that
+# name elsewhere, or none, may be what their code read; `ref` records).
+# A value holding a heredoc (whose lines lie past the assignment) is not
+# one: module-level code, as any other constant.
+#
+# The names fingerprint (`names`, format 8): the file's simple constants'
+# names in order, for the tests whose code listed a module's constants
+# (Module#constants answers in that order).
 #
 # The module fingerprint covers everything else:
 #   - the AST of the file (node types and every child RubyVM::
@@ -88,9 +98,9 @@
 #     without positions, each unit's `def` kept as its kind, receiver,
 #     name and parameter node (arity, defaults, keywords, rest, block) with
 #     its body (and local table) replaced by one marker, empty or not,
-#     each simple constant's assignment as its name and a marker;
+#     each simple constant's assignment left out;
 #   - the token stream (Ripper.lex: type and text, no positions) of the
-#     file outside the units' bodies and the simple constants' values: a
+#     file outside the units' bodies and the simple constants' assignments: a
 #     unit's signature (`def`, `self.`,
 #     the name, the parameters with their default values; an endless
 #     def's `=`) and its final `end`, and what the AST leaves out (regexp
@@ -110,8 +120,9 @@
 # begin/rescue, a one-line def's `;` (issue 24).
 # So a change confined to a unit's body, whatever its tokens, changes that
 # unit only; adding,
-# removing or renaming a method, its parameters, a constant (a simple
-# one's value: its `const` line only), an include, a
+# removing or renaming a method, its parameters, a constant other than a
+# simple one (whose value, existence and place are its `const` line), an
+# include, a
 # visibility call, method_missing/respond_to_missing? (methods like the
 # rest) all change the module's. Known limit, as for Python: the module
 # fingerprint has no positions, so module-level code moved by a change in
@@ -133,8 +144,9 @@ module SteFingerprint
   # simple constant's value is its `const` line's, not the module's; 6:
   # defs in if/unless/case/begin bodies and in blocks are units (branches);
   # 7: a file only the compiler rejects does not parse; a regexp literal is a simple
-  # constant's value (ste_consts.rb)
-  FORMAT = 7
+  # constant's value (ste_consts.rb); 8: a simple constant's assignment is
+  # no module-level code (its part holds its anchor; `names` lines)
+  FORMAT = 8
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
@@ -285,10 +297,11 @@ module SteFingerprint
       out << node.inspect << "\0"
       return
     end
-    if node.type == :CDECL && stubs[key(node)]
-      out << "(CDECL " << node.children[0].inspect << " ste:const)"
-      return
-    end
+    # (format 8) A simple constant's assignment is no module-level code:
+    # its value and anchor are its `const` part, that it exists the tests'
+    # that named it (ref records).
+    return if node.type == :CDECL && stubs[key(node)]
+
     if stubs[key(node)]
       scope = node.children.last
       out << "(" << node.type.to_s << " "
@@ -428,11 +441,14 @@ module SteFingerprint
     end
     stubs = units.to_h { |u| [key(u.node), u] }
     consts.each { |_, node, _| stubs[key(node)] = true }
+    anchors = {}
+    anchor(tree.children[2], stubs, anchors)
     ast = +""
     dump(tree, stubs, ast)
     # Tokens outside the bodies and the constants' values: [line, column]
     # in [first, last).
-    holes = units.filter_map { |u| hole(u.node, lexed, at) } + consts.map { |_, _, span| span }
+    holes = units.filter_map { |u| hole(u.node, lexed, at) } +
+            consts.map { |_, node, _| [[node.first_lineno, node.first_column], [node.last_lineno, node.last_column]] }
     tokens = +""
     end_line = nil
     token_seen = false
@@ -463,9 +479,31 @@ module SteFingerprint
 
         text << type.to_s << " " << tok << "\0"
       end
+      text << "\0anchor\0" << anchors.fetch(key(node)).to_s
       [digest("const", text), escape(name)]
     end
-    [digest("module", module_text), out_units, out_consts]
+    names = digest("names", consts.map { |name, _, _| name }.join("\0"))
+    [digest("module", module_text), out_units, out_consts, names]
+  end
+
+  # Each simple constant's anchor (format 8): how many other statements
+  # of its body (the file's, a class's or a module's) come before it,
+  # simple constants not counted. Code of that body that runs as the file
+  # loads and reads it fails before it and works after it: moved past
+  # such code, the constant's part changes. Another constant added or
+  # removed before it moves no anchor.
+  def anchor(body, stubs, anchors)
+    others = 0
+    SteConsts.statements(body).each do |node|
+      if node.type == :CDECL && stubs[key(node)] == true
+        anchors[key(node)] = others
+        next
+      end
+      others += 1
+      next unless %i[CLASS MODULE].include?(node.type) && SteConsts.const_path(node.children[0])
+
+      anchor(node.children.last.children[2], stubs, anchors)
+    end
   end
 
   # A simple constant's value as a token span [from, to): from just after
@@ -508,7 +546,7 @@ module SteFingerprint
       begin
         raise SyntaxError, "invalid UTF-8" unless source.valid_encoding?
 
-        module_digest, units, consts = fingerprint(source)
+        module_digest, units, consts, names = fingerprint(source)
       rescue SyntaxError, ArgumentError, EncodingError, SystemStackError, NoMemoryError => e
         message = "#{e.class}: #{e.message}".split.join(" ")
         out.write("error #{message.empty? ? 'unparseable' : message.b}\n")
@@ -521,6 +559,7 @@ module SteFingerprint
         out.write("at #{at}\n") if EMIT_AT
       end
       consts.each { |d, name| out.write("const #{d} #{name}\n") }
+      out.write("names #{names}\n")
       out.write("end\n")
       out.flush # each answer as it is made (ste may keep the process)
     end

@@ -93,6 +93,10 @@ const char kCalc[] =
     "      x.abs + y.abs\n"
     "    end\n"
     "\n"
+    "    def limit\n"
+    "      LIMIT\n"
+    "    end\n"
+    "\n"
     "    def scale(k)\n"
     "      Vec.new(x * k, y * k)\n"
     "    end\n"
@@ -168,6 +172,11 @@ const std::map<std::string, Body> kTestBodies = {
     // The test's own code reads a simple constant (Generic: in the main
     // script, which Coverage does not see).
     {"limit", {"", "Shapes::LIMIT == 100"}},
+    // A method of Vec reads LIMIT lexically (Shapes::LIMIT, until Vec binds
+    // one); a test lists a module's constants (Module#constants).
+    {"vlimit", {"", "Shapes::Vec.new(1, 2).limit == 100"}},
+    {"listing", {"", "Shapes.constants.include?(:LIMIT)"}},
+    {"probe", {"", "!Shapes.const_defined?(:EXTRA)"}},
     // Read the lines of methods they ran (issue 24, the move rule): a
     // method's own caller_locations, an exception's backtrace.
     {"line", {"", "Shapes.line == 11"}},
@@ -246,11 +255,27 @@ std::vector<Change> Changes() {
       // or that read it by a name made at run time (const_get), or all
       // when module-level code read it at load (table.rb's START); none
       // when no code names it.
-      {"module constant", "calc.rb", "LIMIT = 100", "LIMIT = 101", {"source", "limit"}},
+      // (listing reads the names Shapes.constants answers: LIMIT, RATE.)
+      {"module constant", "calc.rb", "LIMIT = 100", "LIMIT = 101", {"source", "limit", "vlimit", "listing"}},
       {"class constant", "calc.rb", "DIMS = 2", "DIMS = 3", {"source"}, false, false},
-      {"constant a method names", "calc.rb", "RATE = 3", "RATE = 4", {"triple", "dynamic", "source"}},
+      {"constant a method names", "calc.rb", "RATE = 3", "RATE = 4", {"triple", "dynamic", "source", "listing"}},
       {"constant read at load", "calc.rb", "BASE = 10", "BASE = 20", {}, true},
-      {"constant added", "calc.rb", "  BASE = 10\n", "  BASE = 10\n  MORE = 1\n", {}, true, false},
+      // A simple constant added (format 8: no module-level code): the tests
+      // that loaded its file and whose code named it (whatever module
+      // binds that name, or none) or listed constants.
+      {"constant added", "calc.rb", "  BASE = 10\n", "  BASE = 10\n  MORE = 1\n", {"source", "listing"}, false,
+       false},
+      {"constant added that a test looked for", "calc.rb", "  BASE = 10\n", "  BASE = 10\n  EXTRA = 7\n",
+       {"source", "listing", "probe"}},
+      {"constant removed", "calc.rb", "  RATE = 3\n", "", {"triple", "dynamic", "source", "listing"}},
+      {"constants reordered", "calc.rb", "  LIMIT = 100\n  RATE = 3\n", "  RATE = 3\n  LIMIT = 100\n",
+       {"source", "listing"}, false, false},
+      // (its anchor: the statements before it in its body; code there that
+      // read it as the file loads would fail before it)
+      {"constant moved past a method", "calc.rb",
+       "  RATE = 3\n  BASE = 10\n\n  def self.triple(a)\n    a * RATE\n  end\n",
+       "  BASE = 10\n\n  def self.triple(a)\n    a * RATE\n  end\n  RATE = 3\n",
+       {"triple", "dynamic", "source", "listing"}, false, false},
       {"visibility", "calc.rb", "    def norm1", "    private\n\n    def norm1", {}, true},
       {"parameters", "calc.rb", "def self.sub(a, b)", "def self.sub(a, b = 0)", {}, true, false},
       // (It moves Shapes.line and Shapes.fail!: the tests that read their

@@ -65,6 +65,15 @@
 //   "/\x01ste-defs-slow:<pid>:<why>"  the process tracks with the slow
 //                                     fallback tracer (ste_defs.py), and why
 //                                     ("python-3.9-no-compiled-tracer")
+//   "/\x01ste-ref:<name>"             code that ran in this scope named a
+//                                     constant whose last segment is <name>
+//                                     (Ruby: ste_const_reads.rb), found or
+//                                     not; "*": any name (`Module#constants`
+//                                     ran, or the tracker's doubt)
+//   "/\x01ste-refs:<pid>"             the process's tracker makes the ref
+//                                     records (a process that ran a `.rb`
+//                                     file of the repository without it
+//                                     named any name)
 // (the pid makes a forked child's markers its own: the interceptor drops
 // a path the process recorded before the fork)
 // ReduceLogs (log_reduction.h, definition_resolution.cc) resolves them
@@ -89,9 +98,11 @@
 //                             the tests whose code names it (those that
 //                             ran it depend on its unit, which holds it);
 //   "F/\x01ste-names"        which plain functions and simple constants
-//                             it binds, in order (Python), for the tests
+//                             it binds, in order (Python; Ruby, format 8:
+//                             its simple constants), for the tests
 //                             that read its namespace by string,
-//                             or star-imported it: a name added or
+//                             or star-imported it (Ruby: listed a
+//                             module's constants): a name added or
 //                             removed;
 //   "F/\x01ste-absent:<name>" whether it binds <name> (a plain function,
 //                             a simple constant or an import's name;
@@ -106,6 +117,10 @@
 // ste_fingerprint.py, "names". The code of F that names it holds the name
 // in its fingerprint, and the tests that looked for it elsewhere depend on
 // the two views above.)
+// And "\x01ste-ref/<name>" (no file; kAbsent, never in an inventory): a
+// ref record. A simple constant added to a Ruby file F (format 8: no
+// module-level code) selects the tests that loaded F (F/\x01ste-def) and
+// named its last segment, or any name (selection.cc).
 // Their values are the fingerprints of integrations/python/
 // ste_fingerprint.py (BLAKE2b-128) or integrations/ruby/ste_fingerprint.rb
 // (SHA-256 cut to 128 bits), stored as the entry's hash: the first 16 hex
@@ -151,6 +166,13 @@ inline constexpr std::string_view kDefsV3Prefix = "/\x01ste-defs-v3:";
 inline constexpr std::string_view kAbsentRecordPrefix = "\x01ste-absent:";
 inline constexpr std::string_view kStarRecordName = "\x01ste-star";
 inline constexpr std::string_view kLineRecordPrefix = "\x01ste-line:";
+inline constexpr std::string_view kRefRecordPrefix = "/\x01ste-ref:";
+inline constexpr std::string_view kRefsTrackedPrefix = "/\x01ste-refs:";
+// A ref record's name for any name.
+inline constexpr std::string_view kAnyRef = "*";
+// The dependency a ref record of `name` becomes: "\x01ste-ref/<name>" (no
+// view: no inventory entry gives it a value).
+std::string NameRefPath(std::string_view name);
 
 // "F/\x01ste-def" for unit "", else "F/\x01ste-def:<unit>".
 std::string DefinitionViewPath(std::string_view file, std::string_view unit);
