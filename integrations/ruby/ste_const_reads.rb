@@ -66,7 +66,8 @@ module SteConstReads
   @fresh = {} # referenced since the last resolve, not seen before
   @recorded = {} # record paths stat'ed
   @doubt = false
-  @any = false # Module#constants ran
+  @any = false # Module#constants ran on a module the repository opens
+  @listed = {}.compare_by_identity # modules whose constants were listed, not yet told
 
   class << self
     # A repository file whose module-level code ran (Coverage saw it).
@@ -132,9 +133,11 @@ module SteConstReads
       nil
     end
 
-    # Module#constants ran: any constant added since is in its answer.
-    def any!
-      @any = true
+    # Module#constants ran on `mod`: a constant added since to a module of
+    # the repository among its ancestors (or at the top, for Object) is in
+    # its answer. Told at the next resolve, when more files may be loaded.
+    def listed(mod)
+      @listed[mod] = true unless @any
     end
 
     # A name given at run time (const_get's argument, constants' answer).
@@ -163,10 +166,26 @@ module SteConstReads
       end
       @new_files.clear
       @files.each_key { |file| record(stat, "#{file}/#{NAMESPACE}") } if @doubt
+      any_listed(@files.each_value.flat_map { |a| a ? a[4] : [] }) unless @listed.empty?
       record(stat, ANY_REF) if @doubt || @any
     end
 
     private
+
+    # Whether a listed module is one the loaded repository files open (or
+    # has one among its ancestors; Object: any top-level constant; a
+    # module without a name: any).
+    def any_listed(opened)
+      opened = opened.to_h { |m| [m, true] }
+      @listed.each_key do |mod|
+        names = mod.ancestors.map { |a| Module.instance_method(:name).bind_call(a) }
+        if mod.equal?(Object) || names.first.nil? || names.any? { |n| n && opened.key?(n) }
+          @any = true
+          break
+        end
+      end
+      @listed.clear if @any
+    end
 
     def note(names)
       names.each { |n| @fresh[n] = true unless @seen.key?(n) }
@@ -188,7 +207,9 @@ module SteConstReads
       named = []
       SteConsts.each_named(tree.children[2]) { |full, _| named << [full, full.split("::").last] }
       methods, top, blocks = SteConsts.references(tree)
-      [named, methods, top, blocks]
+      opened = []
+      SteConsts.each_module(tree.children[2]) { |full| opened << full }
+      [named, methods, top, blocks, opened]
     rescue StandardError, SyntaxError
       nil
     ensure
@@ -215,7 +236,7 @@ module SteConstReads
 
     def constants(*args)
       names = super
-      SteConstReads.any!
+      SteConstReads.listed(self)
       names.each { |n| SteConstReads.dynamic(n) }
       names
     end

@@ -81,6 +81,21 @@ module SteConsts
     end
   end
 
+  # Yields the full name of each class or module body named so (the
+  # units' rule), in file order: where a simple constant may be added.
+  def each_module(body, prefix = nil, &block)
+    statements(body).each do |node|
+      next unless %i[CLASS MODULE].include?(node.type)
+
+      path = const_path(node.children[0])
+      next if path.nil?
+
+      full = prefix.nil? ? path : "#{prefix}::#{path}"
+      yield full
+      each_module(node.children.last.children[2], full, &block)
+    end
+  end
+
   # The value of a CDECL (its last child).
   def value(cdecl)
     cdecl.children.last

@@ -177,6 +177,10 @@ const std::map<std::string, Body> kTestBodies = {
     {"vlimit", {"", "Shapes::Vec.new(1, 2).limit == 100"}},
     {"listing", {"", "Shapes.constants.include?(:LIMIT)"}},
     {"probe", {"", "!Shapes.const_defined?(:EXTRA)"}},
+    // Loads the standard library's uri, which lists URI::Schemes' constants
+    // as it loads: no module of the repository's, so no constant added to
+    // one selects it.
+    {"uri", {"require \"uri\"", "URI(\"http://x/\").host == \"x\""}},
     // Read the lines of methods they ran (issue 24, the move rule): a
     // method's own caller_locations, an exception's backtrace.
     {"line", {"", "Shapes.line == 11"}},
