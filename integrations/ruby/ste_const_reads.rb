@@ -16,7 +16,10 @@
 #                                         constant added since is one it may
 #                                         read (ste selects the tests that
 #                                         loaded its file and named it);
-#   /\x01ste-ref:*                        any name: Module#constants ran (its
+#   /\x01ste-ref:*                        any name: Module#constants ran on a
+#                                         module the loaded repository files
+#                                         open, or one with such an ancestor,
+#                                         Object or an anonymous one (its
 #                                         answer holds the constants added
 #                                         since), or the doubt below.
 #
