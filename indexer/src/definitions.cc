@@ -14,6 +14,8 @@
 #include <set>
 #include <ctime>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -140,14 +142,16 @@ absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text,
       c.name = std::string(name);
       (sig ? cur->sigs : cur->consts).push_back(std::move(c));
     } else if (line.substr(0, 7) == "import ") {
-      // "import <hex> <name> <level> <module> <attr>"
+      // "import <hex> <name> <level> <module> <attr> [stdlib]"
       std::vector<absl::string_view> f = absl::StrSplit(line.substr(7), ' ');
       DefinitionImport i;
-      std::optional<XXH128_hash_t> h = f.size() == 5 ? ParseHex128(f[0]) : std::nullopt;
+      std::optional<XXH128_hash_t> h =
+          f.size() == 5 || (f.size() == 6 && f[5] == "stdlib") ? ParseHex128(f[0]) : std::nullopt;
       if (!h || f[1].empty() || !absl::SimpleAtoi(f[2], &i.level) || f[3].empty() || f[4].empty() ||
           cur->Import(std::string_view(f[1].data(), f[1].size())) != nullptr) {
         return bad(line);
       }
+      i.stdlib = f.size() == 6;
       i.hash = *h;
       i.name = std::string(f[1]);
       i.module = std::string(f[3]);
@@ -158,6 +162,11 @@ absl::StatusOr<std::vector<FileDefinitions>> ParseAnswer(absl::string_view text,
       if (!h || cur->has_full) return bad(line);
       cur->module_full = *h;
       cur->has_full = true;
+    } else if (line.substr(0, 7) == "stdlib ") {
+      std::optional<XXH128_hash_t> h = ParseHex128(line.substr(7));
+      if (!h || cur->has_stdlib) return bad(line);
+      cur->module_stdlib = *h;
+      cur->has_stdlib = true;
     } else if (line.substr(0, 5) == "binds" && (line.size() == 5 || line[5] == ' ')) {
       if (cur->has_binds) return bad(line);
       cur->has_binds = true;
@@ -458,9 +467,11 @@ std::string FingerprintAnswer(const FileDefinitions& defs) {
   for (const DefinitionConst& c : defs.sigs) absl::StrAppend(&out, "sig ", HashToHex(c.hash), " ", c.name, "\n");
   if (defs.has_names) absl::StrAppend(&out, "names ", HashToHex(defs.names), "\n");
   for (const DefinitionImport& i : defs.imports) {
-    absl::StrAppend(&out, "import ", HashToHex(i.hash), " ", i.name, " ", i.level, " ", i.module, " ", i.attr, "\n");
+    absl::StrAppend(&out, "import ", HashToHex(i.hash), " ", i.name, " ", i.level, " ", i.module, " ", i.attr,
+                    i.stdlib ? " stdlib" : "", "\n");
   }
   if (defs.has_full) absl::StrAppend(&out, "full ", HashToHex(defs.module_full), "\n");
+  if (defs.has_stdlib) absl::StrAppend(&out, "stdlib ", HashToHex(defs.module_stdlib), "\n");
   if (defs.has_binds) absl::StrAppend(&out, "binds", defs.binds.empty() ? "" : " ", absl::StrJoin(defs.binds, " "), "\n");
   absl::StrAppend(&out, "end\n");
   return out;
@@ -758,15 +769,24 @@ std::shared_ptr<const FileDefinitions> DefinitionCache::Get(const std::string& a
 
 std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, const View& view,
                                                   const FileDefinitions& defs,
-                                                  std::string_view content, bool imports_hold) {
+                                                  std::string_view content, bool imports_hold,
+                                                  bool stdlib_hold) {
   InventoryEntry e;
   e.path = view_path;
   e.type = FileType::kRegular;
   if (view.part == DefinitionPart::kModule) {
     // Without the imports that only bind names only when each is sure to
-    // find its name (ImportsHold); else with them.
-    const bool lean = defs.imports.empty() || !defs.has_full || imports_hold;
-    e.hash = !defs.parsed ? UnparsedModuleHash(content) : lean ? defs.module : defs.module_full;
+    // find its name (ImportsHold, StdlibImportsHold); without the standard
+    // library's only when those alone are; else with them all.
+    if (!defs.parsed) {
+      e.hash = UnparsedModuleHash(content);
+    } else if (defs.imports.empty() || !defs.has_full || (imports_hold && stdlib_hold)) {
+      e.hash = defs.module;
+    } else if (stdlib_hold && defs.has_stdlib) {
+      e.hash = defs.module_stdlib;
+    } else {
+      e.hash = defs.module_full;
+    }
     return e;
   }
   if (!defs.parsed) return std::nullopt;
@@ -834,6 +854,71 @@ std::string BaseName(std::string_view dir) {
   return std::string(slash == std::string_view::npos ? dir : dir.substr(slash + 1));
 }
 
+// The top-level module names the files of a tree may be imported as
+// (ImportTree::may_shadow): each `<dir>/<name>.py` (.pyc, an extension
+// module `<name>.*.so` or .pyd) and `<dir>/<name>/__init__.py` where <dir>
+// is the root or a folder that is no package (no __init__.py), other than
+// a __pycache__. Made once, the first time it is asked.
+class ShadowNames {
+ public:
+  // `files`: calls its argument with each regular file's repo-relative
+  // path; `is_file`: whether a repo-relative path is a regular file.
+  ShadowNames(std::function<void(const std::function<void(std::string_view)>&)> files,
+              std::function<bool(const std::string&)> is_file)
+      : files_(std::move(files)), is_file_(std::move(is_file)) {}
+
+  bool Has(const std::string& name) {
+    std::call_once(once_, [this] {
+      files_([this](std::string_view path) { Add(path); });
+    });
+    return names_.count(name) > 0;
+  }
+
+ private:
+  bool OnPath(const std::string& dir) {
+    return dir.empty() || (BaseName(dir) != "__pycache__" && !is_file_(dir + "/__init__.py"));
+  }
+  void Add(std::string_view path) {
+    if (path.empty() || path[0] == '/' || path.find('\x01') != std::string_view::npos) return;
+    const std::string dir = ParentDir(path);
+    const std::string base = BaseName(path);
+    if (base == "__init__.py" || base == "__init__.pyc") {
+      if (!dir.empty() && OnPath(ParentDir(dir))) names_.insert(BaseName(dir));
+      return;
+    }
+    const size_t dot = base.find('.');
+    if (dot == 0 || dot == std::string::npos) return;
+    const absl::string_view rest = absl::string_view(base).substr(dot);
+    if (rest != ".py" && rest != ".pyc" && !absl::EndsWith(rest, ".so") && !absl::EndsWith(rest, ".pyd")) return;
+    if (OnPath(dir)) names_.insert(base.substr(0, dot));
+  }
+
+  std::function<void(const std::function<void(std::string_view)>&)> files_;
+  std::function<bool(const std::string&)> is_file_;
+  std::once_flag once_;
+  std::set<std::string> names_;
+};
+
+void WalkFiles(const std::string& root, const std::string& rel, const std::function<void(std::string_view)>& each) {
+  DIR* d = opendir(rel.empty() ? root.c_str() : absl::StrCat(root, "/", rel).c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> dirs;
+  while (struct dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.empty() || name[0] == '.') continue;  // (., .., .git, .ste, a hidden venv)
+    const std::string path = rel.empty() ? name : absl::StrCat(rel, "/", name);
+    struct stat st;
+    if (lstat(absl::StrCat(root, "/", path).c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      dirs.push_back(path);
+    } else if (S_ISREG(st.st_mode)) {
+      each(path);
+    }
+  }
+  closedir(d);
+  for (const std::string& sub : dirs) WalkFiles(root, sub, each);
+}
+
 }  // namespace
 
 ImportTree ImportTreeOf(const Inventory& tree) {
@@ -851,6 +936,14 @@ ImportTree ImportTreeOf(const Inventory& tree) {
     }
     return false;
   };
+  auto shadows = std::make_shared<ShadowNames>(
+      [&tree](const std::function<void(std::string_view)>& each) {
+        for (const InventoryEntry& e : tree) {
+          if (e.type == FileType::kRegular) each(e.path);
+        }
+      },
+      t.is_file);
+  t.may_shadow = [shadows](const std::string& name) { return shadows->Has(name); };
   return t;
 }
 
@@ -877,6 +970,9 @@ ImportTree ImportTreeOnDisk(const std::string& root) {
     closedir(d);
     return found;
   };
+  auto shadows = std::make_shared<ShadowNames>(
+      [root](const std::function<void(std::string_view)>& each) { WalkFiles(root, "", each); }, t.is_file);
+  t.may_shadow = [shadows](const std::string& name) { return shadows->Has(name); };
   return t;
 }
 
@@ -912,10 +1008,20 @@ std::string ImportedFile(std::string_view init_file, const DefinitionImport& imp
 bool ImportsHold(std::string_view init_file, const FileDefinitions& defs, const ImportTree& tree,
                  const std::function<const FileDefinitions*(const std::string&)>& defs_of) {
   for (const DefinitionImport& i : defs.imports) {
+    if (i.stdlib) continue;  // (StdlibImportsHold)
     const std::string target = ImportedFile(init_file, i, tree);
     if (target.empty()) return false;
     const FileDefinitions* d = defs_of(target);
     if (d == nullptr || !d->parsed || !d->has_binds || !d->Binds(i.attr)) return false;
+  }
+  return true;
+}
+
+bool StdlibImportsHold(const FileDefinitions& defs, const ImportTree& tree) {
+  for (const DefinitionImport& i : defs.imports) {
+    if (!i.stdlib) continue;
+    const std::string top = i.module.substr(0, i.module.find('.'));
+    if (i.level != 0 || !tree.may_shadow || tree.may_shadow(top)) return false;
   }
   return true;
 }
@@ -1006,10 +1112,11 @@ absl::StatusOr<std::vector<InventoryEntry>> DefinitionViewsNow(
   };
   for (size_t i = 0; i < changed.size(); i++) {
     const bool hold = defs[i].parsed && !defs[i].imports.empty() && ImportsHold(changed[i], defs[i], import_tree, defs_of);
+    const bool stdlib_hold = defs[i].parsed && StdlibImportsHold(defs[i], import_tree);
     std::set<std::string> had;
     for (const auto& [path, view] : by_file[changed[i]]) {
       had.insert(path);
-      if (std::optional<InventoryEntry> e = DefinitionViewEntry(path, view, defs[i], contents[i], hold)) {
+      if (std::optional<InventoryEntry> e = DefinitionViewEntry(path, view, defs[i], contents[i], hold, stdlib_hold)) {
         out.push_back(*std::move(e));
       }
     }

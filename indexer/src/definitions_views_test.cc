@@ -5,8 +5,11 @@
 // and Ruby's fingerprints.)
 #include "ste/definitions.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <tuple>
@@ -534,6 +537,124 @@ TEST(ImportsHold, TheFileAnImportNamesAndWhetherItBindsTheName) {
   a.has_binds = true;
   init.imports.push_back(imp(1, "sub"));
   EXPECT_FALSE(ImportsHold("src/pkg/__init__.py", init, t, defs_of)) << "sub's names not known";
+}
+
+// Format 10: a from-import whose names the fingerprinter's standard
+// library binds (typing's, sys's) is a part of its own in any module, and
+// the `stdlib` fingerprint leaves out only those: a module whose imports
+// of the tree do not hold (not a package's __init__.py) still leaves them
+// out. A name the standard library does not bind, a module a package puts
+// in place (os.path), a relative import: as before.
+TEST(PythonDefinitions, AStandardLibraryImportThatBindsItsNamesIsAPartInAnyModule) {
+  const std::string base_text =
+      "from typing import TYPE_CHECKING\n"
+      "from .a import f\n"
+      "from sys import argv\n"
+      "import json\n"
+      "\n"
+      "def use():\n"
+      "    return f, json, argv\n";
+  const FileDefinitions base = One(base_text);
+  ASSERT_TRUE(base.parsed) << base.error;
+  ASSERT_EQ(base.imports.size(), 3u);
+  EXPECT_TRUE(base.Import("TYPE_CHECKING")->stdlib);
+  EXPECT_FALSE(base.Import("f")->stdlib) << "a relative import";
+  EXPECT_TRUE(base.Import("argv")->stdlib) << "a builtin module";
+  ASSERT_TRUE(base.has_stdlib);
+  ASSERT_TRUE(base.has_full);
+  // Names added to typing's import (sympy 9bb178420e: `Literal, overload`).
+  const FileDefinitions more =
+      Variant(base_text, "from typing import TYPE_CHECKING\n", "from typing import TYPE_CHECKING, Literal, overload\n");
+  EXPECT_TRUE(more.Import("Literal")->stdlib);
+  EXPECT_TRUE(Same(more.module, base.module));
+  EXPECT_TRUE(Same(more.module_stdlib, base.module_stdlib));
+  EXPECT_FALSE(Same(more.module_full, base.module_full));
+  EXPECT_FALSE(Same(more.names, base.names));
+  // The tree's import changed: the stdlib fingerprint holds it.
+  const FileDefinitions tree_more = Variant(base_text, "from .a import f\n", "from .a import f, g\n");
+  EXPECT_FALSE(Same(tree_more.module_stdlib, base.module_stdlib));
+  EXPECT_TRUE(Same(tree_more.module, base.module));
+  // A name typing does not bind, a module os puts in place, a star: the
+  // statement stays in the stdlib fingerprint.
+  for (const char* kept : {"from typing import ste_no_such_name\n", "from os.path import join\n",
+                           "from typing import *\n"}) {
+    const FileDefinitions v = Variant(base_text, "def use():", std::string(kept) + "def use():");
+    EXPECT_FALSE(Same(v.module_stdlib, base.module_stdlib)) << kept;
+    for (const DefinitionImport& i : v.imports) {
+      if (i.name != "TYPE_CHECKING" && i.name != "argv") {
+        EXPECT_FALSE(i.stdlib) << kept << ": " << i.name;
+      }
+    }
+  }
+  // Only the standard library's: no stdlib fingerprint (the module's is it).
+  const FileDefinitions only = One("from typing import TYPE_CHECKING\nX = 1\n");
+  EXPECT_FALSE(only.has_stdlib);
+  EXPECT_TRUE(only.Import("TYPE_CHECKING")->stdlib);
+  // The answer round-trips (the fingerprint cache keeps it as text).
+  std::optional<FileDefinitions> again = ParseFingerprintAnswer(FingerprintAnswer(base));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE(again->has_stdlib);
+  EXPECT_TRUE(Same(again->module_stdlib, base.module_stdlib));
+  EXPECT_TRUE(again->Import("TYPE_CHECKING")->stdlib);
+  EXPECT_FALSE(again->Import("f")->stdlib);
+  // Which fingerprint the module view takes.
+  const View view = *ParseView(DefinitionPartPath("src/pkg/mod.py", DefinitionPart::kModule, ""));
+  auto module_view = [&](bool tree_holds, bool stdlib_holds) {
+    return DefinitionViewEntry("v", view, base, base_text, tree_holds, stdlib_holds)->hash;
+  };
+  EXPECT_TRUE(Same(module_view(true, true), base.module));
+  EXPECT_TRUE(Same(module_view(false, true), base.module_stdlib));
+  EXPECT_TRUE(Same(module_view(true, false), base.module_full));
+  EXPECT_TRUE(Same(module_view(false, false), base.module_full));
+}
+
+// A standard-library import holds unless a file of the tree could be found
+// first under its top-level name: at the root, or in a folder that is no
+// package (a runner may put it on sys.path); the same of an inventory and
+// of the disk.
+TEST(ImportsHold, StandardLibraryImportsUnlessAFileOfTheTreeMayShadowThem) {
+  const std::vector<std::string> files = {
+      "src/pkg/__init__.py", "src/pkg/json.py",  "src/pkg/sub/__init__.py", "src/pkg/sub/enum/__init__.py",
+      "tests/typing.py",     "tools/csv/__init__.py", "tests/__pycache__/re.cpython-311.pyc",
+      "lib/_speedups.cpython-311-x86_64-linux-gnu.so", "array.py", "docs/conf.txt"};
+  std::vector<InventoryEntry> entries;
+  char dir[] = "/tmp/ste-shadow-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  for (const std::string& f : files) {
+    InventoryEntry e;
+    e.path = f;
+    e.type = FileType::kRegular;
+    entries.push_back(e);
+    const std::string path = std::string(dir) + "/" + f;
+    for (size_t at = path.find('/', std::strlen(dir) + 1); at != std::string::npos; at = path.find('/', at + 1)) {
+      mkdir(path.substr(0, at).c_str(), 0755);
+    }
+    std::ofstream(path) << "\n";
+  }
+  std::sort(entries.begin(), entries.end(), [](const InventoryEntry& a, const InventoryEntry& b) { return a.path < b.path; });
+  absl::StatusOr<Inventory> tree = Inventory::FromEntries(entries, 0);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  for (const ImportTree& t : {ImportTreeOf(*tree), ImportTreeOnDisk(dir)}) {
+    for (const char* name : {"typing", "csv", "_speedups", "array", "pkg"}) EXPECT_TRUE(t.may_shadow(name)) << name;
+    for (const char* name : {"json", "enum", "re", "sub", "conf", "os"}) EXPECT_FALSE(t.may_shadow(name)) << name;
+    FileDefinitions d;
+    d.parsed = true;
+    DefinitionImport i;
+    i.name = i.attr = "x";
+    i.module = "json.decoder";
+    i.stdlib = true;
+    d.imports = {i};
+    EXPECT_TRUE(StdlibImportsHold(d, t));
+    EXPECT_TRUE(ImportsHold("src/pkg/mod.py", d, t, [](const std::string&) { return nullptr; }))
+        << "ImportsHold leaves the standard library's to StdlibImportsHold";
+    d.imports[0].module = "typing";
+    EXPECT_FALSE(StdlibImportsHold(d, t)) << "tests/typing.py";
+    d.imports[0].module = "json";
+    d.imports[0].stdlib = false;
+    EXPECT_TRUE(StdlibImportsHold(d, t)) << "not the standard library's: ImportsHold's";
+    EXPECT_FALSE(ImportsHold("src/pkg/mod.py", d, t, [](const std::string&) { return nullptr; }));
+  }
+  EXPECT_EQ(system(("rm -rf " + std::string(dir)).c_str()), 0);
 }
 
 // A compiled pattern is a simple constant (format 6): `re.compile` of a

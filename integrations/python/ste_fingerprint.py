@@ -23,13 +23,18 @@ bytes (the file's content, as ste hashed it). stdout, per file in order:
                                     functions it binds, in order (optional
                                     in the protocol: the Ruby script has
                                     none)
-    import <32 hex> <name> <level> <module> <attr>
+    import <32 hex> <name> <level> <module> <attr> [stdlib]
                                     one per name a from-import binds that
                                     only binds it (format 6, "imports"):
                                     `from <level dots><module> import
-                                    <attr> as <name>`, its part
+                                    <attr> as <name>`, its part; `stdlib`:
+                                    the standard library's <module> binds
+                                    <attr> (format 10, "imports")
     full <32 hex>                   the module-level fingerprint with those
                                     imports in it (optional, as the rest)
+    stdlib <32 hex>                 the module-level fingerprint with only
+                                    the `stdlib` ones left out (when there
+                                    are both kinds; optional)
     binds <name> ...                the names the module's top-level code
                                     binds however it runs (optional)
     end
@@ -185,6 +190,18 @@ in order, made in one pass.)
   import names a file of the tree whose `binds` holds the attribute
   (definitions.h, ImportsHold); else the module view is `full`, the
   module-level fingerprint with every import in it.
+  Format 10: an import from the standard library holds too, in any
+  module, when the standard library of this script's interpreter (the
+  only one `-I -S` lets it find: a builtin module, or a source file under
+  the folder of `os`) binds each name it imports however it runs (its
+  `binds`, as below): such a module cannot be still loading (it imports
+  no file of the tree), and it binds the name. The import line says
+  `stdlib`; the `stdlib` fingerprint leaves out only those (for a module
+  whose other imports do not hold). ste checks the one thing this script
+  cannot see: that no file of the tree could be found first under the
+  module's name (definitions.h, StdlibImportsHold). It takes the tests'
+  interpreter for this script's: `python3` on the PATH ste runs with
+  (docs/concepts.md, "Definitions").
 - binds (format 6): the names the module's top-level code binds however
   it runs, never deleted: an import, a def, a class, an assignment
   directly in the body, in both branches of an if/else, or in a try's
@@ -211,16 +228,19 @@ in order, made in one pass.)
 
 import ast
 import hashlib
+import importlib
+import os
 import sys
 import warnings
 
-FORMAT = 9  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
+FORMAT = 10  # 5: defs inside if/try/with/for/while/match are units; 6: names detached beside a
 # spelled-out __getattr__, typing.overload's defs part of their implementation's unit, imports
 # that only bind names, compiled patterns as constants, binds; 7: an annotated constant's
 # statement (its annotation) stays module-level, a set's members and a dict's keys hashable,
 # the module compiled: its warnings module-level, a compiler's SyntaxError unparseable;
 # whether a class has a __class__ cell; 8: lambdas inside a constant's literal; 9: the body of
-# `if TYPE_CHECKING:` directly in a class's body, too
+# `if TYPE_CHECKING:` directly in a class's body, too; 10: from-imports of the standard library
+# (the `stdlib` fingerprint)
 _SALT = ("ste-fingerprint/%d %s %d.%d" % ((FORMAT, sys.implementation.name) + tuple(sys.version_info[:2]))).encode()
 _DUNDER_CONSTANTS = {"__version__", "__version_info__"}
 # Builtins a header may name (every Python 3 has them; a module that binds
@@ -927,6 +947,63 @@ def _compiled(source):
     return tree, sorted({"%s: %s" % (w.category.__name__, w.message) for w in caught})
 
 
+_STDLIB_BINDS = {}
+
+
+def _stdlib_binds(module):
+    """The names the standard library's `module` binds however it runs
+    (see top, "imports", format 10), or None when it is none this
+    interpreter finds: a builtin module (its names once made; making one
+    runs no Python), or a source file under the standard library's folder
+    (parsed, never run: _binds), each package on the way a folder with an
+    `__init__.py`. An extension module, a module a package's code puts in
+    place (`os.path`), or a file that does not parse: None."""
+    if module in _STDLIB_BINDS:
+        return _STDLIB_BINDS[module]
+    found = None
+    parts = module.split(".")
+    if all(p.isidentifier() for p in parts):
+        if module in sys.builtin_module_names:
+            found = frozenset(n for n in vars(importlib.import_module(module)) if n.isidentifier())
+        elif parts[0] not in sys.builtin_module_names and getattr(os, "__file__", None):
+            folder = os.path.dirname(os.path.abspath(os.__file__))
+            for p in parts[:-1]:
+                folder = os.path.join(folder, p)
+                if not os.path.isfile(os.path.join(folder, "__init__.py")):
+                    folder = None
+                    break
+            if folder is not None:
+                for path in (os.path.join(folder, parts[-1], "__init__.py"), os.path.join(folder, parts[-1] + ".py")):
+                    if os.path.isfile(path):
+                        try:
+                            with open(path, "rb") as f:
+                                tree = ast.parse(f.read())
+                            found = frozenset(_binds(tree, _bindings(tree)))
+                        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                            found = None
+                        break
+    _STDLIB_BINDS[module] = found
+    return found
+
+
+def _left_out(tree, statements, repeats):
+    """The module's fingerprint text with the from-imports `statements`
+    left out: a repeat goes, a first import stays as which module it loads,
+    where (see top, "imports")."""
+    kept = []
+    for stmt in tree.body:
+        if id(stmt) in statements:
+            if id(stmt) in repeats:
+                continue
+            stmt = ast.ImportFrom(module=stmt.module, names=[ast.alias(name="ste:import")], level=stmt.level)
+        kept.append(stmt)
+    whole, tree.body = tree.body, kept
+    try:
+        return _text(tree)
+    finally:
+        tree.body = whole
+
+
 def fingerprint(source):
     tree, said = _compiled(source)
     units, docs, consts, sigs = [], [], [], []
@@ -989,6 +1066,12 @@ def fingerprint(source):
     # import of its module is (it loads the module).
     free_statements = {id(stmt): name for stmt, name in simple + plain}
     repeats = {id(stmt) for stmt, repeat, _ in from_imports if repeat}
+    stdlib = set()  # the from-imports the standard library answers (see top, "imports")
+    for stmt, _, bound in from_imports:
+        if stmt.level == 0:
+            there = _stdlib_binds(stmt.module)
+            if there is not None and all(attr in there for _, attr in bound):
+                stdlib.add(id(stmt))
     import_names = {id(stmt): names for stmt, _, names in from_imports}
     anchors, others, names = {}, 0, []  # names: theirs, in the module's order
     imports = []
@@ -999,7 +1082,7 @@ def fingerprint(source):
         elif id(stmt) in import_names:
             for bound, attr in import_names[id(stmt)]:
                 imports.append((_digest(b"import", "%d %s %s@%d" % (stmt.level, stmt.module, attr, others)),
-                                bound, stmt.level, stmt.module, attr))
+                                bound, stmt.level, stmt.module, attr, id(stmt) in stdlib))
                 names.append(bound)
             if id(stmt) not in repeats:
                 others += 1
@@ -1032,22 +1115,17 @@ def fingerprint(source):
         tail += "\0compiling says:%s" % "\n".join(said)
     module = _with_names(_text(tree), named) + tail
     full = _digest(b"module-full", module)
+    lean_stdlib = None
     if from_imports and detached:
-        # The module without the imports that only bind names: a repeat
-        # goes, a first import stays as which module it loads, where.
-        kept = []
-        for stmt in tree.body:
-            if id(stmt) in import_names:
-                if id(stmt) in repeats:
-                    continue
-                stmt = ast.ImportFrom(module=stmt.module, names=[ast.alias(name="ste:import")], level=stmt.level)
-            kept.append(stmt)
-        tree.body = kept
-        module = _with_names(_text(tree), named) + tail
+        # The module without the imports that only bind names; and without
+        # the standard library's only, when there are others.
+        module = _with_names(_left_out(tree, import_names, repeats), named) + tail
+        if stdlib and len(stdlib) < len(import_names):
+            lean_stdlib = _digest(b"module-stdlib", _with_names(_left_out(tree, stdlib, repeats), named) + tail)
     names_digest = _digest(b"names", "%s%s" % (",".join(names), "" if detached else "\0attached"))
     if not detached:
         imports = []  # (the names stay module-level: see "names")
-    extra = {"full": full, "imports": imports, "binds": binds}
+    extra = {"full": full, "imports": imports, "binds": binds, "stdlib": lean_stdlib}
     return _digest(b"module", module), units, docs, consts, sigs, names_digest, extra
 
 
@@ -1082,9 +1160,11 @@ def main():
         for digest, name in sigs:
             out.write("sig %s %s\n" % (digest, name))
         out.write("names %s\n" % names)
-        for digest, bound, level, module_name, attr in extra["imports"]:
-            out.write("import %s %s %d %s %s\n" % (digest, bound, level, module_name, attr))
+        for digest, bound, level, module_name, attr, stdlib in extra["imports"]:
+            out.write("import %s %s %d %s %s%s\n" % (digest, bound, level, module_name, attr, " stdlib" if stdlib else ""))
         out.write("full %s\n" % extra["full"])
+        if extra["stdlib"] is not None:
+            out.write("stdlib %s\n" % extra["stdlib"])
         out.write("binds %s\n" % " ".join(extra["binds"]))
         out.write("end\n")
         out.flush()  # each answer as it is made: ste may keep the process for its next files

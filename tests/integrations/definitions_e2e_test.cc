@@ -447,6 +447,15 @@ std::vector<Change> Changes() {
        "from .table import TABLE\nfrom .calc import NOPE\n", {}, true},
       {"a name no longer imported", "__init__.py", "from .calc import add, mul, sub, unused, Vec",
        "from .calc import add, mul, sub, Vec", Paths({"test_source"})},
+      // An import from the standard library (format 10), in any module:
+      // of a name typing binds, no module-level code (test_star copies
+      // text.py's names); of one it does not bind, every test that loads
+      // the package fails.
+      {"a standard-library name imported", "text.py", "from typing import TYPE_CHECKING, overload\n",
+       "from typing import TYPE_CHECKING, Optional, overload\n", Paths({"test_star"}), false, false},
+      {"a standard-library import of a name it does not bind", "text.py",
+       "from typing import TYPE_CHECKING, overload\n", "from typing import TYPE_CHECKING, NoSuchForm, overload\n", {},
+       true},
       {"syntax error", "text.py", "def shout(s):", "def shout(s:", {}, true},
   };
 }

@@ -211,6 +211,9 @@ struct DefinitionImport {
   uint32_t level = 0;
   std::string module;
   std::string attr;
+  // The fingerprinter's standard library binds `attr` in `module` (format
+  // 10: the `stdlib` flag; StdlibImportsHold).
+  bool stdlib = false;
   XXH128_hash_t hash = {0, 0};
 };
 
@@ -222,6 +225,10 @@ struct FileDefinitions {
   XXH128_hash_t module = {0, 0};
   bool has_full = false;
   XXH128_hash_t module_full = {0, 0};
+  // Without only the imports from the standard library (format 10: when
+  // there are others too).
+  bool has_stdlib = false;
+  XXH128_hash_t module_stdlib = {0, 0};
   std::vector<DefinitionImport> imports;
   // The names bound directly in the module's body (Python, format 6;
   // has_binds when the fingerprinter says), sorted.
@@ -375,10 +382,13 @@ std::optional<FileDefinitions> ParseFingerprintAnswer(std::string_view text);
 // when the file has no such definition (or did not parse, for a unit).
 // `content` is the file's bytes (for UnparsedModuleHash). The module view
 // leaves out the imports that only bind names only when `imports_hold`
-// (ImportsHold); else it holds them (`module_full`).
+// (ImportsHold) and the standard library's hold (StdlibImportsHold);
+// without only the standard library's when those alone hold
+// (`module_stdlib`); else it holds them all (`module_full`).
 std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, const View& view,
                                                   const FileDefinitions& defs,
-                                                  std::string_view content, bool imports_hold = false);
+                                                  std::string_view content, bool imports_hold = false,
+                                                  bool stdlib_hold = false);
 
 // Imports that only bind names (Python format 6, ste_fingerprint.py
 // "imports"). They are left out of a module's own code only in a package's
@@ -397,12 +407,24 @@ std::optional<InventoryEntry> DefinitionViewEntry(const std::string& view_path, 
 struct ImportTree {
   std::function<bool(const std::string&)> is_file;
   std::function<bool(const std::string&)> has_extension_module;
+  // Whether a file of the tree could be imported as the top-level module
+  // `name` (StdlibImportsHold).
+  std::function<bool(const std::string&)> may_shadow;
 };
 ImportTree ImportTreeOf(const Inventory& tree);  // (kept by reference)
 ImportTree ImportTreeOnDisk(const std::string& root);
 std::string ImportedFile(std::string_view init_file, const DefinitionImport& import, const ImportTree& tree);
 bool ImportsHold(std::string_view init_file, const FileDefinitions& defs, const ImportTree& tree,
                  const std::function<const FileDefinitions*(const std::string&)>& defs_of);
+// Imports from the standard library (format 10, the `stdlib` flag; in any
+// module, ImportsHold leaves them out): the fingerprinter found that its
+// interpreter's standard library binds each name. What it cannot see is
+// the tree: a file the import system could find first under the module's
+// top-level name (`<dir>/<name>.py`, `<dir>/<name>/__init__.py`, an
+// extension module `<dir>/<name>.*.so`, where `<dir>` is the root or a
+// folder that is no package: one a test runner or a script may put on
+// sys.path). StdlibImportsHold: no such file for any of them.
+bool StdlibImportsHold(const FileDefinitions& defs, const ImportTree& tree);
 
 // Select time: the entries now of the definition views `view_paths` (repo-
 // relative), given the tree's inventory `head` (scanned) and, when there is

@@ -123,6 +123,9 @@ class Worker {
   std::string output_dir_;  // set before the slots start; "" not captured
   absl::flat_hash_map<std::string, InventoryEntry> external_;  // hashed here
   std::unique_ptr<DefinitionCache> definitions_;  // null: file level
+  // The checkout's files, for imports (ImportsHold), made at the first:
+  // the tree does not change while the worker runs its tests.
+  std::optional<ImportTree> import_tree_;
 };
 
 grpc::Status Worker::Register(const std::string& stale) {
@@ -222,16 +225,17 @@ bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* se
     }
     // A package's imports that only bind names, against this checkout's
     // files (ImportsHold).
-    bool hold = false;
+    bool hold = false, stdlib_hold = false;
     if (defs->parsed && !defs->imports.empty() && v.part == DefinitionPart::kModule) {
-      const ImportTree tree = ImportTreeOnDisk(o_.config.root);
+      if (!import_tree_) import_tree_ = ImportTreeOnDisk(o_.config.root);
       std::vector<std::shared_ptr<const FileDefinitions>> held;
-      hold = ImportsHold(v.dir, *defs, tree, [&](const std::string& rel) -> const FileDefinitions* {
+      hold = ImportsHold(v.dir, *defs, *import_tree_, [&](const std::string& rel) -> const FileDefinitions* {
         held.push_back(definitions_->Get(o_.config.root + "/" + rel));
         return held.back().get();
       });
+      stdlib_hold = StdlibImportsHold(*defs, *import_tree_);
     }
-    if (std::optional<InventoryEntry> e = DefinitionViewEntry(p, v, *defs, content, hold)) {
+    if (std::optional<InventoryEntry> e = DefinitionViewEntry(p, v, *defs, content, hold, stdlib_hold)) {
       external_.emplace(p, *std::move(e));
     }
   }
