@@ -147,6 +147,10 @@ absl::Status Scanner::ListOneDirectory(DirTask* task_ptr, WalkScratch* scratch,
   if (dir == nullptr) {
     absl::StatusOr<std::unique_ptr<Directory>> opened =
         fs_->OpenDirectory(task.abs, /*follow=*/rel == kRootPath);
+    if (!opened.ok() && task.external) {  // this whole task is one entry
+      MarkUnreachable(opened.status(), &result->entry);
+      return absl::OkStatus();
+    }
     if (absl::IsNotFound(opened.status())) {
       return absl::AbortedError(
           absl::StrCat(task.abs, ": vanished during the scan"));
@@ -305,11 +309,13 @@ absl::StatusOr<Scanner::Result> Scanner::Run(const FileStat& root_stat) {
   for (const std::string& path : external) {
     absl::StatusOr<FileStat> st = fs_->LinkStat(path);
     Item item;
+    item.external = true;
     if (absl::IsNotFound(st.status())) {
       item.entry.path = path;
       item.entry.type = FileType::kMissing;
     } else if (!st.ok()) {
-      return st.status();
+      item.entry.path = path;
+      MarkUnreachable(st.status(), &item.entry);
     } else if (st->type == FileType::kDirectory) {
       auto dir = std::make_unique<DirResult>();
       dir->entry.path = path;
@@ -324,9 +330,13 @@ absl::StatusOr<Scanner::Result> Scanner::Run(const FileStat& root_stat) {
     } else {
       FileRef ref;
       ref.path = path;
-      STE_RETURN_IF_ERROR(Classify(path, ref, *st,
-                                   previous_ ? previous_->Find(path) : nullptr,
-                                   /*hasher=*/nullptr, &item));
+      absl::Status classified = Classify(path, ref, *st, previous_ ? previous_->Find(path) : nullptr,
+                                         /*hasher=*/nullptr, &item);
+      if (!classified.ok()) {
+        item.entry.path = path;
+        item.action = Action::kDone;
+        MarkUnreachable(classified, &item.entry);
+      }
     }
     external_items.push_back(std::move(item));
   }
@@ -381,6 +391,10 @@ absl::StatusOr<Scanner::Result> Scanner::Run(const FileStat& root_stat) {
       absl::StatusOr<XXH128_hash_t> hash =
           HashFile(ref, expected, &hasher, &final_stat);
       if (!hash.ok()) {
+        if (to_hash[k]->external) {
+          MarkUnreachable(hash.status(), &e);
+          continue;
+        }
         Fail(hash.status());
         return;
       }
@@ -408,7 +422,14 @@ absl::StatusOr<Scanner::Result> Scanner::Run(const FileStat& root_stat) {
       }
     }
     Hasher hasher;
-    for (Item* item : links) STE_RETURN_IF_ERROR(ResolveLink(item, &hasher));
+    for (Item* item : links) {
+      absl::Status resolved = ResolveLink(item, &hasher);
+      if (!resolved.ok() && item->external) {
+        MarkUnreachable(resolved, &item->entry);
+      } else if (!resolved.ok()) {
+        return resolved;
+      }
+    }
   }
 
   ScanStats stats;

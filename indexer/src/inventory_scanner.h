@@ -49,6 +49,14 @@ inline void SetStat(const FileStat& st, InventoryEntry* e) {
   e->mode = st.mode;
 }
 
+// An external path this process cannot look at (inventory.h, kOther): the
+// error's code, not its message (which names the path), is the hash.
+inline void MarkUnreachable(const absl::Status& why, InventoryEntry* e) {
+  *e = InventoryEntry{std::move(e->path), FileType::kOther};
+  std::string tag = absl::StrCat("ste: cannot be looked at: ", absl::StatusCodeToString(why.code()));
+  e->hash = XXH3_128bits(tag.data(), tag.size());
+}
+
 inline bool SameStat(const FileStat& a, const FileStat& b) {
   return a.type == b.type && a.size == b.size && a.mtime_ns == b.mtime_ns &&
          a.ctime_ns == b.ctime_ns && a.inode == b.inode && a.dev == b.dev;
@@ -73,6 +81,7 @@ struct Item {
   InventoryEntry entry;
   std::string abs;  // only for kHash / kResolveLink
   Action action = Action::kDone;
+  bool external = false;  // one of ScanOptions::external_paths
 };
 
 // One directory's part of the walk's tree. Written by the one task that

@@ -330,6 +330,67 @@ TEST(InventoryScanTest, ExternalPathsIncludingMissingOnes) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A path a test looked for that this process cannot look at (a loop of
+// links on the way; as another user, a folder it may not search) is an
+// entry, not a failed scan: kOther, zeros, and a hash saying so; the path
+// becoming readable is a change.
+TEST(InventoryScanTest, ExternalPathsItCannotLookAtAreEntries) {
+  TempTree tree;
+  TempTree outside;
+  tree.Write("a", "a");
+  outside.Write("bin/.keep", "");
+  const std::string loop = outside.root() + "/loop";
+  ASSERT_EQ(symlink("loop", loop.c_str()), 0);
+  const std::string through = loop + "/ruby";  // lstat: ELOOP
+  const std::string fine = outside.root() + "/bin/.keep";
+  ScanOptions options = tree.Options();
+  options.external_paths = {through, fine, loop};
+  absl::StatusOr<Inventory> inv = Inventory::Scan(options, nullptr);
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  const InventoryEntry* e = inv->Find(through);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->type, FileType::kOther);
+  EXPECT_EQ(e->mode, 0u);
+  EXPECT_EQ(e->size, 0u);
+  EXPECT_EQ(e->mtime_ns, 0);
+  EXPECT_FALSE(e->hash.low64 == 0 && e->hash.high64 == 0);
+  ASSERT_NE(inv->Find(fine), nullptr);
+  EXPECT_EQ(inv->Find(fine)->type, FileType::kRegular);
+  ASSERT_NE(inv->Find(loop), nullptr);
+  EXPECT_EQ(inv->Find(loop)->type, FileType::kSymlink);  // the link itself
+
+  // Looked at again, the same wall: no change.
+  absl::StatusOr<Inventory> again = Inventory::Scan(options, &*inv);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(Inventory::Diff(*inv, *again).changes.empty());
+
+  // The loop becomes a folder without the file: a change of that path.
+  ASSERT_EQ(unlink(loop.c_str()), 0);
+  outside.Write("loop/other", "");
+  absl::StatusOr<Inventory> after = Inventory::Scan(options, &*inv);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->Find(through)->type, FileType::kMissing);
+  bool changed = false;
+  for (const InventoryChange& c : Inventory::Diff(*inv, *after).changes) changed |= c.path == through;
+  EXPECT_TRUE(changed);
+
+  if (geteuid() != 0) {  // a folder it may not search, a file it may not read
+    outside.Write("locked/ruby", "x");
+    outside.Write("secret", "s");
+    const std::string locked = outside.root() + "/locked";
+    const std::string secret = outside.root() + "/secret";
+    ASSERT_EQ(chmod(locked.c_str(), 0), 0);
+    ASSERT_EQ(chmod(secret.c_str(), 0), 0);
+    options.external_paths = {locked + "/ruby", secret, locked};
+    absl::StatusOr<Inventory> denied = Inventory::Scan(options, nullptr);
+    chmod(locked.c_str(), 0755);
+    ASSERT_TRUE(denied.ok()) << denied.status();
+    EXPECT_EQ(denied->Find(locked + "/ruby")->type, FileType::kOther);
+    EXPECT_EQ(denied->Find(secret)->type, FileType::kOther);
+    EXPECT_EQ(denied->Find(locked)->type, FileType::kOther);
+  }
+}
+
 TEST(InventoryScanTest, FifosAreOtherAndNeverOpened) {
   TempTree tree;
   tree.Write("f", "x");

@@ -436,6 +436,29 @@ TEST_F(Repo, AFileAddedToAnExternalDirectoryATestListsSelectsIt) {
   EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_plugins.sh"}) << Describe(s);
 }
 
+TEST_F(Repo, APathATestCouldNotLookAtIsRecordedAndItsRepairSelectsTheTest) {
+  // A test looks for a program behind a loop of links outside the repo
+  // (as another user: in a folder it may not search, a PATH entry under
+  // /root). ste cannot look either: the path is an entry saying so, the
+  // record completes (it once hung: the worker's report was refused for
+  // want of that entry), and the path becoming readable selects the test.
+  ASSERT_EQ(symlink("loop", (ext_ + "/loop").c_str()), 0);
+  W("tests/test_loop.sh", "[ -e '" + ext_ + "/loop/ruby' ] && exit 1\nexit 0\n");
+  Commit("test_loop");
+  Spawned r = Ste({"record", "--progress", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 tests, 4 passed, 0 failed, 0 errors, 0 opaque"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  SelectResult none = Select();
+  EXPECT_EQ(none.mode, "none") << Describe(none);
+
+  ASSERT_EQ(unlink((ext_ + "/loop").c_str()), 0);
+  WriteFile(ext_ + "/loop/ruby", "#!/bin/sh\n");
+  SelectResult s = Select();
+  EXPECT_EQ(s.tests, std::set<std::string>{"tests/test_loop.sh"}) << Describe(s);
+  EXPECT_NE(s.run.out.find(ext_ + "/loop/ruby"), std::string::npos) << s.run.out;
+}
+
 TEST_F(Repo, ADirectoryOnlyStatedIsAnExistenceAndTypeDependency) {
   // Issue 11: `[ -d data ]` stats data and lists nothing in it. Entries
   // created or removed inside it do not affect the test; the directory

@@ -26,7 +26,14 @@
 //               out. It changes when an entry is added, removed or renamed,
 //               not when an entry's content changes (what a `listing`
 //               dependency reacts to). Empty directory: hash of no bytes.
-//   kOther, kMissing  zero.
+//   kOther, kMissing  zero; except an external path this process cannot
+//               look at (lstat, reading it or listing it fails other than
+//               by its absence: permission denied on a folder above it, a
+//               file only root may read): kOther with all stat fields zero
+//               and the hash of "ste: cannot be looked at: " + the error's
+//               absl::StatusCode name. The test's process met the same
+//               wall; the path becoming readable, or failing another way,
+//               is a change.
 //
 // Stat fields are lstat(2)'s: a symlink entry describes the link itself.
 // A kMissing entry (an external path that does not exist) has all zeros.
@@ -258,7 +265,7 @@ enum class FileType : uint8_t {
   kRegular = 1,
   kSymlink = 2,
   kDirectory = 3,
-  kOther = 4,    // fifo, socket, device
+  kOther = 4,    // fifo, socket, device; an external path not looked at
   kMissing = 5,  // an external path that does not exist
 };
 

@@ -54,10 +54,12 @@ struct RecordOptions {
   // total so far).
   std::function<void(const std::string& phase)> on_phase;
   std::function<void(const FinishedTest& test, size_t done, size_t total)> on_test;
-  // Called on the calling thread, once each, with what the user should know
-  // about how this record runs (embedded: the integrations folder missing,
-  // so Python imports are recorded as listings; an output directory the
-  // inventory sees, OutputDirWarning).
+  // What the user should know about how this record runs, once each, on
+  // the calling thread (embedded: the integrations folder missing, so
+  // Python imports are recorded as listings; an output directory the
+  // inventory sees, OutputDirWarning); and, embedded, what went wrong in
+  // the local workers (WorkerOptions::warn), on their threads, one call
+  // at a time.
   std::function<void(const std::string& warning)> on_warning;
 };
 

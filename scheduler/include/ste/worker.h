@@ -63,6 +63,9 @@ struct WorkerOptions {
   absl::Duration unavailable_grace = absl::Seconds(30);
   size_t max_ids_per_message = 1 << 20;
   std::function<void(const std::string&)> log;  // any thread, serialised
+  // What went wrong but did not stop the worker (a path it could not hash,
+  // a result the scheduler refused): here when set, else to `log`.
+  std::function<void(const std::string&)> warn;
 };
 
 struct WorkerSummary {

@@ -59,6 +59,7 @@ class LocalWorker {
     wo.name = "local";
     wo.output_dir = o.output_dir.empty() ? o.config.root + "/.ste/output" : o.output_dir;
     wo.output_per_build = o.output_dir.empty();
+    if (o.on_warning) wo.warn = o.on_warning;
     thread_ = std::thread([this, channel, wo] {
       absl::StatusOr<WorkerSummary> done = RunWorker(channel, wo);
       if (!done.ok()) status_ = done.status();

@@ -305,8 +305,15 @@ Status SchedulerService::Report(grpc::ServerContext* ctx,
       if (absl::IsFailedPrecondition(taken.status()) || absl::IsUnavailable(taken.status())) {
         return ToGrpcStatus(taken.status());  // over, or handed over: nothing refused
       }
-      (void)build->Submit(RefusedResult(result.lease_id, result.test, taken.status().message()));
-      return refuse(taken.status());
+      // Taken as an error of its test; the stream goes on (the results
+      // after it are the worker's to give, not lost with it).
+      absl::StatusOr<BuildCoordinator::Acceptance> as_error =
+          build->Submit(RefusedResult(result.lease_id, result.test, taken.status().message()));
+      if (!as_error.ok()) return refuse(taken.status());
+      Log(absl::StrCat("build ", build->id(), ": refused the result for ", result.test, " from ",
+                       decoder.worker_id(), ", taken as an error: ", taken.status().message()));
+      summary->set_refused(summary->refused() + 1);
+      continue;
     }
     if (*taken == BuildCoordinator::Acceptance::kAccepted) {
       summary->set_accepted(summary->accepted() + 1);

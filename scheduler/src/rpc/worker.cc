@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -15,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ste/build_session.h"
@@ -70,6 +72,11 @@ class Worker {
     std::lock_guard<std::mutex> lock(log_mu_);
     o_.log(line);
   }
+  void Warn(const std::string& line) {
+    if (!o_.warn) return Log(line);
+    std::lock_guard<std::mutex> lock(log_mu_);
+    o_.warn(line);
+  }
   void Fatal(const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
     if (fatal_.empty()) fatal_ = why;
@@ -102,8 +109,9 @@ class Worker {
   // Adds the records' slow trackers to the summary (WorkerSummary).
   void CountSlowTrackers(const std::vector<TestRecord>& records, bool batch);
   // The ExternalFiles message for the absolute paths of `record` that this
-  // stream has not described yet; false when there are none.
-  bool ExternalMessage(const TestRecord& record, std::set<std::string>* sent,
+  // stream has not described yet; false when there are none. A path it can
+  // make no entry for is dropped from `record`, which becomes opaque.
+  bool ExternalMessage(TestRecord* record, std::set<std::string>* sent,
                        v1::ReportMessage* out);
 
   std::unique_ptr<v1::Scheduler::Stub> stub_;
@@ -187,13 +195,13 @@ void Worker::Sanitize(TestRecord* r) {
   }
 }
 
-bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* sent,
+bool Worker::ExternalMessage(TestRecord* record, std::set<std::string>* sent,
                              v1::ReportMessage* out) {
   // Files outside the repo (unless inventory.external = false) and every
   // view (inventory.h, "Views"; outside ones follow inventory.external):
   // the scheduler needs an entry for each, and cannot compute one.
   std::vector<std::string> wanted, unhashed, views;
-  for (const ScopeDependencies& s : record.deps.scopes) {
+  for (const ScopeDependencies& s : record->deps.scopes) {
     for (const DepKey& k : s.deps) {
       const bool outside = k.path[0] == '/' && !IsEnvViewPath(k.path);
       if (outside ? !o_.config.inventory_external : !IsViewPath(k.path)) continue;
@@ -255,7 +263,7 @@ bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* se
           if (e.path[0] == '/') external_.emplace(e.path, e);
         }
       } else {
-        Log(absl::StrCat("cannot hash files outside the repo: ", hashed.status().message()));
+        Warn(absl::StrCat("cannot hash files outside the repo: ", hashed.status().message()));
       }
     }
   }
@@ -267,13 +275,34 @@ bool Worker::ExternalMessage(const TestRecord& record, std::set<std::string>* se
     if (computed.ok()) {
       for (InventoryEntry& e : *computed) external_.emplace(e.path, std::move(e));
     } else {
-      Log(absl::StrCat("cannot compute the views tests used: ", computed.status().message()));
+      Warn(absl::StrCat("cannot compute the views tests used: ", computed.status().message()));
     }
   }
   std::vector<InventoryEntry> entries;
+  std::set<std::string> unknown;
   for (const std::string& p : wanted) {
     auto it = external_.find(p);
-    if (it != external_.end()) entries.push_back(it->second);
+    if (it != external_.end()) {
+      entries.push_back(it->second);
+    } else {
+      unknown.insert(p);
+    }
+  }
+  if (!unknown.empty()) {
+    // No entry (the hashing above failed): the scheduler would refuse the
+    // result. It goes without those dependencies, opaque (run by every
+    // selection) with the reason.
+    for (ScopeDependencies& s : record->deps.scopes) {
+      s.deps.erase(std::remove_if(s.deps.begin(), s.deps.end(),
+                                  [&](const DepKey& k) { return unknown.count(k.path) > 0; }),
+                   s.deps.end());
+    }
+    const std::string first = absl::CHexEscape(unknown.begin()->substr(0, 200));
+    const std::string more = unknown.size() > 1 ? absl::StrCat(" and ", unknown.size() - 1, " more") : "";
+    record->deps.opaque = true;
+    record->deps.opaque_reasons.push_back(
+        absl::StrCat("the worker could not make an entry for '", first, "'", more, ", which it used"));
+    Warn(absl::StrCat(record->test, ": no entry for '", first, "'", more, ": reported opaque"));
   }
   absl::StatusOr<Inventory> inv = Inventory::FromEntries(std::move(entries), 0);
   if (!inv.ok()) return false;
@@ -493,17 +522,21 @@ void Worker::Reporter() {
     grpc::Status s = writer->Finish();
     writer.reset();
     ctx.reset();
+    if (s.ok() && summary.refused() > 0) {
+      Warn(absl::StrCat("the scheduler refused ", summary.refused(), " result(s) of this stream, taken as errors"));
+    }
     if (s.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       summary_.accepted += summary.accepted();
       summary_.duplicates += summary.duplicates();
+      summary_.refused += summary.refused();
       unreachable_since_ = absl::InfiniteFuture();
       on_stream.clear();
       return true;
     }
     bool refused = s.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
     if (refused) {
-      Log(absl::StrCat("the scheduler refused a report: ", s.error_message()));
+      Warn(absl::StrCat("the scheduler refused a report: ", s.error_message()));
       std::lock_guard<std::mutex> lock(mu_);
       summary_.refused++;
     } else if (!ShouldRetry(s, "report", WorkerId())) {
@@ -554,7 +587,7 @@ void Worker::Reporter() {
     }
     std::vector<v1::ReportMessage> messages;
     messages.emplace_back();
-    if (!ExternalMessage(item.record, &external_sent, &messages.back())) messages.pop_back();
+    if (!ExternalMessage(&item.record, &external_sent, &messages.back())) messages.pop_back();
     encoder.Encode(item.lease_id, item.record, &messages);
     if (on_stream.empty()) messages.front().set_worker_id(WorkerId());
     bool written = true;
