@@ -36,6 +36,7 @@ class SecurityRepo : public ::testing::Test {
   void SetUp() override {
     root_ = MakeTempDir();
     marker_ = MakeTempDir() + "/ran";  // outside the tree: no inventory change
+    outside_ = MakeTempDir();          // this test's files outside the tree
     ::ste::testing::InitGitRepo(root_);
   }
   void W(const std::string& rel, const std::string& content) { WriteFile(root_ + "/" + rel, content); }
@@ -55,7 +56,7 @@ class SecurityRepo : public ::testing::Test {
   // A command that leaves the marker file when it runs.
   std::string Touch() const { return "/bin/sh -c 'echo ran >> " + marker_ + "'"; }
 
-  std::string root_, marker_;
+  std::string root_, marker_, outside_;
 };
 
 TEST_F(SecurityRepo, AChangedRunnerCommandIsNotRunBySelect) {
@@ -136,7 +137,7 @@ TEST_F(SecurityRepo, TokenFilesOthersCanAccessAreRefused) {
   W("tests/test_a.sh", "exit 0\n");
   W("ste.toml", "[tests]\ninclude = [\"tests/test_*.sh\"]\n[runner]\ncommand = \"sh {test}\"\n");
   Commit("init");
-  const std::string token = root_ + "/../token";
+  const std::string token = outside_ + "/token";
   WriteFile(token, "s3cret\n");
   const std::string store = "sqlite:" + MakeTempDir() + "/s.db";
   const std::string nowhere = "unix:" + MakeTempDir() + "/no.sock";
@@ -188,20 +189,20 @@ TEST_F(SecurityRepo, GitConfiguredProgramsAreNotRunBySelect) {
   ASSERT_EQ(::ste::testing::Git(root_, {"add", "-A"}).exit_code, 0);
   const std::string tree = ::ste::testing::Git(root_, {"write-tree"}).out;
   const std::string parent = ::ste::testing::Git(root_, {"rev-parse", "HEAD"}).out;
-  WriteFile(root_ + "/../commit",
+  WriteFile(outside_ + "/commit",
             "tree " + tree.substr(0, 40) + "\nparent " + parent.substr(0, 40) +
                 "\nauthor a <a@example.com> 1700000000 +0000\n"
                 "committer a <a@example.com> 1700000000 +0000\n"
                 "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQ==\n -----END PGP SIGNATURE-----\n"
                 "\nsigned change\n");
   Spawned object = ::ste::testing::Git(
-      root_, {"hash-object", "-t", "commit", "-w", root_ + "/../commit"});
+      root_, {"hash-object", "-t", "commit", "-w", outside_ + "/commit"});
   ASSERT_EQ(object.exit_code, 0) << object.err;
   ASSERT_EQ(::ste::testing::Git(root_, {"update-ref", "HEAD", object.out.substr(0, 40)}).exit_code, 0);
 
   // Every program this checkout's configuration can name, each leaving the
   // marker with its arguments.
-  const std::string prog = root_ + "/../prog";
+  const std::string prog = outside_ + "/prog";
   WriteFile(prog, "#!/bin/sh\necho \"$0 $*\" >> " + marker_ + "\nexit 1\n");
   ASSERT_EQ(chmod(prog.c_str(), 0700), 0);
   for (const char* key : {"core.fsmonitor", "core.pager", "diff.external", "gpg.program",
