@@ -392,8 +392,16 @@ TEST(RubyFingerprint, ASimpleConstantsValueIsItsOwnPart) {
       {"constant added", "  EMPTY = []\n", "  EMPTY = []\n  MORE = 1\n", {"const:Mime::MORE"}},
       {"constant removed", "  EMPTY = []\n", "", {"const:Mime::EMPTY"}},
       {"constant renamed", "EMPTY = []", "NONE = []", {"const:Mime::EMPTY", "const:Mime::NONE"}},
-      {"made not simple", "LIMIT = -1", "LIMIT = -1 + 0", {"", "const:Mime::LIMIT", "const:Mime::NAME",
-                                                          "const:Mime::EMPTY"}},
+      {"made not simple", "LIMIT = -1", "LIMIT = Integer(\"-1\")",
+       {"", "const:Mime::LIMIT", "const:Mime::NAME", "const:Mime::EMPTY"}},
+      // (format 9) Computed from literals by core methods: its own part
+      // when the fingerprinter's evaluation computes it; not when it
+      // raises (the file would not load) or calls a method of self.
+      {"computed from literals", "LIMIT = -1", "LIMIT = [-1].map { |x| x * 2 }.first", {"const:Mime::LIMIT"}},
+      {"computed, and failing", "LIMIT = -1", "LIMIT = -1 + \"a\"",
+       {"", "const:Mime::LIMIT", "const:Mime::NAME", "const:Mime::EMPTY"}},
+      {"computed by a method of self", "LIMIT = -1", "LIMIT = [-1].map { |x| twice(x) }.first",
+       {"", "const:Mime::LIMIT", "const:Mime::NAME", "const:Mime::EMPTY"}},
       {"moved past other code", "  EMPTY = []\n  OBJ = Object.new\n", "  OBJ = Object.new\n  EMPTY = []\n",
        {"const:Mime::EMPTY"}},
       {"not a literal", "Object.new", "Object.new.freeze", {""}},

@@ -16,12 +16,25 @@
 # literal (LITERAL?: a string without interpolation, a symbol, a number,
 # a regexp without interpolation (made as the file is parsed: one that
 # does not compile is a SyntaxError, the file's), nil, true, false, an
-# array or hash of literals, nested, each optionally `.freeze`d) and
+# array or hash of literals, nested, each optionally `.freeze`d) or a
+# *pure* expression of them (PURE?, fingerprint format 9: a range of
+# literals, a string interpolating pure expressions, calls of the
+# PURE_CALLS methods of the core classes on pure receivers with pure
+# arguments, a block whose body is pure over its own plain parameters,
+# `h[k] = v` in one: `%w[by for].map { |n| [n, n.to_sym] }.to_h.freeze`,
+# `(100..199).to_a << 204`; no constant, no method of self, no local of
+# the body around it, nothing that sets `$~`: it computes a value from its
+# own text and touches nothing else; in a file with no `using`), and
 # nothing else in the file may bind the name: no other
 # assignment of that last name anywhere in the file (`X ||=`, a second
 # `X =`, one in a block), no `const_set`/`remove_const` naming it.
 # Anything else (`X = Foo.new`, `A::X = 1`, `X = 1 if c`, `class << self`
-# constants) stays module-level code, as before.
+# constants) stays module-level code, as before. Unlike a literal, a pure
+# expression can fail as the file loads (`[1].map { |x| x + "a" }`): the
+# fingerprinter keeps one simple only when it computes (SIMPLE's
+# `computes` argument; ste_fingerprint.rb evaluates it in a child process
+# with limits).  The tracker needs no such answer: it names every named
+# constant (ste_const_reads.rb).
 #
 # References (REFERENCES): the last segment of every constant a piece of
 # code names (`X`, `A::X`, `::X`, `defined?(X)`, `self.class::X`) and of
@@ -38,6 +51,17 @@ module SteConsts
   # Calls whose constant-shaped arguments name no constant's value.
   NAMING_ONLY = %i[private_constant public_constant deprecate_constant autoload].freeze
   BINDING = %i[const_set remove_const].freeze
+  # Methods of the core classes (Array, Hash, String, Symbol, Integer,
+  # Float, Range) that compute a value and touch nothing outside it (none
+  # sets `$~`, reads or prints): PURE? calls them on pure receivers only.
+  PURE_CALLS = %i[
+    freeze dup map collect flat_map collect_concat each_with_object each_with_index each_slice
+    select filter reject filter_map partition group_by zip product to_a to_h to_s to_sym to_i to_f
+    keys values invert transform_values transform_keys merge sort sort_by uniq reverse compact
+    flatten first last min max sum count size length join downcase upcase capitalize swapcase
+    strip lstrip rstrip chomp chars bytes ord chr succ pred abs tr include? key? with_index
+    + - * / % ** | & << == != < > <= >= <=> !
+  ].freeze
 
   module_function
 
@@ -121,6 +145,61 @@ module SteConsts
     end
   end
 
+  # A literal (LITERAL?), or an expression that computes a value from
+  # literals alone (see the top). `block`: inside a block of the
+  # expression, whose own parameters (DVAR) hold values it made.
+  def pure?(node, block = false)
+    return true if literal?(node)
+    return false unless node.is_a?(Node)
+
+    case node.type
+    when :LIT then node.children[0].is_a?(Range) && literal_range?(node.children[0])
+    when :DOT2, :DOT3, :LIST then node.children.all? { |c| c.nil? || pure?(c, block) }
+    when :DVAR then block
+    when :HASH
+      list = node.children[0]
+      list.nil? || (list.type == :LIST && list.children[0..-2].all? { |c| pure?(c, block) })
+    when :DSTR then node.children[1..].all? { |c| c.nil? || pure?(c, block) }
+    when :EVSTR then pure?(node.children[0], block)
+    when :CALL, :OPCALL
+      recv, mid, args = node.children
+      PURE_CALLS.include?(mid) && pure?(recv, block) && (args.nil? || pure?(args, block))
+    when :ATTRASGN
+      recv, mid, args = node.children
+      block && mid == :[]= && pure?(recv, block) && pure?(args, block)
+    when :ITER
+      call, scope = node.children
+      call.is_a?(Node) && %i[CALL OPCALL].include?(call.type) && pure?(call, block) &&
+        plain_block?(scope) && (scope.children[2].nil? || pure?(scope.children[2], true))
+    when :BLOCK then block && node.children.all? { |c| pure?(c, block) }
+    else false
+    end
+  end
+
+  def literal_range?(range)
+    [range.begin, range.end].all? { |v| v.nil? || v.is_a?(Numeric) || v.is_a?(String) }
+  end
+
+  # A block's SCOPE whose parameters are plain names (no defaults, no
+  # destructuring, no keywords: nothing in them runs).
+  def plain_block?(scope)
+    return false unless scope.is_a?(Node) && scope.type == :SCOPE
+
+    args = scope.children[1]
+    return true if args.nil?
+
+    _pre_num, pre_init, opt, _first_post, _post_num, post_init, _rest, kw, kwrest, blk = args.children
+    [pre_init, opt, post_init, kw, kwrest, blk].all?(&:nil?)
+  end
+
+  # Whether the file refines anything (`using`): a refinement changes what
+  # a core method does there.
+  def refines?(tree)
+    found = false
+    walk(tree) { |n| found ||= n.type == :FCALL && n.children[0] == :using }
+    found
+  end
+
   # The last names that something in the tree other than one named
   # assignment may bind (see the top): every CDECL/OP_CDECL counted, plus
   # const_set/remove_const with a literal name.
@@ -146,14 +225,20 @@ module SteConsts
     count.select { |_, n| n > 1 }.keys
   end
 
-  # The simple constants: [[full name, CDECL node]], in file order.
-  def simple(tree)
+  # The simple constants: [[full name, CDECL node]], in file order. A pure
+  # value that is no literal counts when `computes` (given the CDECLs of
+  # such values, in file order) says it computes: [true/false, ...].
+  def simple(tree, computes = nil)
     again = rebound(tree)
-    out = []
+    candidates = []
     each_named(tree.children[2]) do |name, node|
-      out << [name, node] if literal?(value(node)) && !again.include?(node.children[0].to_s)
+      candidates << [name, node] unless again.include?(node.children[0].to_s)
     end
-    out
+    literals = candidates.select { |_, node| literal?(value(node)) }
+    pure = computes.nil? || refines?(tree) ? [] : candidates.select { |_, node| !literal?(value(node)) && pure?(value(node)) }
+    ok = pure.empty? ? [] : computes.call(pure.map { |_, node| node })
+    kept = literals + pure.each_with_index.select { |_, i| ok[i] == true }.map(&:first)
+    candidates.select { |c| kept.include?(c) }
   end
 
   # The last segment of a literal shaped like a constant path, or nil.

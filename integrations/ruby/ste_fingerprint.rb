@@ -145,8 +145,9 @@ module SteFingerprint
   # defs in if/unless/case/begin bodies and in blocks are units (branches);
   # 7: a file only the compiler rejects does not parse; a regexp literal is a simple
   # constant's value (ste_consts.rb); 8: a simple constant's assignment is
-  # no module-level code (its part holds its anchor; `names` lines)
-  FORMAT = 8
+  # no module-level code (its part holds its anchor; `names` lines); 9: a
+  # pure value that computes is a simple constant's (ste_consts.rb)
+  FORMAT = 9
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
@@ -435,7 +436,8 @@ module SteFingerprint
     lexed = Ripper.lex(source)
     at = {}
     lexed.each_with_index { |(pos, _type, _text, _state), i| at[pos] ||= i }
-    consts = SteConsts.simple(tree).filter_map do |name, node|
+    computes = ->(nodes) { computes(nodes.map { |n| value_text(n, source, lexed, at) }, frozen_literals?(lexed)) }
+    consts = SteConsts.simple(tree, computes).filter_map do |name, node|
       span = value_hole(node, lexed, at)
       span && [name, node, span]
     end
@@ -504,6 +506,77 @@ module SteFingerprint
 
       anchor(node.children.last.children[2], stubs, anchors)
     end
+  end
+
+  # (format 9) Whether each of `texts`, pure values (ste_consts.rb), computes
+  # without failing: [true/false, ...]. Evaluated, once per file, in a
+  # child process that can touch nothing: limited to 2 s of CPU and 1 GiB,
+  # its standard streams unused (the parent's answers are flushed before
+  # the fork, and the child leaves by exit!). A value that raises (a
+  # TypeError as the file loads would fail every test that loads it), or a
+  # child that dies or exceeds a limit: false, and the constant stays
+  # module-level code. A nil text (its span not found): false.
+  def computes(texts, frozen)
+    return [] if texts.empty?
+
+    $stdout.flush
+    reader, writer = IO.pipe
+    pid = fork do
+      reader.close
+      Process.setrlimit(Process::RLIMIT_CPU, 2)
+      Process.setrlimit(Process::RLIMIT_AS, 1 << 30)
+      answers = texts.map do |text|
+        next "0" if text.nil?
+
+        RubyVM::InstructionSequence.compile(text, "(ste)", nil, 1, frozen_string_literal: frozen).eval
+        "1"
+      rescue Exception # rubocop:disable Lint/RescueException -- any failure: not simple
+        "0"
+      end
+      writer.write(answers.join)
+      writer.close
+      exit!(0)
+    end
+    writer.close
+    answers = reader.read
+    reader.close
+    Process.wait(pid)
+    ok = $?.success? && answers.size == texts.size
+    texts.each_index.map { |i| ok && answers[i] == "1" }
+  rescue SystemCallError, NotImplementedError, IOError
+    texts.map { false }
+  end
+
+  # The source text of a simple constant's value (value_hole's span), or nil.
+  def value_text(node, source, lexed, at)
+    span = value_hole(node, lexed, at)
+    return nil if span.nil?
+
+    (from_line, from_col), (to_line, to_col) = span
+    lines = source.b.lines
+    return nil if to_line > lines.size
+
+    text = if from_line == to_line
+             lines[from_line - 1].byteslice(from_col...to_col)
+           else
+             lines[from_line - 1].byteslice(from_col..) + lines[from_line...(to_line - 1)].join +
+               lines[to_line - 1].byteslice(0...to_col)
+           end
+    text.force_encoding(Encoding::UTF_8)
+  end
+
+  # Whether string literals are frozen in the file: a frozen_string_literal
+  # magic comment before its first token.
+  def frozen_literals?(lexed)
+    lexed.each do |(_pos, type, text, _state)|
+      if type == :on_comment
+        m = text.match(/frozen[-_]string[-_]literal\s*:\s*(\w+)/i)
+        return m[1].casecmp?("true") if m
+      elsif !SKIPPED_TOKENS.include?(type)
+        return false
+      end
+    end
+    false
   end
 
   # A simple constant's value as a token span [from, to): from just after

@@ -101,6 +101,12 @@ const char kCalc[] =
     "      Vec.new(x * k, y * k)\n"
     "    end\n"
     "  end\n"
+    "\n"
+    "  WORDS = %w[a b].map { |n| [n, n.to_sym] }.to_h.freeze\n"
+    "\n"
+    "  def self.word(s)\n"
+    "    WORDS[s]\n"
+    "  end\n"
     "end\n";
 
 const char kText[] =
@@ -172,6 +178,8 @@ const std::map<std::string, Body> kTestBodies = {
     // The test's own code reads a simple constant (Generic: in the main
     // script, which Coverage does not see).
     {"limit", {"", "Shapes::LIMIT == 100"}},
+    // A method reads a constant computed from literals (format 9).
+    {"word", {"", "Shapes.word(\"a\") == :a"}},
     // A method of Vec reads LIMIT lexically (Shapes::LIMIT, until Vec binds
     // one); a test lists a module's constants (Module#constants).
     {"vlimit", {"", "Shapes::Vec.new(1, 2).limit == 100"}},
@@ -272,6 +280,13 @@ std::vector<Change> Changes() {
       {"constant added that a test looked for", "calc.rb", "  BASE = 10\n", "  BASE = 10\n  EXTRA = 7\n",
        {"source", "listing", "probe"}},
       {"constant removed", "calc.rb", "  RATE = 3\n", "", {"triple", "dynamic", "source", "listing"}},
+      // A constant computed from literals by core methods (format 9): a
+      // part of its own when the fingerprinter's evaluation computes it;
+      // one that fails as the file loads is module-level code (every test
+      // that loads the file fails).
+      {"a constant computed from literals", "calc.rb", "[n, n.to_sym]", "[n, n.to_s]",
+       {"word", "source", "listing"}},
+      {"a computed constant that fails as the file loads", "calc.rb", "[n, n.to_sym]", "[n, n + 1]", {}, true},
       {"constants reordered", "calc.rb", "  LIMIT = 100\n  RATE = 3\n", "  RATE = 3\n  LIMIT = 100\n",
        {"source", "listing"}, false, false},
       // (its anchor: the statements before it in its body; code there that
