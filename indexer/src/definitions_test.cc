@@ -400,6 +400,12 @@ TEST(RubyFingerprint, ASimpleConstantsValueIsItsOwnPart) {
       {"computed from literals", "LIMIT = -1", "LIMIT = [-1].map { |x| x * 2 }.first", {"const:Mime::LIMIT"}},
       {"computed, and failing", "LIMIT = -1", "LIMIT = -1 + \"a\"",
        {"", "const:Mime::LIMIT", "const:Mime::NAME", "const:Mime::EMPTY"}},
+      // (format 9) A private_constant of simple constants assigned above
+      // it is their parts'; of any other constant, module-level code.
+      {"made private", "  EMPTY = []\n", "  EMPTY = []\n  private_constant :EMPTY, :LIMIT\n",
+       {"const:Mime::EMPTY", "const:Mime::LIMIT"}},
+      {"private_constant of a constant that is not simple", "  EMPTY = []\n",
+       "  EMPTY = []\n  private_constant :EMPTY, :OBJ\n", {""}},
       {"computed by a method of self", "LIMIT = -1", "LIMIT = [-1].map { |x| twice(x) }.first",
        {"", "const:Mime::LIMIT", "const:Mime::NAME", "const:Mime::EMPTY"}},
       {"moved past other code", "  EMPTY = []\n  OBJ = Object.new\n", "  OBJ = Object.new\n  EMPTY = []\n",
@@ -421,6 +427,33 @@ TEST(RubyFingerprint, ASimpleConstantsValueIsItsOwnPart) {
     ASSERT_TRUE((*run)[i + 1].parsed) << (*run)[i + 1].error;
     std::vector<std::string> changed = ChangedPrints(base, (*run)[i + 1]);  // changed, added or gone
     EXPECT_EQ(std::set<std::string>(changed.begin(), changed.end()),
+              std::set<std::string>(edits[i].changed.begin(), edits[i].changed.end()));
+  }
+}
+
+// Format 9: a private_constant folded into its constants' parts keeps its
+// place among the body's other statements: moved above load-time code
+// that reads the constant by its scoped name (which then fails: "private
+// constant M::A referenced"), the constant's part changes, so the tests
+// that named it, every loader here, are selected.
+TEST(RubyFingerprint, AFoldedPrivateConstantKeepsItsPlace) {
+  const std::string base =
+      "module M\n"
+      "  A = [1].freeze\n"
+      "  B = M::A.dup\n"
+      "  private_constant :A\n"
+      "end\n";
+  const std::vector<RubyEdit> edits = {
+      {"moved above the code that reads it", "  B = M::A.dup\n  private_constant :A\n",
+       "  private_constant :A\n  B = M::A.dup\n", {"const:M::A"}},
+      {"a blank line added", "  private_constant :A\n", "\n  private_constant :A\n", {}},
+      {"removed", "  private_constant :A\n", "", {"const:M::A"}},
+  };
+  absl::StatusOr<std::vector<std::vector<std::string>>> changes = ChangesOfEdits("m.rb", base, edits, true);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    EXPECT_EQ(std::set<std::string>((*changes)[i].begin(), (*changes)[i].end()),
               std::set<std::string>(edits[i].changed.begin(), edits[i].changed.end()));
   }
 }

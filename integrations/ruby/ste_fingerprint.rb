@@ -74,8 +74,9 @@
 # The const fingerprint (`const`): a *simple constant*'s value
 # (ste_consts.rb: `NAME = <literal>` directly in the file's, a class's or a
 # module's body, a string, symbol, number, nil, true, false, or an array
-# or hash of those, nested, optionally `.freeze`d; bound nowhere else in
-# the file), named like units ("Rack::Mime::MIME_TYPES", "LIMIT" at the
+# or hash of those, nested, optionally `.freeze`d, or (format 9) a pure
+# value computed from such literals that `computes` evaluated without
+# failure; bound nowhere else in the file), named like units ("Rack::Mime::MIME_TYPES", "LIMIT" at the
 # top): the value's AST without positions and its tokens (the span after
 # the `=`) and its anchor (format 8: how many other statements of its
 # body come before it, simple constants not counted). The assignment
@@ -85,11 +86,14 @@
 # that loaded the file and named its last segment (a constant of that
 # name elsewhere, or none, may be what their code read; `ref` records).
 # A value holding a heredoc (whose lines lie past the assignment) is not
-# one: module-level code, as any other constant.
+# one: module-level code, as any other constant. (format 9) A
+# `private_constant` naming only simple constants assigned above it in
+# its body is folded into their parts (a mark in each; fold_private).
 #
 # The names fingerprint (`names`, format 8): the file's simple constants'
-# names in order, for the tests whose code listed a module's constants
-# (Module#constants answers in that order).
+# names in order, each with its private mark, for the tests whose code
+# listed a module's constants (Module#constants answers in that order,
+# and without the private ones).
 #
 # The module fingerprint covers everything else:
 #   - the AST of the file (node types and every child RubyVM::
@@ -98,9 +102,11 @@
 #     without positions, each unit's `def` kept as its kind, receiver,
 #     name and parameter node (arity, defaults, keywords, rest, block) with
 #     its body (and local table) replaced by one marker, empty or not,
-#     each simple constant's assignment left out;
+#     each simple constant's assignment and folded `private_constant`
+#     left out;
 #   - the token stream (Ripper.lex: type and text, no positions) of the
-#     file outside the units' bodies and the simple constants' assignments: a
+#     file outside the units' bodies, the simple constants' assignments
+#     and the folded `private_constant` statements: a
 #     unit's signature (`def`, `self.`,
 #     the name, the parameters with their default values; an endless
 #     def's `=`) and its final `end`, and what the AST leaves out (regexp
@@ -146,7 +152,8 @@ module SteFingerprint
   # 7: a file only the compiler rejects does not parse; a regexp literal is a simple
   # constant's value (ste_consts.rb); 8: a simple constant's assignment is
   # no module-level code (its part holds its anchor; `names` lines); 9: a
-  # pure value that computes is a simple constant's (ste_consts.rb)
+  # pure value that computes is a simple constant's (ste_consts.rb), and a
+  # `private_constant` of simple constants is their parts' (fold_private)
   FORMAT = 9
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
@@ -300,8 +307,10 @@ module SteFingerprint
     end
     # (format 8) A simple constant's assignment is no module-level code:
     # its value and anchor are its `const` part, that it exists the tests'
-    # that named it (ref records).
+    # that named it (ref records). (format 9) Nor a `private_constant` of
+    # simple constants only (fold_private): their parts hold it.
     return if node.type == :CDECL && stubs[key(node)]
+    return if stubs[key(node)] == :private
 
     if stubs[key(node)]
       scope = node.children.last
@@ -443,6 +452,9 @@ module SteFingerprint
     end
     stubs = units.to_h { |u| [key(u.node), u] }
     consts.each { |_, node, _| stubs[key(node)] = true }
+    privates = {} # key of a simple constant's CDECL => true: folded `private_constant`
+    folded = fold_private(tree.children[2], stubs, privates)
+    folded.each { |node| stubs[key(node)] = :private }
     anchors = {}
     anchor(tree.children[2], stubs, anchors)
     ast = +""
@@ -450,7 +462,9 @@ module SteFingerprint
     # Tokens outside the bodies and the constants' values: [line, column]
     # in [first, last).
     holes = units.filter_map { |u| hole(u.node, lexed, at) } +
-            consts.map { |_, node, _| [[node.first_lineno, node.first_column], [node.last_lineno, node.last_column]] }
+            (consts.map { |_, node, _| node } + folded).map do |node|
+              [[node.first_lineno, node.first_column], [node.last_lineno, node.last_column]]
+            end
     tokens = +""
     end_line = nil
     token_seen = false
@@ -482,9 +496,11 @@ module SteFingerprint
         text << type.to_s << " " << tok << "\0"
       end
       text << "\0anchor\0" << anchors.fetch(key(node)).to_s
+      text << "\0private\0" << privates[key(node)].to_s if privates.key?(key(node))
       [digest("const", text), escape(name)]
     end
-    names = digest("names", consts.map { |name, _, _| name }.join("\0"))
+    # (Module#constants leaves private ones out: their mark is in the order.)
+    names = digest("names", consts.map { |name, node, _| privates.key?(key(node)) ? "#{name} private" : name }.join("\0"))
     [digest("module", module_text), out_units, out_consts, names]
   end
 
@@ -501,11 +517,50 @@ module SteFingerprint
         anchors[key(node)] = others
         next
       end
+      next if stubs[key(node)] == :private
       others += 1
       next unless %i[CLASS MODULE].include?(node.type) && SteConsts.const_path(node.children[0])
 
       anchor(node.children.last.children[2], stubs, anchors)
     end
+  end
+
+  # (format 9) The `private_constant :A, :B` statements directly in a body
+  # (the file's, a named class's or module's) whose names are all simple
+  # constants assigned above them in that body: folded into those
+  # constants' parts (`privates`, by the constants' keys: the mark holds
+  # the statement's own anchor, how many other statements of the body
+  # come before it, simple constants and folded statements not counted:
+  # load-time code that reads `Mod::A` works before it and fails after
+  # it), no module-level code. A test that reads one of them from
+  # outside (`Mod::A`) named it and depends on its part; one that listed
+  # constants, on the order (`names`), which holds the marks. Any other (a
+  # name not simple, not yet assigned: NameError as the file loads) stays
+  # module-level code.
+  def fold_private(body, stubs, privates, out = [])
+    assigned = {}
+    others = 0
+    SteConsts.statements(body).each do |node|
+      if node.type == :CDECL && stubs[key(node)] == true
+        assigned[node.children[0]] = node
+        next
+      end
+      if node.type == :FCALL && node.children[0] == :private_constant
+        args = node.children[1]
+        syms = args.is_a?(Node) && args.type == :LIST ? args.children.compact : []
+        names = syms.map { |a| a.type == :LIT && a.children[0].is_a?(Symbol) ? a.children[0] : nil }
+        unless names.empty? || names.any? { |n| n.nil? || !assigned.key?(n) }
+          names.each { |n| privates[key(assigned[n])] = others }
+          out << node
+          next
+        end
+      end
+      others += 1
+      next unless %i[CLASS MODULE].include?(node.type) && SteConsts.const_path(node.children[0])
+
+      fold_private(node.children.last.children[2], stubs, privates, out)
+    end
+    out
   end
 
   # (format 9) Whether each of `texts`, pure values (ste_consts.rb), computes

@@ -287,6 +287,13 @@ std::vector<Change> Changes() {
       {"a constant computed from literals", "calc.rb", "[n, n.to_sym]", "[n, n.to_s]",
        {"word", "source", "listing"}},
       {"a computed constant that fails as the file loads", "calc.rb", "[n, n.to_sym]", "[n, n + 1]", {}, true},
+      // A private_constant of simple constants is their parts' (format 9):
+      // the tests that named them (a read from outside now fails) and
+      // those that listed constants (Module#constants leaves it out).
+      {"a private_constant no test minds", "calc.rb", "  def self.word(s)",
+       "  private_constant :WORDS\n\n  def self.word(s)", {"word", "listing", "source"}, false, false},
+      {"a constant a test reads made private", "calc.rb", "  RATE = 3\n", "  RATE = 3\n  private_constant :LIMIT\n",
+       {"limit", "vlimit", "listing", "source"}},
       {"constants reordered", "calc.rb", "  LIMIT = 100\n  RATE = 3\n", "  RATE = 3\n  LIMIT = 100\n",
        {"source", "listing"}, false, false},
       // (its anchor: the statements before it in its body; code there that
