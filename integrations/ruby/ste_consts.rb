@@ -33,7 +33,7 @@
 # expression can fail as the file loads (`[1].map { |x| x + "a" }`): the
 # fingerprinter keeps one simple only when it computes (SIMPLE's
 # `computes` argument; ste_fingerprint.rb evaluates it in a child process
-# with limits).  The tracker needs no such answer: it names every named
+# with limits). The tracker needs no such answer: it names every named
 # constant (ste_const_reads.rb).
 #
 # References (REFERENCES): the last segment of every constant a piece of

@@ -88,7 +88,7 @@
 # A value holding a heredoc (whose lines lie past the assignment) is not
 # one: module-level code, as any other constant. (format 9) A
 # `private_constant` naming only simple constants assigned above it in
-# its body is folded into their parts (a mark in each; fold_private).
+# its body is folded into their parts (a mark in each; ANCHOR).
 #
 # The names fingerprint (`names`, format 8): the file's simple constants'
 # names in order, each with its private mark, for the tests whose code
@@ -153,7 +153,7 @@ module SteFingerprint
   # constant's value (ste_consts.rb); 8: a simple constant's assignment is
   # no module-level code (its part holds its anchor; `names` lines); 9: a
   # pure value that computes is a simple constant's (ste_consts.rb), and a
-  # `private_constant` of simple constants is their parts' (fold_private)
+  # `private_constant` of simple constants is their parts' (anchor)
   FORMAT = 9
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
@@ -308,7 +308,7 @@ module SteFingerprint
     # (format 8) A simple constant's assignment is no module-level code:
     # its value and anchor are its `const` part, that it exists the tests'
     # that named it (ref records). (format 9) Nor a `private_constant` of
-    # simple constants only (fold_private): their parts hold it.
+    # simple constants only (anchor): their parts hold it.
     return if node.type == :CDECL && stubs[key(node)]
     return if stubs[key(node)] == :private
 
@@ -452,11 +452,10 @@ module SteFingerprint
     end
     stubs = units.to_h { |u| [key(u.node), u] }
     consts.each { |_, node, _| stubs[key(node)] = true }
-    privates = {} # key of a simple constant's CDECL => true: folded `private_constant`
-    folded = fold_private(tree.children[2], stubs, privates)
-    folded.each { |node| stubs[key(node)] = :private }
     anchors = {}
-    anchor(tree.children[2], stubs, anchors)
+    privates = {} # key of a simple constant's CDECL => its folded `private_constant`'s anchor
+    folded = []
+    anchor(tree.children[2], stubs, anchors, privates, folded)
     ast = +""
     dump(tree, stubs, ast)
     # Tokens outside the bodies and the constants' values: [line, column]
@@ -510,57 +509,47 @@ module SteFingerprint
   # loads and reads it fails before it and works after it: moved past
   # such code, the constant's part changes. Another constant added or
   # removed before it moves no anchor.
-  def anchor(body, stubs, anchors)
+  #
+  # (format 9) In the same walk, the `private_constant :A, :B` statements
+  # whose names are all simple constants assigned above them in their body
+  # are folded (`folded`, marked :private in `stubs`): no module-level
+  # code, no statement counted by anchors; each of those constants gets
+  # the statement's own anchor in `privates` (load-time code that reads
+  # `Mod::A` works before it and fails after it). A test that reads one of
+  # them from outside (`Mod::A`) named it and depends on its part; one
+  # that listed constants, on the order (`names`), which holds the marks.
+  # Any other (a name not simple, not yet assigned: NameError as the file
+  # loads) stays module-level code.
+  def anchor(body, stubs, anchors, privates, folded)
     others = 0
+    assigned = {}
     SteConsts.statements(body).each do |node|
       if node.type == :CDECL && stubs[key(node)] == true
         anchors[key(node)] = others
-        next
-      end
-      next if stubs[key(node)] == :private
-      others += 1
-      next unless %i[CLASS MODULE].include?(node.type) && SteConsts.const_path(node.children[0])
-
-      anchor(node.children.last.children[2], stubs, anchors)
-    end
-  end
-
-  # (format 9) The `private_constant :A, :B` statements directly in a body
-  # (the file's, a named class's or module's) whose names are all simple
-  # constants assigned above them in that body: folded into those
-  # constants' parts (`privates`, by the constants' keys: the mark holds
-  # the statement's own anchor, how many other statements of the body
-  # come before it, simple constants and folded statements not counted:
-  # load-time code that reads `Mod::A` works before it and fails after
-  # it), no module-level code. A test that reads one of them from
-  # outside (`Mod::A`) named it and depends on its part; one that listed
-  # constants, on the order (`names`), which holds the marks. Any other (a
-  # name not simple, not yet assigned: NameError as the file loads) stays
-  # module-level code.
-  def fold_private(body, stubs, privates, out = [])
-    assigned = {}
-    others = 0
-    SteConsts.statements(body).each do |node|
-      if node.type == :CDECL && stubs[key(node)] == true
         assigned[node.children[0]] = node
         next
       end
-      if node.type == :FCALL && node.children[0] == :private_constant
-        args = node.children[1]
-        syms = args.is_a?(Node) && args.type == :LIST ? args.children.compact : []
-        names = syms.map { |a| a.type == :LIT && a.children[0].is_a?(Symbol) ? a.children[0] : nil }
-        unless names.empty? || names.any? { |n| n.nil? || !assigned.key?(n) }
-          names.each { |n| privates[key(assigned[n])] = others }
-          out << node
-          next
-        end
+      if (names = private_names(node)) && names.all? { |n| assigned.key?(n) }
+        names.each { |n| privates[key(assigned[n])] = others }
+        stubs[key(node)] = :private
+        folded << node
+        next
       end
       others += 1
       next unless %i[CLASS MODULE].include?(node.type) && SteConsts.const_path(node.children[0])
 
-      fold_private(node.children.last.children[2], stubs, privates, out)
+      anchor(node.children.last.children[2], stubs, anchors, privates, folded)
     end
-    out
+  end
+
+  # The names of `private_constant :A, :B` (symbols only), or nil.
+  def private_names(node)
+    return nil unless node.type == :FCALL && node.children[0] == :private_constant
+
+    args = node.children[1]
+    syms = args.is_a?(Node) && args.type == :LIST ? args.children.compact : []
+    names = syms.map { |a| a.type == :LIT && a.children[0].is_a?(Symbol) ? a.children[0] : nil }
+    names.empty? || names.include?(nil) ? nil : names
   end
 
   # (format 9) Whether each of `texts`, pure values (ste_consts.rb), computes
