@@ -317,12 +317,21 @@ void ResolveDefinitions(const std::vector<ProcessCode>& code, const ContentRecor
       std::set<DepKey>& deps = (*by_scope)[scope];
       parts(by_file, [&](const std::string&, const std::string& rel, const FileDefinitions& defs,
                          const std::set<std::string>& names) {
+        const bool ruby = absl::EndsWith(rel, ".rb");
         for (const std::string& name : names) {
           if (defs.Const(name) != nullptr) {
             deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kConst, name), DepKind::kContent});
           }
           if (defs.Sig(name) != nullptr) {
             deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kSig, name), DepKind::kContent});
+          }
+          // (Ruby, format 10: a method name, for each unit of that name.)
+          if (ruby) {
+            for (const DefinitionConst& sig : defs.sigs) {
+              if (RubyMethodName(sig.name) == name) {
+                deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kSig, sig.name), DepKind::kContent});
+              }
+            }
           }
           if (defs.Import(name) != nullptr) {
             deps.insert(DepKey{DefinitionPartPath(rel, DefinitionPart::kImport, name), DepKind::kContent});

@@ -198,6 +198,21 @@ std::string DefinitionViewPath(std::string_view file, std::string_view unit) {
   return absl::StrCat(AV(file), "/", AV(kModuleView), ":", AV(unit));
 }
 
+std::string RubyMethodName(std::string_view unit) {
+  // "#<k>" of a repeated name.
+  if (size_t hash = unit.rfind('#'); hash != std::string_view::npos && hash + 1 < unit.size() &&
+                                     std::all_of(unit.begin() + hash + 1, unit.end(),
+                                                 [](char c) { return c >= '0' && c <= '9'; })) {
+    unit = unit.substr(0, hash);
+  }
+  size_t cut = unit.find_last_of("#.:");
+  std::string_view name = cut == std::string_view::npos ? unit : unit.substr(cut + 1);
+  if (!name.empty() && (name.back() == '?' || name.back() == '!' || name.back() == '=')) name.remove_suffix(1);
+  auto word = [](char c) { return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9') || !std::all_of(name.begin(), name.end(), word)) return "";
+  return std::string(name);
+}
+
 std::string NameRefPath(std::string_view name) {
   // (Not a view path, whose value an inventory entry would give: the
   // name is the last component.)

@@ -61,6 +61,7 @@ std::map<std::string, std::string> Prints(const FileDefinitions& d) {
   out[""] = Hex(d.module);
   for (const DefinitionUnit& u : d.units) out[u.name] = Hex(u.hash);
   for (const DefinitionConst& c : d.consts) out["const:" + c.name] = Hex(c.hash);
+  for (const DefinitionConst& c : d.sigs) out["sig:" + c.name] = Hex(c.hash);
   return out;
 }
 
@@ -273,8 +274,11 @@ TEST(RubyFingerprint, ABodyEditChangesItsUnitAnythingElseTheModule) {
       {"regexp flag in a body", "/#{1}/i", "/#{1}/m", {"helper"}},
       {"comment in a body", "pts.size * scale\n", "pts.size * scale # sum\n", {"Geo::Polygon#area"}},
       {"comment outside", "# The area.", "# The surface.", {}},
-      {"parameter default", "def area(scale = 1)\n      pts", "def area(scale = 2)\n      pts", {"", "Geo::Polygon#area"}},
-      {"parameter name", "def self.create(n)", "def self.create(count)", {"", "Geo::Polygon.create"}},
+      // (format 10: a unit's parameters are its `sig` part)
+      {"parameter default", "def area(scale = 1)\n      pts", "def area(scale = 2)\n      pts",
+       {"Geo::Polygon#area", "sig:Geo::Polygon#area"}},
+      {"parameter name", "def self.create(n)", "def self.create(count)",
+       {"Geo::Polygon.create", "sig:Geo::Polygon.create"}},
       {"constant", "LIMIT = 1", "LIMIT = 2", {"const:Geo::LIMIT"}},
       {"include", "include Comparable", "include Enumerable", {""}},
       {"attr_accessor", "attr_accessor :pts", "attr_accessor :pts, :name", {""}},
@@ -505,6 +509,7 @@ const char kShop[] =
 struct ShopEdit {
   std::string name, from, to;
   std::string unit;  // the unit edited; "" = not a body: the module changes
+  bool sig = false;  // its parameters too (format 10: its `sig` part, not the module)
 };
 
 // `text` (at `path`) and each of `edits` fingerprinted: the base has
@@ -532,6 +537,15 @@ void ExpectEachEditChangesItsUnitOnly(const std::string& path, const char* text,
     }
     EXPECT_EQ(Hex(now.module), Hex(base.module));
     ASSERT_EQ(now.units.size(), base.units.size());
+    ASSERT_EQ(now.sigs.size(), base.sigs.size());
+    for (size_t u = 0; u < base.sigs.size(); u++) {
+      ASSERT_EQ(now.sigs[u].name, base.sigs[u].name);
+      EXPECT_EQ(Hex(now.sigs[u].hash) == Hex(base.sigs[u].hash), !(edits[i].sig && base.sigs[u].name == edits[i].unit))
+          << "the parameters of " << base.sigs[u].name;
+    }
+    if (edits[i].sig) {
+      EXPECT_NE(base.Sig(edits[i].unit), nullptr) << "the edited unit has a sig part";
+    }
     for (size_t u = 0; u < base.units.size(); u++) {
       ASSERT_EQ(now.units[u].name, base.units[u].name);
       if (base.units[u].name == edits[i].unit) {
@@ -579,9 +593,11 @@ TEST(RubyFingerprint, AnyBodyEditChangesItsUnitOnlyAndTheRestTheModule) {
       {"endless def parentheses", "def double(a) = a + 1", "def double(a) = (a + 1)", "Shop#double"},
       {"one-line def", "def one; 1; end", "def one; 2; end", "Shop#one"},
       {"one-line def parentheses", "def one; 1; end", "def one; (1); end", "Shop#one"},
-      {"parameter added", "def total(items, rate = 1)", "def total(items, rate = 1, extra = nil)", ""},
-      {"default value", "def total(items, rate = 1)", "def total(items, rate = 2)", ""},
-      {"endless def parameter", "def double(a) =", "def double(a, b = 0) =", ""},
+      {"parameter added", "def total(items, rate = 1)", "def total(items, rate = 1, extra = nil)", "Shop#total", true},
+      {"default value", "def total(items, rate = 1)", "def total(items, rate = 2)", "Shop#total", true},
+      {"keyword parameter added", "def total(items, rate = 1)", "def total(items, rate = 1, max: 100)", "Shop#total",
+       true},
+      {"endless def parameter", "def double(a) =", "def double(a, b = 0) =", "Shop#double", true},
       {"renamed", "  def name\n", "  def title\n", ""},
       {"method added", "  private\n", "  def added\n    1\n  end\n\n  private\n", ""},
       {"code between two methods", "  end\n\n  def count", "  end\n  register :total\n\n  def count", ""},
@@ -640,7 +656,7 @@ TEST(RubyFingerprint, ADefPassedToACallIsAUnitNamedAsAPlainDef) {
       {"module_function def", "    x\n", "    x.clamp(0, 1)\n", "Util#clamp"},
       {"the call", "  private def fee", "  protected def fee", ""},
       {"the call removed", "  memoize def total", "  def total", ""},
-      {"a parameter", "def fee(n)", "def fee(n, m = 1)", ""},
+      {"a parameter", "def fee(n)", "def fee(n, m = 1)", "Acct#fee", true},
   };
   ExpectEachEditChangesItsUnitOnly("acct.rb", kCalls, edits,
                                    {"Acct#fee", "Acct#rate", "Acct#open", "Acct.make", "Acct#total", "Acct#cached",
@@ -717,7 +733,7 @@ TEST(RubyFingerprint, ADefInABranchOrABlockIsAUnit) {
       {"the condition", "if defined?(CGI)", "if defined?(::CGI)", ""},
       {"the rescued class", "rescue LoadError", "rescue StandardError", ""},
       {"the block's call", "Struct.new(:x, :y)", "Struct.new(:x, :y, :z)", ""},
-      {"a parameter", "def norm\n", "def norm(k = 1)\n", ""},
+      {"a parameter", "def norm\n", "def norm(k = 1)\n", "Esc::Point#norm", true},
       {"code beside the def", "    require \"zlib\"\n", "    require \"zlib/x\"\n", ""},
   };
   ExpectEachEditChangesItsUnitOnly("esc.rb", kBranches, edits,
@@ -793,6 +809,45 @@ TEST(RubyFingerprint, ADefinitionAddedRemovedOrRenamedIsModuleLevel) {
     ASSERT_TRUE((*run)[i].parsed);
     EXPECT_NE(Hex((*run)[i].module), Hex((*run)[0].module)) << others[i - 1];
   }
+}
+
+// Format 10: a unit's parameters are its `sig` part (ste selects for it
+// the tests that ran the unit or whose code holds its method's name); an
+// operator's stay module-level code (no name record could name it).
+TEST(RubyFingerprint, AnOperatorsParametersAreModuleLevel) {
+  const std::string base =
+      "class V\n"
+      "  def ==(other)\n"
+      "    true\n"
+      "  end\n"
+      "\n"
+      "  def size=(n)\n"
+      "    @n = n\n"
+      "  end\n"
+      "end\n";
+  const std::vector<RubyEdit> edits = {
+      {"an operator's parameter renamed", "def ==(other)", "def ==(o)", {"", "V#=="}},
+      {"a setter's parameter renamed", "def size=(n)\n    @n = n", "def size=(k)\n    @n = k", {"V#size=", "sig:V#size="}},
+  };
+  absl::StatusOr<std::vector<std::vector<std::string>>> changes = ChangesOfEdits("v.rb", base, edits, true);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  for (size_t i = 0; i < edits.size(); i++) {
+    SCOPED_TRACE(edits[i].name);
+    EXPECT_EQ((*changes)[i], edits[i].changed);
+  }
+}
+
+TEST(RubyMethodName, TheNameATrackerRecordGives) {
+  EXPECT_EQ(RubyMethodName("Geo::Polygon#area"), "area");
+  EXPECT_EQ(RubyMethodName("Geo::Polygon.create"), "create");
+  EXPECT_EQ(RubyMethodName("helper"), "helper");
+  EXPECT_EQ(RubyMethodName("self.helper"), "helper");
+  EXPECT_EQ(RubyMethodName("Esc.html#3"), "html");
+  EXPECT_EQ(RubyMethodName("Shop#empty?"), "empty");
+  EXPECT_EQ(RubyMethodName("Shop#size=#2"), "size");
+  EXPECT_EQ(RubyMethodName("Vec#%2F"), "");
+  EXPECT_EQ(RubyMethodName("Vec#=="), "");
+  EXPECT_EQ(RubyMethodName("Vec#[]"), "");
 }
 
 TEST(RubyFingerprint, AParseErrorOrUnitsSharingALineAreNotDefinitions) {

@@ -263,7 +263,7 @@ std::string DescribeViewChange(std::string_view path, std::string_view change) {
       case DefinitionPart::kDoc:
         return absl::StrCat(named, gone ? ": its docstring went" : ": its docstring changed");
       case DefinitionPart::kSig:
-        return absl::StrCat(named, gone ? ": no longer a plain function" : ": its signature changed");
+        return absl::StrCat(named, gone ? ": no longer a plain function, or removed" : ": its signature changed");
       case DefinitionPart::kConst:
         return absl::StrCat(named, gone ? ": no longer a constant" : ": the constant's value changed");
       case DefinitionPart::kNames:

@@ -16,6 +16,13 @@
 #                                         constant added since is one it may
 #                                         read (ste selects the tests that
 #                                         loaded its file and named it);
+#   <abs file>/\x01ste-name:<method>      (format 10 of the fingerprints)
+#                                         code that ran holds the name of a
+#                                         method <file> defines, without a
+#                                         final ?, ! or =: it may read that
+#                                         method's parameters (ste gives it
+#                                         the `sig` part of each unit of
+#                                         <file> so named);
 #   /\x01ste-ref:*                        any name: Module#constants ran on a
 #                                         module the loaded repository files
 #                                         open, or one with such an ancestor,
@@ -43,6 +50,14 @@
 #   - names given at run time to Module#const_get, and the names
 #     Module#constants returns (which a program may then read by any
 #     means).
+# The method names: the same code's every name a method could have (calls,
+# `super`'s def, symbols, identifier-shaped strings, locals:
+# SteConsts.references), every identifier-shaped word of a loaded file
+# outside the repository, and the names given to Kernel#method,
+# public_method, singleton_method, Module#instance_method and
+# public_instance_method at run time (the ways to a Method, whose
+# parameters and arity a program can read without calling it), matched
+# against the methods the loaded repository files define.
 # Code given by -e: the words of the process's command line. Any doubt (a
 # repository file that does not parse now, a script on stdin, a method
 # that ran
@@ -60,6 +75,7 @@ module SteConstReads
   ANY_REF = "/\x01ste-ref:*"
   OWN_DIR = "#{File.dirname(File.expand_path(__FILE__))}/"
   WORD = /\b[A-Z]\w*/.freeze
+  METHOD_WORD = /\b[A-Za-z_]\w*/.freeze
 
   @files = {} # repo file => [[[full, last]], {line => [names]}, [names], {block line => true}], or nil (unparsed)
   @new_files = [] # loaded since the last resolve
@@ -67,6 +83,9 @@ module SteConstReads
   @index = {} # last name => [[file, full name]] of the loaded repo files
   @seen = {} # last names referenced so far in this process
   @fresh = {} # referenced since the last resolve, not seen before
+  @methods = {} # method name (METHOD_NAME) => [file] of the loaded repo files defining one so
+  @mseen = {} # method names code held so far in this process
+  @mfresh = {} # ... since the last resolve, not seen before
   @recorded = {} # record paths stat'ed
   @doubt = false
   @any = false # Module#constants ran on a module the repository opens
@@ -84,6 +103,7 @@ module SteConstReads
         @doubt = true
       else
         note(analysis[2])
+        mnote(analysis[6])
       end
     end
 
@@ -97,6 +117,8 @@ module SteConstReads
       else
         note(analysis[2])
         analysis[1].each_value { |names| note(names) }
+        mnote(analysis[6])
+        analysis[5].each_value { |names| mnote(names) }
       end
     end
 
@@ -108,7 +130,9 @@ module SteConstReads
     # Code given by -e: every constant-shaped word of the command line is a
     # name (its arguments hold the code); unreadable: doubt.
     def command_line
-      note(File.binread("/proc/self/cmdline").scan(WORD).uniq)
+      line = File.binread("/proc/self/cmdline")
+      note(line.scan(WORD).uniq)
+      mnote(line.scan(METHOD_WORD).uniq)
     rescue StandardError
       @doubt = true
     end
@@ -121,6 +145,7 @@ module SteConstReads
       names = analysis[1][line]
       if names
         note(names)
+        mnote(analysis[5][line])
       elsif !analysis[3].key?(line) # a module-level block's names are noted
         @doubt = true
       end
@@ -131,7 +156,9 @@ module SteConstReads
       return if @outside.key?(file) || file.start_with?(OWN_DIR)
 
       @outside[file] = true
-      note(File.binread(file).scan(WORD).uniq)
+      text = File.binread(file)
+      note(text.scan(WORD).uniq)
+      mnote(text.scan(METHOD_WORD).uniq)
     rescue StandardError
       nil
     end
@@ -152,10 +179,28 @@ module SteConstReads
       nil
     end
 
+    # A method name given at run time (Kernel#method's argument...).
+    def dynamic_method(name)
+      m = name.to_s.match(SteConsts::METHOD_NAME)
+      @mfresh[m[1]] = true if m && !@mseen.key?(m[1])
+    rescue StandardError
+      nil
+    end
+
     # Records what the names seen so far may read, through `stat`.
     def resolve(stat)
       @new_files.each do |file|
         @files[file]&.[](0)&.each { |full, last| (@index[last] ||= []) << [file, full] }
+        @files[file]&.[](7)&.each { |m| (@methods[m] ||= []) << file }
+      end
+      mfresh = @mfresh.keys
+      @mfresh.clear
+      mfresh.each do |m|
+        @mseen[m] = true
+        @methods[m]&.each { |file| record(stat, "#{file}/#{NAME}#{m}") }
+      end
+      @new_files.each do |file|
+        @files[file]&.[](7)&.each { |m| record(stat, "#{file}/#{NAME}#{m}") if @mseen.key?(m) }
       end
       fresh = @fresh.keys
       @fresh.clear
@@ -194,6 +239,10 @@ module SteConstReads
       names.each { |n| @fresh[n] = true unless @seen.key?(n) }
     end
 
+    def mnote(names)
+      names&.each { |n| @mfresh[n] = true unless @mseen.key?(n) }
+    end
+
     def record(stat, path)
       return if @recorded.key?(path)
 
@@ -209,10 +258,17 @@ module SteConstReads
       tree = RubyVM::AbstractSyntaxTree.parse_file(file)
       named = []
       SteConsts.each_named(tree.children[2]) { |full, _| named << [full, full.split("::").last] }
-      methods, top, blocks = SteConsts.references(tree)
+      methods, top, blocks, calls, calls_top = SteConsts.references(tree)
       opened = []
       SteConsts.each_module(tree.children[2]) { |full| opened << full }
-      [named, methods, top, blocks, opened]
+      defined = []
+      SteConsts.walk(tree) do |node|
+        next unless %i[DEFN DEFS].include?(node.type)
+
+        m = (node.type == :DEFS ? node.children[1] : node.children[0]).to_s.match(SteConsts::METHOD_NAME)
+        defined << m[1] if m
+      end
+      [named, methods, top, blocks, opened, calls, calls_top, defined.uniq]
     rescue StandardError, SyntaxError
       nil
     ensure
@@ -242,6 +298,36 @@ module SteConstReads
       SteConstReads.listed(self)
       names.each { |n| SteConstReads.dynamic(n) }
       names
+    end
+
+    # (format 10) A method's parameters are seen through its Method or
+    # UnboundMethod: the names these are given.
+    def instance_method(name)
+      SteConstReads.dynamic_method(name)
+      super
+    end
+
+    def public_instance_method(name)
+      SteConstReads.dynamic_method(name)
+      super
+    end
+  end
+
+  # Kernel's ways to a Method (format 10).
+  module MethodHooks
+    def method(name)
+      SteConstReads.dynamic_method(name)
+      super
+    end
+
+    def public_method(name)
+      SteConstReads.dynamic_method(name)
+      super
+    end
+
+    def singleton_method(name)
+      SteConstReads.dynamic_method(name)
+      super
     end
   end
 end

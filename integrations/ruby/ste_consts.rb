@@ -49,6 +49,9 @@ module SteConsts
   Node = RubyVM::AbstractSyntaxTree::Node
   CONST_SHAPED = /\A(?:::)?[A-Z]\w*(?:::[A-Z]\w*)*\z/.freeze
   # Calls whose constant-shaped arguments name no constant's value.
+  # A method's name as ste matches it (without a final ?, ! or =: `x=` is
+  # called as `self.x = 1`, whose words hold `x`).
+  METHOD_NAME = /\A([A-Za-z_]\w*)[?!=]?\z/.freeze
   NAMING_ONLY = %i[private_constant public_constant deprecate_constant autoload].freeze
   BINDING = %i[const_set remove_const].freeze
   # Methods of the core classes (Array, Hash, String, Symbol, Integer,
@@ -264,13 +267,20 @@ module SteConsts
   end
 
   # [{def line => [last names]}, [module-level last names], {line => true}
-  # where a block of the module-level code starts] (see the top). A def
+  # where a block of the module-level code starts, {def line => [method
+  # names]}, [module-level method names]] (see the top). A def
   # inside a def counts for both (the outer one defines it). The block
   # lines: where Coverage may see a method that is no def (a block given
-  # to define_method), whose names are the module-level code's.
+  # to define_method), whose names are the module-level code's. The
+  # method names (format 10 of the fingerprints: a method's parameters are
+  # its `sig` part) are every name the code holds that a method could have,
+  # without a final ?, ! or = (METHOD_NAME): the methods it calls (a call,
+  # `super`: its def's own name, an attribute assignment), its symbols and
+  # identifier-shaped strings (`method(:area)`, `instance_method("area")`),
+  # and its locals (more, never fewer).
   def references(tree)
-    methods = Hash.new { |h, k| h[k] = [] }
-    top = []
+    methods = Hash.new { |h, k| h[k] = [[], []] }
+    top = [[], []]
     blocks = {}
     scan = lambda do |node, into|
       return unless node.is_a?(Node)
@@ -282,14 +292,21 @@ module SteConsts
       case node.type
       when :DEFN, :DEFS
         mine = methods[node.first_lineno]
-        node.children.each { |c| scan.call(c, mine) }
-        into.concat(mine) unless into.equal?(top)
+        node.children.each do |c|
+          scan.call(c, mine)
+          method_name(c, mine[1])
+        end
+        unless into.equal?(top)
+          into[0].concat(mine[0])
+          into[1].concat(mine[1])
+        end
         return
-      when :CONST, :COLON3 then into << node.children[0].to_s
-      when :COLON2 then into << node.children[1].to_s
+      when :CONST, :COLON3 then into[0] << node.children[0].to_s
+      when :COLON2 then into[0] << node.children[1].to_s
       when :STR, :LIT
         s = shaped(node)
-        into << s if s
+        into[0] << s if s
+        method_name(node.children[0], into[1])
         return
       when :FCALL, :CALL
         mid = node.type == :FCALL ? node.children[0] : node.children[1]
@@ -306,9 +323,22 @@ module SteConsts
           return
         end
       end
-      node.children.each { |c| scan.call(c, into) }
+      node.children.each do |c|
+        scan.call(c, into)
+        method_name(c, into[1])
+      end
     end
     scan.call(tree, top)
-    [methods.transform_values(&:uniq), top.uniq, blocks]
+    [methods.transform_values { |m| m[0].uniq }, top[0].uniq, blocks,
+     methods.transform_values { |m| m[1].uniq }, top[1].uniq]
+  end
+
+  # A name a method could have (a Symbol, or a String shaped so), without
+  # its final ?, ! or =: added to `into`.
+  def method_name(value, into)
+    value = value.to_s if value.is_a?(Symbol)
+    return unless value.is_a?(String) && value.valid_encoding? && (m = value.match(METHOD_NAME))
+
+    into << m[1]
   end
 end

@@ -41,7 +41,8 @@
 #   <abs file>/\x01ste-name:<name>  code that ran may read the simple
 #   <abs file>/\x01ste-namespace    constant <name> of <file> / any of
 #                                   them (ste_const_reads.rb says which
-#                                   code and how);
+#                                   code and how); or the parameters of
+#                                   <file>'s methods named <name>;
 #   /\x01ste-positions:<pid>.<n>    code that ran in this scope read line
 #                                   numbers of running code (frames:
 #                                   ste_positions.rb, loaded by this: the
@@ -357,6 +358,7 @@ module SteDefs
       install_position_hooks
       require_relative "ste_const_reads"
       Module.prepend(SteConstReads::Hooks)
+      Kernel.prepend(SteConstReads::MethodHooks)
     end
   end
 

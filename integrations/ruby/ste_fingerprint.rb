@@ -25,6 +25,9 @@
 #                                           its position
 #     const <32 hex> <name>                 one per simple constant: its
 #                                           value and anchor
+#     sig <32 hex> <name>                   one per unit whose name is an
+#                                           identifier: its parameters
+#                                           (format 10)
 #     names <32 hex>                        the simple constants' names
 #                                           in order (format 8)
 #     end
@@ -95,12 +98,28 @@
 # listed a module's constants (Module#constants answers in that order,
 # and without the private ones).
 #
+# The sig fingerprint (`sig`, format 10; SIG): a unit's parameters, named
+# like the unit: the parameter node's AST without positions and the tokens
+# from just past the method's name to the start of its body (the
+# parenthesised list or bare parameters, an endless def's `=`). They are
+# no module-level code: parameters matter only to a call of the method,
+# which runs it (the tests that ran it depend on its unit, whose text
+# holds them), and to code that reads them without a call (`method(:m)
+# .arity`, `instance_method(name).parameters`, a C extension's
+# rb_obj_method_arity): ste makes a test depend on the part where code that
+# ran holds the method's name (ste_const_reads.rb: its calls, symbols,
+# strings; a loaded file outside the repository, its words; a name given
+# to Kernel#method or Module#instance_method at run time). A unit whose
+# name is no identifier (an operator, `[]`) or whose tokens are not the
+# expected ones keeps its parameters in the module's fingerprint.
+#
 # The module fingerprint covers everything else:
 #   - the AST of the file (node types and every child RubyVM::
 #     AbstractSyntaxTree exposes: names, literals, constants, calls such as
 #     include, attr_accessor, private, alias, define_method, their blocks)
 #     without positions, each unit's `def` kept as its kind, receiver,
-#     name and parameter node (arity, defaults, keywords, rest, block) with
+#     name and parameter node (arity, defaults, keywords, rest, block;
+#     format 10: one marker instead when the unit has a `sig` part) with
 #     its body (and local table) replaced by one marker, empty or not,
 #     each simple constant's assignment and folded `private_constant`
 #     left out;
@@ -108,7 +127,8 @@
 #     file outside the units' bodies, the simple constants' assignments
 #     and the folded `private_constant` statements: a
 #     unit's signature (`def`, `self.`,
-#     the name, the parameters with their default values; an endless
+#     the name, the parameters with their default values, unless they are
+#     its `sig` part's; an endless
 #     def's `=`) and its final `end`, and what the AST leaves out (regexp
 #     flags of interpolated regexps, literal spelling); white space,
 #     newlines (the AST has the statements) and comments are left out,
@@ -125,8 +145,8 @@
 # leaves out a leading `(`, the `begin`/`end` around a body wrapped in
 # begin/rescue, a one-line def's `;` (issue 24).
 # So a change confined to a unit's body, whatever its tokens, changes that
-# unit only; adding,
-# removing or renaming a method, its parameters, a constant other than a
+# unit only (and its parameters, its unit and its `sig` part); adding,
+# removing or renaming a method, an operator's parameters, a constant other than a
 # simple one (whose value, existence and place are its `const` line), an
 # include, a
 # visibility call, method_missing/respond_to_missing? (methods like the
@@ -153,8 +173,9 @@ module SteFingerprint
   # constant's value (ste_consts.rb); 8: a simple constant's assignment is
   # no module-level code (its part holds its anchor; `names` lines); 9: a
   # pure value that computes is a simple constant's (ste_consts.rb), and a
-  # `private_constant` of simple constants is their parts' (anchor)
-  FORMAT = 9
+  # `private_constant` of simple constants is their parts' (anchor); 10: a
+  # unit's parameters are its `sig` part's, not the module's (SIG)
+  FORMAT = 10
   EMIT_AT = true # false: no `at` lines, the unit's hash keeps its position (format 1 of the protocol)
   SALT = "ste-fingerprint/#{FORMAT} #{RUBY_ENGINE} #{RUBY_VERSION}"
   Node = RubyVM::AbstractSyntaxTree::Node
@@ -175,7 +196,11 @@ module SteFingerprint
   SKIPPED_TOKENS = %i[on_sp on_nl on_ignored_nl on_comment on_embdoc_beg on_embdoc on_embdoc_end
                       on_ignored_sp].freeze
 
-  Unit = Struct.new(:node, :name, :first, :last)
+  Unit = Struct.new(:node, :name, :first, :last, :sig) # sig: its parameters' token span (SIG), or nil
+  # (format 10) The names whose units have a `sig` part: identifiers (the
+  # tracker matches the names code holds against them; an operator's
+  # parameters stay module-level code).
+  SIG_NAME = /\A[A-Za-z_]\w*[?!=]?\z/.freeze
 
   module_function
 
@@ -312,12 +337,17 @@ module SteFingerprint
     return if node.type == :CDECL && stubs[key(node)]
     return if stubs[key(node)] == :private
 
-    if stubs[key(node)]
+    if (stub = stubs[key(node)])
       scope = node.children.last
       out << "(" << node.type.to_s << " "
       dump(node.children[0], stubs, out) if node.type == :DEFS
       dump(node.type == :DEFS ? node.children[1] : node.children[0], stubs, out)
-      dump(scope.children[1], stubs, out) # the parameters
+      # The parameters: (format 10) a unit's `sig` part when it has one.
+      if stub.is_a?(Unit) && stub.sig
+        out << "ste:sig\0"
+      else
+        dump(scope.children[1], stubs, out)
+      end
       out << "ste:body)"
       return
     end
@@ -336,11 +366,13 @@ module SteFingerprint
     i
   end
 
-  # The body of a unit's `def` as a token span [from, to): from just after
+  # The body of a unit's `def` as a token span [from, to, params]: from just after
   # its signature to its final `end` (an endless def: to its end). The
   # signature is `def`, `self.` and the name, then either a parenthesised
   # parameter list (up to its `)`) or bare parameters (up to the first
   # newline or `;` at bracket depth 0); an endless def's ends at its `=`.
+  # `params` is where the tokens past the name begin: [params, from) is the
+  # parameter list (empty without one), an endless def's `=` included.
   # The body node's own span is not the body: a leading `(`, the
   # `begin`/`end` around a rescue, a heredoc's lines after the last node,
   # the `;` of a one-line def lie outside it. nil when the tokens are not
@@ -357,6 +389,8 @@ module SteFingerprint
     end
     i = skip_blank(lexed, i + 1) # past the name
     return nil if i >= lexed.size
+
+    params = lexed[i][0]
 
     depth = 0
     endless = false
@@ -392,13 +426,13 @@ module SteFingerprint
     end
     return nil if (from <=> stop).positive?
 
-    return [from, stop] if endless
+    return [from, stop, params] if endless
 
     to = [node.last_lineno, node.last_column - 3]
     last = at[to]
     return nil if last.nil? || lexed[last][1] != :on_kw || lexed[last][2] != "end"
 
-    [from, to]
+    [from, to, params]
   end
 
   # Whether a comment token is code (MAGIC, LATE_MAGIC): a magic comment
@@ -450,6 +484,14 @@ module SteFingerprint
       span = value_hole(node, lexed, at)
       span && [name, node, span]
     end
+    # (format 10) A unit's parameters are its `sig` part (SIG) when its
+    # name is an identifier and its tokens are the expected ones.
+    spans = units.to_h { |u| [u, hole(u.node, lexed, at)] }.compare_by_identity
+    units.each do |u|
+      span = spans[u]
+      method = u.node.type == :DEFS ? u.node.children[1] : u.node.children[0]
+      u.sig = [span[2], span[0]] if span && method.to_s.match?(SIG_NAME)
+    end
     stubs = units.to_h { |u| [key(u.node), u] }
     consts.each { |_, node, _| stubs[key(node)] = true }
     anchors = {}
@@ -460,7 +502,7 @@ module SteFingerprint
     dump(tree, stubs, ast)
     # Tokens outside the bodies and the constants' values: [line, column]
     # in [first, last).
-    holes = units.filter_map { |u| hole(u.node, lexed, at) } +
+    holes = units.filter_map { |u| spans[u] && [u.sig ? u.sig[0] : spans[u][0], spans[u][1]] } +
             (consts.map { |_, node, _| node } + folded).map do |node|
               [[node.first_lineno, node.first_column], [node.last_lineno, node.last_column]]
             end
@@ -498,9 +540,22 @@ module SteFingerprint
       text << "\0private\0" << privates[key(node)].to_s if privates.key?(key(node))
       [digest("const", text), escape(name)]
     end
+    out_sigs = units.each_with_index.filter_map do |u, i|
+      next unless u.sig
+
+      text = +""
+      dump(u.node.children.last.children[1], {}, text)
+      text << "\0"
+      lexed.each do |(pos, type, tok, _state)|
+        next if (pos <=> u.sig[0]).negative? || (pos <=> u.sig[1]) >= 0 || SKIPPED_TOKENS.include?(type)
+
+        text << type.to_s << " " << tok << "\0"
+      end
+      [digest("sig", text), out_units[i][4]]
+    end
     # (Module#constants leaves private ones out: their mark is in the order.)
     names = digest("names", consts.map { |name, node, _| privates.key?(key(node)) ? "#{name} private" : name }.join("\0"))
-    [digest("module", module_text), out_units, out_consts, names]
+    [digest("module", module_text), out_units, out_consts, names, out_sigs]
   end
 
   # Each simple constant's anchor (format 8): how many other statements
@@ -663,7 +718,7 @@ module SteFingerprint
       begin
         raise SyntaxError, "invalid UTF-8" unless source.valid_encoding?
 
-        module_digest, units, consts, names = fingerprint(source)
+        module_digest, units, consts, names, sigs = fingerprint(source)
       rescue SyntaxError, ArgumentError, EncodingError, SystemStackError, NoMemoryError => e
         message = "#{e.class}: #{e.message}".split.join(" ")
         out.write("error #{message.empty? ? 'unparseable' : message.b}\n")
@@ -676,6 +731,7 @@ module SteFingerprint
         out.write("at #{at}\n") if EMIT_AT
       end
       consts.each { |d, name| out.write("const #{d} #{name}\n") }
+      sigs.each { |d, name| out.write("sig #{d} #{name}\n") }
       out.write("names #{names}\n")
       out.write("end\n")
       out.flush # each answer as it is made (ste may keep the process)

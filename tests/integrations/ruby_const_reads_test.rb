@@ -15,7 +15,11 @@
 # out of Module#constants; a constant no code that ran names is not; a
 # repository file that no longer parses, or a method made by eval that
 # ran, makes every loaded file's namespace a dependency (a define_method
-# block is module-level code: no doubt).
+# block is module-level code: no doubt). And (format 10 of the
+# fingerprints) a method a loaded repository file defines is recorded
+# (`<file>/\x01ste-name:<method name>`, without a final ?, ! or =) when
+# code that ran, or a loaded file outside the repository, holds its name,
+# or the name reaches Kernel#method or Module#instance_method at run time.
 
 require "minitest/autorun"
 require "rbconfig"
@@ -73,15 +77,42 @@ class RubyConstReadsTest < Minitest::Test
   end
 
   # Runs `code` (a script in the root) tracked; returns [output, the
-  # constant records as "lib/<file>: <name or *>"].
-  def run_tracked(code)
+  # constant records as "lib/<file>: <name or *>"] (`methods: true`: the
+  # method records instead, "lib/<file>: <name>").
+  def run_tracked(code, methods: false)
     out, paths = run_script(@root, @outside, code, load_path: [@outside])
     assert(paths.any? { |p| p.start_with?("/\x01ste-defs-end:") }, "no end marker\n#{out}\n#{paths.inspect}")
     consts = paths.filter_map do |p|
       m = p.match(%r{\A#{Regexp.escape(@root)}/(.*)/\x01ste-(?:name:(.*)|namespace)\z})
-      m && "#{m[1]}: #{m[2] || '*'}"
+      next unless m
+      # (a constant's name starts with a capital; these methods' do not)
+      next if m[2] && m[2].match?(/\A[a-z_]/) != methods
+
+      "#{m[1]}: #{m[2] || '*'}"
     end
     [out, consts.sort]
+  end
+
+  def test_a_method_whose_name_code_that_ran_holds_is_recorded
+    out, methods = run_tracked("require 'mime'\np Rack::Mime.mime_type('.a')\n", methods: true)
+    assert_equal %(\"x/y\"\n), out
+    assert_equal ["lib/mime.rb: mime_type"], methods
+  end
+
+  def test_a_method_got_by_a_name_made_at_run_time_is_recorded
+    out, methods = run_tracked("require 'mime'\np Rack::Mime.method('oth' + 'er').arity\n", methods: true)
+    assert_equal "0\n", out
+    assert_equal ["lib/mime.rb: other"], methods
+    out, methods = run_tracked("require 'user'\np User.instance_method('dyn' + 'amic').arity\n", methods: true)
+    assert_equal "1\n", out
+    assert_equal ["lib/user.rb: dynamic"], methods
+  end
+
+  def test_a_method_named_in_a_file_outside_the_repository_is_recorded
+    File.write(File.join(@outside, "caller.rb"), "module Caller\n  def self.go(m) = m.other\nend\n")
+    out, methods = run_tracked("require 'mime'\nrequire 'caller'\np 1\n", methods: true)
+    assert_equal "1\n", out
+    assert_equal ["lib/mime.rb: other"], methods
   end
 
   def test_a_method_that_ran_records_the_constants_it_names

@@ -193,6 +193,9 @@ const std::map<std::string, Body> kTestBodies = {
     // method's own caller_locations, an exception's backtrace.
     {"line", {"", "Shapes.line == 11"}},
     {"backtrace", {"e = (Shapes.fail! rescue $!)", "e.backtrace_locations.first.lineno == 15"}},
+    // Reads a method's parameters without running it (format 10), through
+    // a Method got by a name made at run time.
+    {"arity", {"name = \"mu\" + \"l\"", "Shapes.method(name).arity == 2"}},
     // Reads a method's source without running it: file level for calc.rb.
     {"source", {"", "File.read(File.join(ROOT, \"lib/shapes/calc.rb\")).include?('\"unused\"')"}},
     // Runs mul on a thread of its own (Coverage is process-wide).
@@ -303,7 +306,15 @@ std::vector<Change> Changes() {
        "  BASE = 10\n\n  def self.triple(a)\n    a * RATE\n  end\n  RATE = 3\n",
        {"triple", "dynamic", "source", "listing"}, false, false},
       {"visibility", "calc.rb", "    def norm1", "    private\n\n    def norm1", {}, true},
-      {"parameters", "calc.rb", "def self.sub(a, b)", "def self.sub(a, b = 0)", {}, true, false},
+      // A method's parameters (format 10: its `sig` part, not module-level
+      // code): the tests that ran it, and those whose code that ran holds
+      // its name (any receiver's: minitest's `str.sub(...)` names `sub` in
+      // every test, so not `sub` here) or got its Method by name (arity,
+      // whose outcome changes).
+      {"parameters", "calc.rb", "def self.triple(a)", "def self.triple(a, k = 1)", {"triple", "source"}, false,
+       false},
+      {"a parameter a test reads", "calc.rb", "def self.mul(a, b)", "def self.mul(a, b, c = 1)",
+       {"mul", "thread", "arity", "source"}},
       // (It moves Shapes.line and Shapes.fail!: the tests that read their
       // lines fail.)
       {"method added", "text.rb", "  def self.whisper(s)", "  def self.extra\n    1\n  end\n\n  def self.whisper(s)",

@@ -18,7 +18,10 @@
 //   "<abs file>/\x01ste-name:<name>"  code that ran names <name>, which
 //                                     <file> binds at its top level (Ruby:
 //                                     in a class or module body too,
-//                                     "Rack::Mime::MIME_TYPES")
+//                                     "Rack::Mime::MIME_TYPES"; and, format
+//                                     10, a method <file> defines, "area":
+//                                     the parameters of each unit of that
+//                                     method name, RubyMethodName)
 //   "<abs file>/\x01ste-namespace"    <file>'s namespace was used by string
 //                                     (dir, vars, __dict__; Ruby: the
 //                                     tracker's doubt): all of its
@@ -94,7 +97,8 @@
 //                             top level; Ruby: in a class or module body
 //                             too);
 //   "F/\x01ste-sig:<name>"    a plain top-level function's header (Python:
-//                             its parameters, defaults, annotations), for
+//                             its parameters, defaults, annotations; Ruby,
+//                             format 10: any unit's parameters), for
 //                             the tests whose code names it (those that
 //                             ran it depend on its unit, which holds it);
 //   "F/\x01ste-names"        which plain functions and simple constants
@@ -237,7 +241,9 @@ struct FileDefinitions {
   std::vector<DefinitionUnit> units;  // in file order, not overlapping
   std::vector<DefinitionDoc> docs;
   std::vector<DefinitionConst> consts;
-  std::vector<DefinitionConst> sigs;  // plain functions' headers (Python)
+  // Python: plain functions' headers; Ruby (format 10): each unit's
+  // parameters, named like the unit.
+  std::vector<DefinitionConst> sigs;
   bool has_names = false;  // the fingerprinter said which names it binds (Python)
   XXH128_hash_t names = {0, 0};
 
@@ -258,6 +264,12 @@ struct FileDefinitions {
     for (const DefinitionImport& i : imports) fn(DefinitionPart::kImport, i.name);
   }
 };
+
+// The method name a Ruby unit's name holds, as the tracker's name records
+// give it (ste_consts.rb, METHOD_NAME): "Geo::Polygon#area?#2" -> "area",
+// "Geo::Polygon.create" -> "create", "helper" -> "helper"; "" for a name
+// that is no identifier (an operator's, escaped: "Vec#%2F").
+std::string RubyMethodName(std::string_view unit);
 
 // The module entry's hash of a file that did not parse (see top).
 XXH128_hash_t UnparsedModuleHash(std::string_view content);
