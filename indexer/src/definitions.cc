@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -662,8 +663,36 @@ std::optional<XXH128_hash_t> DefinitionCache::Identity(const Fingerprinter::Lang
   if (empty.size() == 1 && empty[0].parsed) {
     const absl::string_view nul("\0", 1);
     std::string bytes = absl::StrJoin(language.argv, nul);
-    absl::StatusOr<std::string> script = ReadFileBytes(language.argv.empty() ? "" : language.argv.back());
-    if (script.ok()) {
+    const std::string path = language.argv.empty() ? "" : language.argv.back();
+    absl::StatusOr<std::string> script = ReadFileBytes(path);
+    // The files beside the script that it may load (ste_fingerprint.rb
+    // requires ste_consts.rb): every one of its extension there, by name.
+    std::vector<std::string> helpers;
+    const size_t slash = path.rfind('/');
+    const size_t dot = path.rfind('.');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    const std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
+    bool listed = false;
+    if (DIR* d = opendir(dir.c_str())) {
+      listed = true;
+      while (struct dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        const std::string full = absl::StrCat(dir, "/", name);
+        if (!ext.empty() && absl::EndsWith(name, ext) && full != path) helpers.push_back(name);
+      }
+      closedir(d);
+    }
+    std::sort(helpers.begin(), helpers.end());
+    bool helpers_read = listed;
+    for (const std::string& name : helpers) {
+      absl::StatusOr<std::string> helper = ReadFileBytes(absl::StrCat(dir, "/", name));
+      if (!helper.ok()) {
+        helpers_read = false;
+        break;
+      }
+      absl::StrAppend(&bytes, nul, name, nul, *helper);
+    }
+    if (script.ok() && helpers_read) {
       absl::StrAppend(&bytes, nul, *script, nul, FingerprintAnswer(empty[0]));
       id = XXH3_128bits(bytes.data(), bytes.size());
     }

@@ -995,6 +995,33 @@ TEST(DefinitionCache, KeepsFingerprintsOnDiskByContent) {
     EXPECT_TRUE(cache.Get(file)->parsed);
     EXPECT_EQ(cache.counts().fingerprinted, 1u) << "another script: another identity";
   }
+  {
+    // A helper the script loads (ste_consts.rb) changed, the script not:
+    // another identity too.
+    const std::string rb = dir + "/geo.rb", ruby = dir + "/ruby";
+    Write(rb, "module Geo\n  def self.area(w, h) = w * h\nend\n");
+    ASSERT_EQ(mkdir(ruby.c_str(), 0755), 0);
+    for (const char* f : {"ste_fingerprint.rb", "ste_consts.rb"}) {
+      Write(ruby + "/" + f, Read(kIntegrations + "/ruby/" + f));
+    }
+    {
+      DefinitionCache cache(Fingerprinter({{".rb", {"ruby", "--disable=all", ruby + "/ste_fingerprint.rb"}}}), disk);
+      ASSERT_TRUE(cache.Get(rb)->parsed) << cache.Get(rb)->error;
+      EXPECT_EQ(cache.counts().fingerprinted, 1u);
+    }
+    {
+      DefinitionCache cache(Fingerprinter({{".rb", {"ruby", "--disable=all", ruby + "/ste_fingerprint.rb"}}}), disk);
+      EXPECT_TRUE(cache.Get(rb)->parsed);
+      EXPECT_EQ(cache.counts().from_disk, 1u) << "the same script and helper: from the disk";
+    }
+    Write(ruby + "/ste_consts.rb", Read(ruby + "/ste_consts.rb") + "\n# another rule\n");
+    {
+      DefinitionCache cache(Fingerprinter({{".rb", {"ruby", "--disable=all", ruby + "/ste_fingerprint.rb"}}}), disk);
+      EXPECT_TRUE(cache.Get(rb)->parsed);
+      EXPECT_EQ(cache.counts().fingerprinted, 1u) << "another helper: another identity";
+      EXPECT_EQ(cache.counts().from_disk, 0u);
+    }
+  }
   // Pruned when unused for long (a use touches the entry).
   list();
   const size_t kept = entries.size();

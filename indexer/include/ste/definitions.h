@@ -323,8 +323,10 @@ class Fingerprinter {
 // fingerprinter's identity and the file's bytes, holding the protocol's
 // answer for that file (ste_fingerprint.py, "Protocol": its lines from
 // `module` to `end`). The identity of a language's fingerprinter: its
-// command, its script's bytes and its answer for an empty file (which
-// holds the interpreter's name and version, and the format's). Only
+// command, its script's bytes, the bytes of every file of the script's
+// extension beside it (which it may load: ste_fingerprint.rb requires
+// ste_consts.rb; unreadable, no disk), and its answer for an empty file
+// (which holds the interpreter's name and version, and the format's). Only
 // files that parsed are kept. An entry is written to a temporary and
 // renamed (no fsync: a torn one does not parse, and is a miss); each use
 // touches it, and PruneDisk removes those unused for `max_age_days`. A
