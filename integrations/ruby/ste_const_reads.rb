@@ -76,6 +76,7 @@ module SteConstReads
   OWN_DIR = "#{File.dirname(File.expand_path(__FILE__))}/"
   WORD = /\b[A-Z]\w*/.freeze
   METHOD_WORD = /\b[A-Za-z_]\w*/.freeze
+  CAPITAL = /\A[A-Z]/.freeze
 
   @files = {} # repo file => [[[full, last]], {line => [names]}, [names], {block line => true}], or nil (unparsed)
   @new_files = [] # loaded since the last resolve
@@ -156,9 +157,10 @@ module SteConstReads
       return if @outside.key?(file) || file.start_with?(OWN_DIR)
 
       @outside[file] = true
-      text = File.binread(file)
-      note(text.scan(WORD).uniq)
-      mnote(text.scan(METHOD_WORD).uniq)
+      # (WORD's matches are METHOD_WORD's that start with a capital: one scan)
+      words = File.binread(file).scan(METHOD_WORD).uniq
+      note(words.select { |w| w.match?(CAPITAL) })
+      mnote(words)
     rescue StandardError
       nil
     end
@@ -258,17 +260,10 @@ module SteConstReads
       tree = RubyVM::AbstractSyntaxTree.parse_file(file)
       named = []
       SteConsts.each_named(tree.children[2]) { |full, _| named << [full, full.split("::").last] }
-      methods, top, blocks, calls, calls_top = SteConsts.references(tree)
+      methods, top, blocks, calls, calls_top, defined = SteConsts.references(tree)
       opened = []
       SteConsts.each_module(tree.children[2]) { |full| opened << full }
-      defined = []
-      SteConsts.walk(tree) do |node|
-        next unless %i[DEFN DEFS].include?(node.type)
-
-        m = (node.type == :DEFS ? node.children[1] : node.children[0]).to_s.match(SteConsts::METHOD_NAME)
-        defined << m[1] if m
-      end
-      [named, methods, top, blocks, opened, calls, calls_top, defined.uniq]
+      [named, methods, top, blocks, opened, calls, calls_top, defined]
     rescue StandardError, SyntaxError
       nil
     ensure

@@ -277,11 +277,13 @@ module SteConsts
   # without a final ?, ! or = (METHOD_NAME): the methods it calls (a call,
   # `super`: its def's own name, an attribute assignment), its symbols and
   # identifier-shaped strings (`method(:area)`, `instance_method("area")`),
-  # and its locals (more, never fewer).
+  # and its locals (more, never fewer). Last: the names of the methods the
+  # file defines (its defs, anywhere), the same way.
   def references(tree)
     methods = Hash.new { |h, k| h[k] = [[], []] }
     top = [[], []]
     blocks = {}
+    defined = []
     scan = lambda do |node, into|
       return unless node.is_a?(Node)
 
@@ -292,9 +294,11 @@ module SteConsts
       case node.type
       when :DEFN, :DEFS
         mine = methods[node.first_lineno]
+        defined << node.children[node.type == :DEFS ? 1 : 0]
         node.children.each do |c|
-          scan.call(c, mine)
-          method_name(c, mine[1])
+          if c.is_a?(Symbol) || c.is_a?(String) then mine[1] << c
+          else scan.call(c, mine)
+          end
         end
         unless into.equal?(top)
           into[0].concat(mine[0])
@@ -306,7 +310,7 @@ module SteConsts
       when :STR, :LIT
         s = shaped(node)
         into[0] << s if s
-        method_name(node.children[0], into[1])
+        into[1] << node.children[0]
         return
       when :FCALL, :CALL
         mid = node.type == :FCALL ? node.children[0] : node.children[1]
@@ -324,21 +328,26 @@ module SteConsts
         end
       end
       node.children.each do |c|
-        scan.call(c, into)
-        method_name(c, into[1])
+        if c.is_a?(Symbol) || c.is_a?(String) then into[1] << c
+        else scan.call(c, into)
+        end
       end
     end
     scan.call(tree, top)
     [methods.transform_values { |m| m[0].uniq }, top[0].uniq, blocks,
-     methods.transform_values { |m| m[1].uniq }, top[1].uniq]
+     methods.transform_values { |m| method_names(m[1]) }, method_names(top[1]), method_names(defined)]
   end
 
-  # A name a method could have (a Symbol, or a String shaped so), without
-  # its final ?, ! or =: added to `into`.
-  def method_name(value, into)
-    value = value.to_s if value.is_a?(Symbol)
-    return unless value.is_a?(String) && value.valid_encoding? && (m = value.match(METHOD_NAME))
+  # The names a method could have among `values` (Symbols, Strings and
+  # other literals' values), without a final ?, ! or =, once each.
+  def method_names(values)
+    values.uniq.filter_map { |v| METHOD_NAMES[v] }.uniq
+  end
 
-    into << m[1]
+  # A value's method name (METHOD_NAME), or nil; computed once per value.
+  METHOD_NAMES = Hash.new do |h, v|
+    text = v.is_a?(Symbol) ? v.to_s : v
+    m = text.is_a?(String) && text.valid_encoding? && text.match(METHOD_NAME)
+    h[v.is_a?(String) ? v.dup.freeze : v] = m ? m[1].freeze : nil
   end
 end
