@@ -52,12 +52,17 @@
 #     means).
 # The method names: the same code's every name a method could have (calls,
 # `super`'s def, symbols, identifier-shaped strings, locals:
-# SteConsts.references), every identifier-shaped word of a loaded file
-# outside the repository, and the names given to Kernel#method,
+# SteConsts.references), the names given to Kernel#method,
 # public_method, singleton_method, Module#instance_method and
 # public_instance_method at run time (the ways to a Method, whose
-# parameters and arity a program can read without calling it), matched
-# against the methods the loaded repository files define.
+# parameters and arity a program can read without calling it), and the
+# method an ArgumentError was raised entering (a call that failed on
+# arity, which Coverage does not count as a run: arity_errors), matched
+# against the methods the loaded repository files define. Not the words
+# of files outside the repository: their code reaches a method's
+# parameters only through a call (which runs it or fails on arity) or a
+# Method. Not seen: a C extension's rb_obj_method_arity on a name, with
+# no call after it.
 # Code given by -e: the words of the process's command line. Any doubt (a
 # repository file that does not parse now, a script on stdin, a method
 # that ran
@@ -76,7 +81,6 @@ module SteConstReads
   OWN_DIR = "#{File.dirname(File.expand_path(__FILE__))}/"
   WORD = /\b[A-Z]\w*/.freeze
   METHOD_WORD = /\b[A-Za-z_]\w*/.freeze
-  CAPITAL = /\A[A-Z]/.freeze
 
   @files = {} # repo file => [[[full, last]], {line => [names]}, [names], {block line => true}], or nil (unparsed)
   @new_files = [] # loaded since the last resolve
@@ -157,12 +161,34 @@ module SteConstReads
       return if @outside.key?(file) || file.start_with?(OWN_DIR)
 
       @outside[file] = true
-      # (WORD's matches are METHOD_WORD's that start with a capital: one scan)
-      words = File.binread(file).scan(METHOD_WORD).uniq
-      note(words.select { |w| w.match?(CAPITAL) })
-      mnote(words)
+      note(File.binread(file).scan(WORD).uniq)
     rescue StandardError
       nil
+    end
+
+    # (format 10) A call that fails on arity raises ArgumentError before its
+    # method runs, and Coverage does not count it: the method's parameters
+    # mattered to code that may hold no word of its name (a gem's, a C
+    # extension's). The ArgumentError's first frame is the method's own: a
+    # TracePoint on raise gives its name at run time, however the call was
+    # made. (Its backtrace is read through Exception's own method, not the
+    # position hooks': no line was read by the program.)
+    def arity_errors(root)
+      locations = Exception.instance_method(:backtrace_locations)
+      locations = locations.super_method while locations && locations.owner != Exception
+      return if locations.nil?
+
+      @arity_errors = TracePoint.new(:raise) do |tp|
+        error = tp.raised_exception
+        next unless error.is_a?(ArgumentError)
+
+        first = locations.bind_call(error)&.first
+        path = first && (first.absolute_path || first.path)
+        dynamic_method(first.base_label) if path&.start_with?(root)
+      rescue Exception # rubocop:disable Lint/RescueException -- never into the program
+        nil
+      end
+      @arity_errors.enable
     end
 
     # Module#constants ran on `mod`: a constant added since to a module of

@@ -359,6 +359,7 @@ module SteDefs
       require_relative "ste_const_reads"
       Module.prepend(SteConstReads::Hooks)
       Kernel.prepend(SteConstReads::MethodHooks)
+      SteConstReads.arity_errors(@root)
     end
   end
 

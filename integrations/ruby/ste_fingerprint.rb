@@ -108,8 +108,9 @@
 # .arity`, `instance_method(name).parameters`, a C extension's
 # rb_obj_method_arity): ste makes a test depend on the part where code that
 # ran holds the method's name (ste_const_reads.rb: its calls, symbols,
-# strings; a loaded file outside the repository, its words; a name given
-# to Kernel#method or Module#instance_method at run time). A unit whose
+# strings; a name given to Kernel#method or Module#instance_method at run
+# time; a call that failed on arity, which Coverage does not count as a
+# run). A unit whose
 # name is no identifier (an operator, `[]`) or whose tokens are not the
 # expected ones keeps its parameters in the module's fingerprint.
 #

@@ -18,8 +18,8 @@
 # block is module-level code: no doubt). And (format 10 of the
 # fingerprints) a method a loaded repository file defines is recorded
 # (`<file>/\x01ste-name:<method name>`, without a final ?, ! or =) when
-# code that ran, or a loaded file outside the repository, holds its name,
-# or the name reaches Kernel#method or Module#instance_method at run time.
+# code that ran holds its name, the name reaches Kernel#method or
+# Module#instance_method at run time, or a call of it failed on arity.
 
 require "minitest/autorun"
 require "rbconfig"
@@ -108,10 +108,21 @@ class RubyConstReadsTest < Minitest::Test
     assert_equal ["lib/user.rb: dynamic"], methods
   end
 
-  def test_a_method_named_in_a_file_outside_the_repository_is_recorded
-    File.write(File.join(@outside, "caller.rb"), "module Caller\n  def self.go(m) = m.other\nend\n")
+  # A file outside the repository that only holds a method's name reads
+  # nothing of it; one whose call fails on arity (ArgumentError before the
+  # method runs: Coverage does not count it) names it, however it called.
+  def test_a_call_that_fails_on_arity_outside_the_repository_is_recorded
+    File.write(File.join(@outside, "caller.rb"), <<~RUBY)
+      module Caller
+        def self.go(m) = m.other
+        def self.try = (Rack::Mime.public_send(:"oth\#{'er'}", 1) rescue ArgumentError; :failed)
+      end
+    RUBY
     out, methods = run_tracked("require 'mime'\nrequire 'caller'\np 1\n", methods: true)
     assert_equal "1\n", out
+    assert_equal [], methods
+    out, methods = run_tracked("require 'mime'\nrequire 'caller'\np Caller.try\n", methods: true)
+    assert_equal ":failed\n", out
     assert_equal ["lib/mime.rb: other"], methods
   end
 

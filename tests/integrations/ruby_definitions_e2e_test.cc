@@ -196,6 +196,9 @@ const std::map<std::string, Body> kTestBodies = {
     // Reads a method's parameters without running it (format 10), through
     // a Method got by a name made at run time.
     {"arity", {"name = \"mu\" + \"l\"", "Shapes.method(name).arity == 2"}},
+    // Calls it by a name made at run time with one argument too few: an
+    // ArgumentError before it runs (Coverage does not count the call).
+    {"toofew", {"e = (Shapes.public_send(\"mu\" + \"l\", 1) rescue $!)", "e.is_a?(ArgumentError)"}},
     // Reads a method's source without running it: file level for calc.rb.
     {"source", {"", "File.read(File.join(ROOT, \"lib/shapes/calc.rb\")).include?('\"unused\"')"}},
     // Runs mul on a thread of its own (Coverage is process-wide).
@@ -308,13 +311,15 @@ std::vector<Change> Changes() {
       {"visibility", "calc.rb", "    def norm1", "    private\n\n    def norm1", {}, true},
       // A method's parameters (format 10: its `sig` part, not module-level
       // code): the tests that ran it, and those whose code that ran holds
-      // its name (any receiver's: minitest's `str.sub(...)` names `sub` in
-      // every test, so not `sub` here) or got its Method by name (arity,
-      // whose outcome changes).
+      // its name (any receiver's) or got its Method by name (arity, whose
+      // outcome changes).
       {"parameters", "calc.rb", "def self.triple(a)", "def self.triple(a, k = 1)", {"triple", "source"}, false,
        false},
       {"a parameter a test reads", "calc.rb", "def self.mul(a, b)", "def self.mul(a, b, c = 1)",
-       {"mul", "thread", "arity", "source"}},
+       {"mul", "thread", "arity", "toofew", "source"}},
+      // (toofew's call works now: it fails)
+      {"a parameter made optional", "calc.rb", "def self.mul(a, b)", "def self.mul(a, b = 2)",
+       {"mul", "thread", "arity", "toofew", "source"}},
       // (It moves Shapes.line and Shapes.fail!: the tests that read their
       // lines fail.)
       {"method added", "text.rb", "  def self.whisper(s)", "  def self.extra\n    1\n  end\n\n  def self.whisper(s)",
