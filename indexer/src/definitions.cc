@@ -30,6 +30,16 @@ extern char** environ;
 namespace ste {
 namespace {
 
+std::string ParentDir(std::string_view dir) {
+  const size_t slash = dir.rfind('/');
+  return slash == std::string_view::npos ? std::string() : std::string(dir.substr(0, slash));
+}
+
+std::string BaseName(std::string_view dir) {
+  const size_t slash = dir.rfind('/');
+  return std::string(slash == std::string_view::npos ? dir : dir.substr(slash + 1));
+}
+
 constexpr std::string_view kModuleView = "\x01ste-def";
 
 absl::string_view AV(std::string_view s) { return {s.data(), s.size()}; }
@@ -668,17 +678,16 @@ std::optional<XXH128_hash_t> DefinitionCache::Identity(const Fingerprinter::Lang
     // The files beside the script that it may load (ste_fingerprint.rb
     // requires ste_consts.rb): every one of its extension there, by name.
     std::vector<std::string> helpers;
-    const size_t slash = path.rfind('/');
-    const size_t dot = path.rfind('.');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-    const std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
+    const std::string base = BaseName(path);
+    const size_t dot = base.rfind('.');
+    const std::string ext = dot == std::string::npos ? "" : base.substr(dot);
+    const std::string dir = path.find('/') == std::string::npos ? "." : ParentDir(path);
     bool listed = false;
     if (DIR* d = opendir(dir.c_str())) {
       listed = true;
       while (struct dirent* e = readdir(d)) {
         const std::string name = e->d_name;
-        const std::string full = absl::StrCat(dir, "/", name);
-        if (!ext.empty() && absl::EndsWith(name, ext) && full != path) helpers.push_back(name);
+        if (!ext.empty() && absl::EndsWith(name, ext) && name != base) helpers.push_back(name);
       }
       closedir(d);
     }
@@ -886,16 +895,6 @@ namespace {
 
 bool IsPackageInit(std::string_view file) {
   return file == "__init__.py" || absl::EndsWith(absl::string_view(file.data(), file.size()), "/__init__.py");
-}
-
-std::string ParentDir(std::string_view dir) {
-  const size_t slash = dir.rfind('/');
-  return slash == std::string_view::npos ? std::string() : std::string(dir.substr(0, slash));
-}
-
-std::string BaseName(std::string_view dir) {
-  const size_t slash = dir.rfind('/');
-  return std::string(slash == std::string_view::npos ? dir : dir.substr(slash + 1));
 }
 
 // The top-level module names the files of a tree may be imported as

@@ -48,10 +48,10 @@
 module SteConsts
   Node = RubyVM::AbstractSyntaxTree::Node
   CONST_SHAPED = /\A(?:::)?[A-Z]\w*(?:::[A-Z]\w*)*\z/.freeze
-  # Calls whose constant-shaped arguments name no constant's value.
   # A method's name as ste matches it (without a final ?, ! or =: `x=` is
   # called as `self.x = 1`, whose words hold `x`).
   METHOD_NAME = /\A([A-Za-z_]\w*)[?!=]?\z/.freeze
+  # Calls whose constant-shaped arguments name no constant's value.
   NAMING_ONLY = %i[private_constant public_constant deprecate_constant autoload].freeze
   BINDING = %i[const_set remove_const].freeze
   # Methods of the core classes (Array, Hash, String, Symbol, Integer,

@@ -197,11 +197,10 @@ module SteFingerprint
   SKIPPED_TOKENS = %i[on_sp on_nl on_ignored_nl on_comment on_embdoc_beg on_embdoc on_embdoc_end
                       on_ignored_sp].freeze
 
-  Unit = Struct.new(:node, :name, :first, :last, :sig) # sig: its parameters' token span (SIG), or nil
-  # (format 10) The names whose units have a `sig` part: identifiers (the
-  # tracker matches the names code holds against them; an operator's
-  # parameters stay module-level code).
-  SIG_NAME = /\A[A-Za-z_]\w*[?!=]?\z/.freeze
+  # sig: its parameters' token span (SIG), or nil; a unit has one when its
+  # name is an identifier (SteConsts::METHOD_NAME, which the tracker's
+  # names are matched by; an operator's parameters stay module-level code)
+  Unit = Struct.new(:node, :name, :first, :last, :sig)
 
   module_function
 
@@ -361,6 +360,22 @@ module SteFingerprint
   CLOSING = %i[on_rparen on_rbracket on_rbrace on_embexpr_end].freeze
   BLANK = %i[on_sp on_ignored_sp on_comment].freeze
 
+  # Appends to `text` the tokens (type and text) at positions in [from, to),
+  # white space and comments left out. (Ripper.lex answers in position
+  # order: the span's first token is found by a binary search.)
+  def span_tokens(lexed, from, to, text)
+    i = lexed.bsearch_index { |(pos, _, _, _)| (pos <=> from) >= 0 }
+    return text if i.nil?
+
+    lexed[i..].each do |(pos, type, tok, _state)|
+      break if (pos <=> to) >= 0
+      next if SKIPPED_TOKENS.include?(type)
+
+      text << type.to_s << " " << tok << "\0"
+    end
+    text
+  end
+
   # The index of the first token at or after i that is not white space.
   def skip_blank(lexed, i)
     i += 1 while i < lexed.size && BLANK.include?(lexed[i][1])
@@ -491,7 +506,7 @@ module SteFingerprint
     units.each do |u|
       span = spans[u]
       method = u.node.type == :DEFS ? u.node.children[1] : u.node.children[0]
-      u.sig = [span[2], span[0]] if span && method.to_s.match?(SIG_NAME)
+      u.sig = [span[2], span[0]] if span && method.to_s.match?(SteConsts::METHOD_NAME)
     end
     stubs = units.to_h { |u| [key(u.node), u] }
     consts.each { |_, node, _| stubs[key(node)] = true }
@@ -532,11 +547,7 @@ module SteFingerprint
       text = +""
       dump(SteConsts.value(node), {}, text)
       text << "\0"
-      lexed.each do |(pos, type, tok, _state)|
-        next if (pos <=> from).negative? || (pos <=> to) >= 0 || SKIPPED_TOKENS.include?(type)
-
-        text << type.to_s << " " << tok << "\0"
-      end
+      span_tokens(lexed, from, to, text)
       text << "\0anchor\0" << anchors.fetch(key(node)).to_s
       text << "\0private\0" << privates[key(node)].to_s if privates.key?(key(node))
       [digest("const", text), escape(name)]
@@ -547,11 +558,7 @@ module SteFingerprint
       text = +""
       dump(u.node.children.last.children[1], {}, text)
       text << "\0"
-      lexed.each do |(pos, type, tok, _state)|
-        next if (pos <=> u.sig[0]).negative? || (pos <=> u.sig[1]) >= 0 || SKIPPED_TOKENS.include?(type)
-
-        text << type.to_s << " " << tok << "\0"
-      end
+      span_tokens(lexed, u.sig[0], u.sig[1], text)
       [digest("sig", text), out_units[i][4]]
     end
     # (Module#constants leaves private ones out: their mark is in the order.)
